@@ -1,0 +1,3 @@
+from autoport.cli import main
+
+main()

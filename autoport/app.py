@@ -1,0 +1,83 @@
+"""The ASGI app factory: one process serves production and the sandbox.
+
+`create_app(settings)` wires the request pipeline, error handlers and every feature's
+router; the database is opened in the lifespan. `uvicorn --factory autoport.app:create_app`
+works too (settings then come from the environment).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator, Callable, Sequence
+
+from fastapi import APIRouter, FastAPI
+
+from autoport import __version__
+from autoport.config import Settings, ensure_secrets
+from autoport.health.routes import router as health_router
+from autoport.kit.clock import Clock
+from autoport.kit.db import create_database
+from autoport.kit.environments import EnvironmentRouter
+from autoport.kit.errors import install_error_handlers
+from autoport.kit.middleware import RequestPipeline
+from autoport.kit.state import AppState
+
+# Background work started with the app (workers of webhooks, streaming, fleet, sandbox).
+# Each takes the AppState and runs until cancelled.
+BackgroundTask = Callable[[AppState], contextlib.AbstractAsyncContextManager[None]]
+
+
+def feature_routers() -> Sequence[APIRouter]:
+    """Every feature's router, in one place."""
+    return [health_router]
+
+
+def background_tasks() -> Sequence[BackgroundTask]:
+    return []
+
+
+def create_app(
+    settings: Settings | None = None,
+    *,
+    clock: Clock | None = None,
+    run_background: bool = True,
+) -> FastAPI:
+    settings, _ = ensure_secrets(settings or Settings())
+    database = create_database(
+        settings.resolved_database_url,
+        schema=settings.database_schema,
+        pool_size=settings.database_pool_size,
+    )
+    state = AppState(settings=settings, database=database, clock=clock or Clock())
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        await database.connect()
+        try:
+            async with contextlib.AsyncExitStack() as stack:
+                if run_background:
+                    for task in background_tasks():
+                        await stack.enter_async_context(task(state))
+                yield
+        finally:
+            await database.close()
+
+    app = FastAPI(
+        title="autoport",
+        version=__version__,
+        summary="Vehicle data, consent, eligibility, fleet clearance, webhooks and streams.",
+        lifespan=lifespan,
+        docs_url="/docs",
+        redoc_url=None,
+    )
+    app.state.autoport = state
+    install_error_handlers(app)
+    for router in feature_routers():
+        app.include_router(router)
+    app.add_middleware(
+        RequestPipeline,
+        environments=EnvironmentRouter.from_settings(settings),
+        access_log=settings.access_log,
+        max_body_bytes=settings.max_body_bytes,
+    )
+    return app

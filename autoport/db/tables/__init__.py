@@ -1,0 +1,10 @@
+"""All tables, one module per feature, on the shared MetaData.
+
+Columns follow autoport.kit.db's conventions: instants are BIGINT microseconds since the
+epoch (UTC), JSON is TEXT, and every feature row carries its `environment`.
+"""
+
+from autoport.db import metadata
+from autoport.db.tables import outbox
+
+__all__ = ["metadata", "outbox"]

@@ -1,0 +1,63 @@
+"""Operations endpoints, the same in both environments: liveness, readiness, metrics."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Request
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from starlette.responses import Response
+
+from autoport import __version__
+from autoport.db.migrate import expected_heads, is_current
+from autoport.kit.environments import EnvironmentDep, public_base_url
+from autoport.kit.errors import ApiError
+from autoport.kit.routing import json_response
+from autoport.kit.state import StateDep, database_of
+
+router = APIRouter(include_in_schema=False)
+
+
+@router.get("/")
+async def service_info(environment: EnvironmentDep, state: StateDep) -> Response:
+    """Which service and environment answered; handy to check host/prefix routing."""
+    return json_response(
+        {
+            "service": "autoport",
+            "version": __version__,
+            "environment": str(environment),
+            "base_url": public_base_url(state.settings, environment),
+        }
+    )
+
+
+@router.get("/healthz")
+async def healthz() -> Response:
+    """The process is alive and serving."""
+    return json_response({"status": "ok"})
+
+
+@router.get("/readyz")
+async def readyz(request: Request) -> Response:
+    """The database answers and its schema is at the version this code expects."""
+    db = database_of(request)
+    try:
+        await db.fetch_value("SELECT 1")
+    except Exception as error:
+        raise ApiError(
+            503,
+            f"database unreachable: {type(error).__name__}",
+            title="Not Ready",
+            source="database",
+        ) from error
+    if not await is_current(db):
+        raise ApiError(
+            503,
+            "database migrations are not current; run `autoport migrate`",
+            title="Not Ready",
+            source="migrations",
+        )
+    return json_response({"status": "ready", "migrations": sorted(expected_heads())})
+
+
+@router.get("/metrics")
+async def metrics() -> Response:
+    return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)

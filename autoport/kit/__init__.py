@@ -1,0 +1,1 @@
+"""Shared plumbing used by every feature: database, errors, environments, crypto, time."""

@@ -1,0 +1,338 @@
+"""Database access for both backends behind one small async interface.
+
+Why not SQLAlchemy's async engine: on this service's hot paths it costs 3x in
+throughput (architecture.md). Tables and migrations are SQLAlchemy/Alembic; queries are
+plain SQL strings with ``:name`` parameters that run unchanged on both backends, or
+SQLAlchemy Core statements for the few dynamic queries, compiled here.
+
+- SQLite: the standard ``sqlite3`` module called directly on the event loop (a query is
+  tens of microseconds; a thread hop costs more). WAL, so readers never wait for the
+  writer. One write connection guarded by an asyncio lock; ``BEGIN IMMEDIATE`` is retried
+  without blocking the loop while another process holds the write lock.
+- PostgreSQL: an asyncpg pool; parameters are rewritten to ``$n`` once per SQL string.
+
+Conventions every table follows, so rows look the same from both drivers: instants are
+BIGINT microseconds since the Unix epoch (UTC), JSON documents are TEXT produced by
+orjson, booleans are SMALLINT-free SQL booleans (read them with ``bool()``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import re
+import sqlite3
+import time
+from abc import ABC, abstractmethod
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Literal, Protocol
+
+from sqlalchemy.dialects import postgresql as pg_dialect
+from sqlalchemy.dialects import sqlite as sqlite_dialect
+from sqlalchemy.sql import ClauseElement
+
+Params = Mapping[str, Any] | None
+Dialect = Literal["sqlite", "postgresql"]
+
+
+class Row(Protocol):
+    """Both sqlite3.Row and asyncpg.Record: indexable by column name."""
+
+    def __getitem__(self, key: str | int, /) -> Any: ...
+
+    def keys(self) -> Iterable[str]: ...
+
+
+Statement = str | ClauseElement
+
+_NAMED_PARAM = re.compile(r"(?<![:\w]):([A-Za-z_]\w*)")
+_SQLITE_COMPILER = sqlite_dialect.dialect(paramstyle="named")
+_PG_COMPILER = pg_dialect.dialect(paramstyle="named")  # type: ignore[no-untyped-call]
+
+
+@lru_cache(maxsize=2048)
+def _to_dollar_params(sql: str) -> tuple[str, tuple[str, ...]]:
+    """Rewrite ``:name`` placeholders to asyncpg's ``$n``; cached per SQL string."""
+    names: list[str] = []
+
+    def replace(match: re.Match[str]) -> str:
+        name = match.group(1)
+        if name not in names:
+            names.append(name)
+        return f"${names.index(name) + 1}"
+
+    return _NAMED_PARAM.sub(replace, sql), tuple(names)
+
+
+def _compile(statement: Statement, params: Params, dialect: Dialect) -> tuple[str, Params]:
+    if isinstance(statement, str):
+        return statement, params
+    compiled = statement.compile(
+        dialect=_SQLITE_COMPILER if dialect == "sqlite" else _PG_COMPILER,
+        compile_kwargs={"render_postcompile": True},
+    )
+    merged = dict(compiled.params)
+    if params:
+        merged.update(params)
+    return str(compiled), merged
+
+
+class Connection(ABC):
+    """A connection inside a transaction (or the autocommit read connection)."""
+
+    dialect: Dialect
+
+    @abstractmethod
+    async def fetch_all(self, statement: Statement, params: Params = None) -> list[Row]: ...
+
+    @abstractmethod
+    async def fetch_one(self, statement: Statement, params: Params = None) -> Row | None: ...
+
+    async def fetch_value(self, statement: Statement, params: Params = None) -> Any:
+        row = await self.fetch_one(statement, params)
+        return None if row is None else row[0]
+
+    @abstractmethod
+    async def execute(self, statement: Statement, params: Params = None) -> int:
+        """Run a statement; returns the number of rows it changed."""
+
+    @abstractmethod
+    async def execute_many(self, sql: str, rows: Sequence[Mapping[str, Any]]) -> None: ...
+
+
+class Database(ABC):
+    dialect: Dialect
+
+    @abstractmethod
+    async def connect(self) -> None: ...
+
+    @abstractmethod
+    async def close(self) -> None: ...
+
+    @abstractmethod
+    def transaction(self) -> contextlib.AbstractAsyncContextManager[Connection]:
+        """A write transaction: committed when the block ends, rolled back on error."""
+
+    @property
+    @abstractmethod
+    def reader(self) -> Connection:
+        """For reads outside a transaction (each statement sees committed data)."""
+
+    async def fetch_all(self, statement: Statement, params: Params = None) -> list[Row]:
+        return await self.reader.fetch_all(statement, params)
+
+    async def fetch_one(self, statement: Statement, params: Params = None) -> Row | None:
+        return await self.reader.fetch_one(statement, params)
+
+    async def fetch_value(self, statement: Statement, params: Params = None) -> Any:
+        return await self.reader.fetch_value(statement, params)
+
+    async def execute(self, statement: Statement, params: Params = None) -> int:
+        async with self.transaction() as conn:
+            return await conn.execute(statement, params)
+
+
+# --------------------------------------------------------------------------- SQLite
+
+
+class SqliteConnection(Connection):
+    dialect: Dialect = "sqlite"
+
+    def __init__(self, raw: sqlite3.Connection) -> None:
+        self.raw = raw
+
+    async def fetch_all(self, statement: Statement, params: Params = None) -> list[Row]:
+        sql, args = _compile(statement, params, "sqlite")
+        return self.raw.execute(sql, args or {}).fetchall()
+
+    async def fetch_one(self, statement: Statement, params: Params = None) -> Row | None:
+        sql, args = _compile(statement, params, "sqlite")
+        return self.raw.execute(sql, args or {}).fetchone()  # type: ignore[no-any-return]
+
+    async def execute(self, statement: Statement, params: Params = None) -> int:
+        sql, args = _compile(statement, params, "sqlite")
+        return self.raw.execute(sql, args or {}).rowcount
+
+    async def execute_many(self, sql: str, rows: Sequence[Mapping[str, Any]]) -> None:
+        self.raw.executemany(sql, rows)
+
+
+def open_sqlite(path: str) -> sqlite3.Connection:
+    raw = sqlite3.connect(
+        path, isolation_level=None, check_same_thread=False, cached_statements=512
+    )
+    raw.row_factory = sqlite3.Row
+    raw.execute("PRAGMA journal_mode=WAL")
+    raw.execute("PRAGMA synchronous=NORMAL")
+    raw.execute("PRAGMA foreign_keys=ON")
+    # Zero: waiting for another process's write lock happens in SqliteDatabase's
+    # retry loop, which yields to the event loop instead of blocking it.
+    raw.execute("PRAGMA busy_timeout=0")
+    return raw
+
+
+class SqliteDatabase(Database):
+    dialect: Dialect = "sqlite"
+
+    def __init__(self, path: str, *, lock_timeout: float = 10.0) -> None:
+        self.path = path
+        self.lock_timeout = lock_timeout
+        self._write_lock = asyncio.Lock()
+        self._writer: SqliteConnection | None = None
+        self._reader: SqliteConnection | None = None
+
+    async def connect(self) -> None:
+        if self.path != ":memory:":
+            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        self._writer = SqliteConnection(open_sqlite(self.path))
+        reader = open_sqlite(self.path)
+        # Readers may wait briefly for a WAL recovery or checkpoint by another process.
+        reader.execute("PRAGMA busy_timeout=2000")
+        self._reader = SqliteConnection(reader)
+
+    async def close(self) -> None:
+        for conn in (self._writer, self._reader):
+            if conn is not None:
+                conn.raw.close()
+        self._writer = self._reader = None
+
+    @property
+    def reader(self) -> Connection:
+        if self._reader is None:
+            raise RuntimeError("database is not connected")
+        return self._reader
+
+    @contextlib.asynccontextmanager
+    async def transaction(self) -> AsyncIterator[Connection]:
+        if self._writer is None:
+            raise RuntimeError("database is not connected")
+        async with self._write_lock:
+            writer = self._writer
+            await self._begin_immediate(writer.raw)
+            try:
+                yield writer
+            except BaseException:
+                writer.raw.execute("ROLLBACK")
+                raise
+            else:
+                writer.raw.execute("COMMIT")
+
+    async def _begin_immediate(self, raw: sqlite3.Connection) -> None:
+        deadline = time.monotonic() + self.lock_timeout
+        delay = 0.001
+        while True:
+            try:
+                raw.execute("BEGIN IMMEDIATE")
+                return
+            except sqlite3.OperationalError as error:
+                if "locked" not in str(error) or time.monotonic() > deadline:
+                    raise
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 0.05)
+
+
+# ----------------------------------------------------------------------- PostgreSQL
+
+
+class PostgresConnection(Connection):
+    dialect: Dialect = "postgresql"
+
+    def __init__(self, raw: Any) -> None:
+        self.raw = raw  # an asyncpg Connection or Pool: both have fetch/execute
+
+    @staticmethod
+    def _args(statement: Statement, params: Params) -> tuple[str, list[Any]]:
+        sql, named = _compile(statement, params, "postgresql")
+        query, names = _to_dollar_params(sql)
+        if not names:
+            return query, []
+        if named is None:
+            raise ValueError(f"missing parameters for query: {query[:80]}")
+        return query, [named[name] for name in names]
+
+    async def fetch_all(self, statement: Statement, params: Params = None) -> list[Row]:
+        query, args = self._args(statement, params)
+        return await self.raw.fetch(query, *args)  # type: ignore[no-any-return]
+
+    async def fetch_one(self, statement: Statement, params: Params = None) -> Row | None:
+        query, args = self._args(statement, params)
+        return await self.raw.fetchrow(query, *args)  # type: ignore[no-any-return]
+
+    async def execute(self, statement: Statement, params: Params = None) -> int:
+        query, args = self._args(statement, params)
+        status: str = await self.raw.execute(query, *args)
+        # asyncpg returns the command tag, e.g. "UPDATE 3" or "INSERT 0 1".
+        last = status.rsplit(" ", 1)[-1]
+        return int(last) if last.isdigit() else 0
+
+    async def execute_many(self, sql: str, rows: Sequence[Mapping[str, Any]]) -> None:
+        if not rows:
+            return
+        query, names = _to_dollar_params(sql)
+        await self.raw.executemany(query, [[row[name] for name in names] for row in rows])
+
+
+class PostgresDatabase(Database):
+    dialect: Dialect = "postgresql"
+
+    def __init__(self, url: str, *, schema: str | None = None, pool_size: int = 10) -> None:
+        self.url = asyncpg_dsn(url)
+        self.schema = schema
+        self.pool_size = pool_size
+        self._pool: Any = None
+        self._reader: PostgresConnection | None = None
+
+    async def connect(self) -> None:
+        import asyncpg  # imported lazily: the embedded default never needs it
+
+        server_settings = {"application_name": "autoport"}
+        if self.schema:
+            server_settings["search_path"] = self.schema
+        self._pool = await asyncpg.create_pool(
+            self.url,
+            min_size=1,
+            max_size=self.pool_size,
+            server_settings=server_settings,
+        )
+        self._reader = PostgresConnection(self._pool)
+
+    async def close(self) -> None:
+        if self._pool is not None:
+            await self._pool.close()
+        self._pool = self._reader = None
+
+    @property
+    def reader(self) -> Connection:
+        if self._reader is None:
+            raise RuntimeError("database is not connected")
+        return self._reader
+
+    @contextlib.asynccontextmanager
+    async def transaction(self) -> AsyncIterator[Connection]:
+        if self._pool is None:
+            raise RuntimeError("database is not connected")
+        async with self._pool.acquire() as raw, raw.transaction():
+            yield PostgresConnection(raw)
+
+
+def asyncpg_dsn(url: str) -> str:
+    """asyncpg takes postgresql:// URLs; accept the spellings people paste."""
+    for prefix in ("postgresql+asyncpg://", "postgres://"):
+        if url.startswith(prefix):
+            return "postgresql://" + url[len(prefix) :]
+    return url
+
+
+def sqlite_path(url: str) -> str:
+    """`sqlite:///relative.db`, `sqlite:////abs/path.db` or `sqlite:///:memory:`."""
+    if not url.startswith("sqlite:///"):
+        raise ValueError("a SQLite URL looks like sqlite:///relative.db or sqlite:////abs.db")
+    return url[len("sqlite:///") :] or ":memory:"
+
+
+def create_database(url: str, *, schema: str | None = None, pool_size: int = 10) -> Database:
+    if url.startswith("sqlite:"):
+        return SqliteDatabase(sqlite_path(url))
+    return PostgresDatabase(url, schema=schema, pool_size=pool_size)

@@ -1,0 +1,177 @@
+"""The two error shapes of interface.md, and the handlers that guarantee them.
+
+- Everything but OAuth: ``{"errors": [{"title", "source"?, "detail"}], "request_id"}``.
+- OAuth endpoints (token, revocation, vehicleinfo): RFC 6749 §5.2
+  ``{"error", "error_description"}``.
+
+No handler ever returns a stack trace; unexpected exceptions become a 500 in our shape
+and are logged with the request id (see autoport.kit.middleware).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from http import HTTPStatus
+from typing import Any
+
+import orjson
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from starlette.exceptions import HTTPException
+from starlette.responses import Response
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorItem:
+    title: str
+    detail: str
+    source: str | None = None
+
+    def as_dict(self) -> dict[str, str]:
+        item = {"title": self.title, "detail": self.detail}
+        if self.source is not None:
+            item["source"] = self.source
+        return item
+
+
+@dataclass
+class ApiError(Exception):
+    """An error answered in the `errors` shape. Raise it from any service or route."""
+
+    status: int
+    detail: str
+    title: str | None = None
+    source: str | None = None
+    headers: Mapping[str, str] | None = None
+    more: Sequence[ErrorItem] = field(default_factory=tuple)
+
+    def __post_init__(self) -> None:
+        super().__init__(self.detail)
+
+    def items(self) -> list[ErrorItem]:
+        title = self.title or HTTPStatus(self.status).phrase
+        return [ErrorItem(title, self.detail, self.source), *self.more]
+
+
+@dataclass
+class OAuthError(Exception):
+    """An RFC 6749 §5.2 error. `invalid_client` defaults to 401 as the RFC asks."""
+
+    error: str
+    description: str
+    status: int = 400
+    headers: Mapping[str, str] | None = None
+
+    def __post_init__(self) -> None:
+        super().__init__(f"{self.error}: {self.description}")
+
+
+def request_id_of(request: Request) -> str:
+    return str(request.scope.get("state", {}).get("request_id", ""))
+
+
+def error_response(
+    request: Request,
+    status: int,
+    items: Sequence[ErrorItem],
+    headers: Mapping[str, str] | None = None,
+) -> Response:
+    body = {"errors": [item.as_dict() for item in items], "request_id": request_id_of(request)}
+    return Response(
+        orjson.dumps(body), status_code=status, headers=headers, media_type="application/json"
+    )
+
+
+def oauth_error_response(error: OAuthError) -> Response:
+    body = {"error": error.error, "error_description": error.description}
+    headers = {"Cache-Control": "no-store", "Pragma": "no-cache", **(error.headers or {})}
+    return Response(
+        orjson.dumps(body), status_code=error.status, headers=headers, media_type="application/json"
+    )
+
+
+def _field_path(loc: Sequence[Any]) -> str:
+    # ("body", "vehicles", 0, "vin") -> "vehicles[0].vin"; query/path params keep their name.
+    parts = [p for p in loc if p not in ("body", "query", "path", "header", "cookie")]
+    text = ""
+    for part in parts:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text or "body"
+
+
+def validation_items(errors: Sequence[Mapping[str, Any]]) -> tuple[int, list[ErrorItem]]:
+    """Pydantic errors to our items; malformed JSON is a 400, the rest 422."""
+    items: list[ErrorItem] = []
+    status = 422
+    for error in errors:
+        kind = error.get("type", "")
+        if kind == "json_invalid":
+            status = 400
+            reason = error.get("ctx", {}).get("error", "invalid JSON")
+            items.append(ErrorItem("Malformed JSON", f"the body is not valid JSON: {reason}"))
+            continue
+        path = _field_path(error.get("loc", ()))
+        message = str(error.get("msg", "invalid value"))
+        if kind == "missing":
+            detail = f"{path}: field required"
+        else:
+            detail = f"{path}: {message[0].lower() + message[1:] if message else message}"
+        items.append(ErrorItem("Invalid request", detail, path))
+    return status, items
+
+
+async def _api_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, ApiError)
+    return error_response(request, exc.status, exc.items(), exc.headers)
+
+
+async def _oauth_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, OAuthError)
+    return oauth_error_response(exc)
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, HTTPException)
+    status = exc.status_code
+    if status == 404 and exc.detail == "Not Found":
+        detail = f"no route {request.method} {request.url.path}"
+    elif status == 405:
+        detail = f"{request.method} is not allowed on {request.url.path}"
+    elif status == 413:
+        detail = TOO_LARGE_DETAIL
+    else:
+        detail = str(exc.detail)
+    return error_response(
+        request, status, [ErrorItem(HTTPStatus(status).phrase, detail)], exc.headers
+    )
+
+
+async def _validation_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, RequestValidationError)
+    status, items = validation_items(exc.errors())
+    return error_response(request, status, items)
+
+
+TOO_LARGE_DETAIL = "the request body is larger than the configured limit"
+
+
+def content_too_large_body(request_id: str) -> bytes:
+    item = ErrorItem("Content Too Large", TOO_LARGE_DETAIL)
+    return orjson.dumps({"errors": [item.as_dict()], "request_id": request_id})
+
+
+def internal_error_body(request_id: str) -> bytes:
+    """The 500 body; sent by the request pipeline, which catches what nothing else did."""
+    item = ErrorItem(
+        "Internal Server Error",
+        "an unexpected error occurred; quote the request_id when reporting it",
+    )
+    return orjson.dumps({"errors": [item.as_dict()], "request_id": request_id})
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    app.add_exception_handler(ApiError, _api_error)
+    app.add_exception_handler(OAuthError, _oauth_error)
+    app.add_exception_handler(HTTPException, _http_error)
+    app.add_exception_handler(RequestValidationError, _validation_error)

@@ -1,0 +1,153 @@
+"""The transactional outbox: side effects that must not be lost (stream messages, webhook
+events) are written in the same transaction as the change that causes them, then
+delivered by workers.
+
+Each event becomes one row per interested consumer, so consumers progress on their own
+and a claim is a plain row lease: `claim` marks rows with a lease that expires, so a
+worker that dies mid-batch loses nothing (its rows become claimable again), and several
+workers never hold the same row at once (PostgreSQL: FOR UPDATE SKIP LOCKED; SQLite: the
+single writer).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from autoport.kit.db import Connection, Database, Row
+from autoport.kit.environments import Environment
+
+# Which consumers see which events. One place, so adding a consumer is one line.
+CONSUMERS: dict[str, tuple[str, ...]] = {
+    "vehicle_data_changed": ("streaming",),
+    "authorization_changed": ("webhooks", "streaming"),
+    "fleet_clearance_changed": ("webhooks", "streaming"),
+    "ping": ("webhooks",),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class OutboxEvent:
+    id: int
+    environment: Environment
+    consumer: str
+    event_type: str
+    vin: str | None
+    application_id: str | None
+    payload: dict[str, Any]
+    created_at: int
+    attempts: int
+
+    @classmethod
+    def from_row(cls, row: Row) -> OutboxEvent:
+        return cls(
+            id=row["id"],
+            environment=Environment(row["environment"]),
+            consumer=row["consumer"],
+            event_type=row["event_type"],
+            vin=row["vin"],
+            application_id=row["application_id"],
+            payload=orjson.loads(row["payload"]),
+            created_at=row["created_at"],
+            attempts=row["attempts"],
+        )
+
+
+_INSERT = """
+INSERT INTO outbox (environment, consumer, event_type, vin, application_id, payload,
+                    created_at, available_at, attempts)
+VALUES (:environment, :consumer, :event_type, :vin, :application_id, :payload,
+        :now, :now, 0)
+"""
+
+
+async def emit(
+    conn: Connection,
+    *,
+    environment: Environment,
+    event_type: str,
+    payload: dict[str, Any],
+    now_us: int,
+    vin: str | None = None,
+    application_id: str | None = None,
+) -> None:
+    """Record an event inside the caller's transaction."""
+    consumers = CONSUMERS.get(event_type)
+    if consumers is None:
+        raise ValueError(f"no consumer is registered for event type {event_type!r}")
+    body = orjson.dumps(payload).decode()
+    await conn.execute_many(
+        _INSERT,
+        [
+            {
+                "environment": str(environment),
+                "consumer": consumer,
+                "event_type": event_type,
+                "vin": vin,
+                "application_id": application_id,
+                "payload": body,
+                "now": now_us,
+            }
+            for consumer in consumers
+        ],
+    )
+
+
+async def claim(
+    db: Database,
+    *,
+    consumer: str,
+    worker_id: str,
+    now_us: int,
+    limit: int = 100,
+    lease_seconds: float = 30.0,
+) -> list[OutboxEvent]:
+    """Lease up to `limit` due events of `consumer`, oldest first."""
+    lock = " FOR UPDATE SKIP LOCKED" if db.dialect == "postgresql" else ""
+    sql = f"""
+    UPDATE outbox SET claimed_until = :until, claimed_by = :worker, attempts = attempts + 1
+    WHERE id IN (
+        SELECT id FROM outbox
+        WHERE consumer = :consumer AND available_at <= :now
+          AND (claimed_until IS NULL OR claimed_until < :now)
+        ORDER BY id LIMIT :limit{lock}
+    )
+    RETURNING id, environment, consumer, event_type, vin, application_id, payload,
+              created_at, attempts
+    """  # noqa: S608 - only the fixed lock clause is interpolated
+    async with db.transaction() as conn:
+        rows = await conn.fetch_all(
+            sql,
+            {
+                "until": now_us + int(lease_seconds * 1_000_000),
+                "worker": worker_id,
+                "consumer": consumer,
+                "now": now_us,
+                "limit": limit,
+            },
+        )
+    return sorted((OutboxEvent.from_row(row) for row in rows), key=lambda e: e.id)
+
+
+async def complete(conn: Connection, *, event_ids: list[int], worker_id: str) -> int:
+    """Remove handled events; only rows this worker still holds are removed."""
+    if not event_ids:
+        return 0
+    done = 0
+    for event_id in event_ids:
+        done += await conn.execute(
+            "DELETE FROM outbox WHERE id = :id AND claimed_by = :worker",
+            {"id": event_id, "worker": worker_id},
+        )
+    return done
+
+
+async def retry_later(conn: Connection, *, event_id: int, available_at: int) -> None:
+    """Give a leased event back, to be claimed again at `available_at`."""
+    await conn.execute(
+        "UPDATE outbox SET claimed_until = NULL, claimed_by = NULL, available_at = :at "
+        "WHERE id = :id",
+        {"id": event_id, "at": available_at},
+    )

@@ -1,0 +1,77 @@
+"""The command line: version, migrate, doctor, admin-token."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from autoport import __version__
+from autoport.cli import app
+
+runner = CliRunner()
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("AUTOPORT_DATA_DIR", str(tmp_path))
+    return tmp_path
+
+
+def test_version() -> None:
+    result = runner.invoke(app, ["version"])
+    assert result.exit_code == 0
+    assert result.stdout.strip() == __version__
+
+
+def test_migrate_then_doctor_passes(data_dir: Path) -> None:
+    result = runner.invoke(app, ["migrate"])
+    assert result.exit_code == 0, result.output
+    assert (data_dir / "autoport.db").exists()
+    result = runner.invoke(app, ["doctor"])
+    assert result.exit_code == 0, result.output
+    assert "all checks passed" in result.output
+
+
+def test_doctor_reports_missing_migrations(data_dir: Path) -> None:
+    result = runner.invoke(app, ["doctor"])
+    assert result.exit_code == 1
+    assert "FAIL" in result.output
+    assert "migrations" in result.output
+
+
+def test_doctor_reports_unreachable_database(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AUTOPORT_DATABASE_URL", "postgresql://nobody@127.0.0.1:1/none")
+    result = runner.invoke(app, ["doctor"])
+    assert result.exit_code == 1
+    assert "database" in result.output
+
+
+def test_doctor_reports_unreachable_redis(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    runner.invoke(app, ["migrate"])
+    monkeypatch.setenv("AUTOPORT_REDIS_URL", "redis://127.0.0.1:1/0")
+    result = runner.invoke(app, ["doctor"])
+    assert result.exit_code == 1
+    assert "redis" in result.output
+
+
+def test_bad_configuration_is_a_clear_message(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AUTOPORT_PORT", "not-a-port")
+    result = runner.invoke(app, ["doctor"])
+    assert result.exit_code == 2
+    assert "configuration error" in result.output
+    assert "port" in result.output
+
+
+def test_admin_token_rotation(data_dir: Path) -> None:
+    result = runner.invoke(app, ["admin-token", "--rotate"])
+    assert result.exit_code == 0
+    assert result.stdout.strip().startswith("ap_admin_")
+    assert result.stdout.strip() not in (data_dir / "secrets.json").read_text()

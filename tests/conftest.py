@@ -1,0 +1,163 @@
+"""Fixtures shared by the whole suite.
+
+Database-touching tests run on both backends: the `backend` fixture is parametrized
+over SQLite and PostgreSQL. PostgreSQL comes from AUTOPORT_TEST_POSTGRES_URL; each test
+run gets its own schema, migrated once, and tables are emptied between tests. Without
+the server the PostgreSQL leg skips with the reason, unless AUTOPORT_REQUIRE_SERVICES=1
+(as in CI), which turns the skip into a failure.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from fastapi import FastAPI
+
+from autoport.app import create_app
+from autoport.config import Settings
+from autoport.db.migrate import upgrade_sync
+from autoport.db.tables import metadata
+from autoport.kit.clock import FrozenClock
+from autoport.kit.db import Database, create_database
+
+POSTGRES_URL = os.environ.get("AUTOPORT_TEST_POSTGRES_URL", "")
+REQUIRE_SERVICES = os.environ.get("AUTOPORT_REQUIRE_SERVICES") == "1"
+
+
+def service_missing(reason: str) -> None:
+    """Skip, or fail when the run requires every service (CI)."""
+    if REQUIRE_SERVICES:
+        pytest.fail(f"{reason} (AUTOPORT_REQUIRE_SERVICES=1)")
+    pytest.skip(reason)
+
+
+async def _postgres_reachable(url: str) -> str | None:
+    import asyncpg
+
+    try:
+        conn = await asyncpg.connect(url, timeout=5)
+    except Exception as error:
+        return f"{type(error).__name__}: {error}"
+    await conn.close()
+    return None
+
+
+@pytest.fixture(scope="session")
+def sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A migrated SQLite file, copied for each test (cheaper than migrating each time)."""
+    path = tmp_path_factory.mktemp("template") / "autoport.db"
+    upgrade_sync(f"sqlite:///{path}")
+    return path
+
+
+@pytest.fixture(scope="session")
+def postgres_schema() -> Iterator[tuple[str, str]]:
+    if not POSTGRES_URL:
+        service_missing("PostgreSQL leg: AUTOPORT_TEST_POSTGRES_URL is not set")
+    problem = asyncio.run(_postgres_reachable(POSTGRES_URL))
+    if problem:
+        service_missing(f"PostgreSQL at AUTOPORT_TEST_POSTGRES_URL unreachable: {problem}")
+    schema = f"autoport_test_{uuid.uuid4().hex[:12]}"
+    upgrade_sync(POSTGRES_URL, schema=schema)
+    yield POSTGRES_URL, schema
+
+    async def drop() -> None:
+        import asyncpg
+
+        conn = await asyncpg.connect(POSTGRES_URL)
+        try:
+            await conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+        finally:
+            await conn.close()
+
+    asyncio.run(drop())
+
+
+async def _empty_postgres_tables(url: str, schema: str) -> None:
+    import asyncpg
+
+    names = ", ".join(f'"{schema}"."{table.name}"' for table in metadata.sorted_tables)
+    conn = await asyncpg.connect(url)
+    try:
+        await conn.execute(f"TRUNCATE {names} RESTART IDENTITY CASCADE")
+    finally:
+        await conn.close()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def backend(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+def _sqlite_settings(tmp_path: Path, template: Path, **overrides: object) -> Settings:
+    shutil.copy(template, tmp_path / "autoport.db")
+    return Settings(data_dir=tmp_path, access_log=False, **overrides)  # type: ignore[arg-type]
+
+
+@pytest.fixture
+def settings(
+    backend: str, tmp_path: Path, sqlite_template: Path, request: pytest.FixtureRequest
+) -> Settings:
+    if backend == "sqlite":
+        return _sqlite_settings(tmp_path, sqlite_template)
+    url, schema = request.getfixturevalue("postgres_schema")
+    asyncio.run(_empty_postgres_tables(url, schema))
+    return Settings(data_dir=tmp_path, database_url=url, database_schema=schema, access_log=False)
+
+
+@pytest.fixture
+def sqlite_settings(tmp_path: Path, sqlite_template: Path) -> Settings:
+    """For tests about behaviour that does not depend on the database backend."""
+    return _sqlite_settings(tmp_path, sqlite_template)
+
+
+@pytest.fixture
+def clock() -> FrozenClock:
+    return FrozenClock()
+
+
+@pytest.fixture
+async def database(settings: Settings) -> AsyncIterator[Database]:
+    db = create_database(settings.resolved_database_url, schema=settings.database_schema)
+    await db.connect()
+    try:
+        yield db
+    finally:
+        await db.close()
+
+
+async def _running(app: FastAPI) -> AsyncIterator[FastAPI]:
+    async with app.router.lifespan_context(app):
+        yield app
+
+
+@pytest.fixture
+async def app(settings: Settings, clock: FrozenClock) -> AsyncIterator[FastAPI]:
+    async for running in _running(create_app(settings, clock=clock, run_background=False)):
+        yield running
+
+
+@pytest.fixture
+async def client(app: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1:8080") as c:
+        yield c
+
+
+@pytest.fixture
+async def embedded_client(
+    sqlite_settings: Settings, clock: FrozenClock
+) -> AsyncIterator[httpx.AsyncClient]:
+    """A client of an app on SQLite, for backend-independent behaviour."""
+    app = create_app(sqlite_settings, clock=clock, run_background=False)
+    async for running in _running(app):
+        transport = httpx.ASGITransport(app=running)
+        async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1:8080") as c:
+            yield c
