@@ -18,6 +18,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+import structlog
 from fastapi import FastAPI
 
 from autoport.app import create_app
@@ -47,6 +48,14 @@ async def _postgres_reachable(url: str) -> str | None:
         return f"{type(error).__name__}: {error}"
     await conn.close()
     return None
+
+
+@pytest.fixture(autouse=True)
+def _fresh_logging() -> Iterator[None]:
+    """CLI tests configure structlog to write to CliRunner's stream, which is closed once
+    the command ends; later tests must not log into it."""
+    yield
+    structlog.reset_defaults()
 
 
 @pytest.fixture(scope="session")

@@ -50,9 +50,7 @@ def test_doctor_reports_unreachable_database(
     assert "database" in result.output
 
 
-def test_doctor_reports_unreachable_redis(
-    data_dir: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_doctor_reports_unreachable_redis(data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     runner.invoke(app, ["migrate"])
     monkeypatch.setenv("AUTOPORT_REDIS_URL", "redis://127.0.0.1:1/0")
     result = runner.invoke(app, ["doctor"])

@@ -60,7 +60,7 @@ def test_serve_on_a_fresh_data_dir(tmp_path: Path) -> None:
         assert 'autoport_http_requests_total{method="GET",route="/healthz",status="200"}' in metrics
     finally:
         process.send_signal(signal.SIGTERM)
-        stdout, stderr = process.communicate(timeout=20)
+        _, stderr = process.communicate(timeout=20)
     output = stderr.decode()
     # Graceful shutdown on SIGTERM: the lifespan finished (uvicorn then re-raises the
     # signal, so the exit status is the signal's).

@@ -1,0 +1,109 @@
+"""Who is calling: the contract between the authorization server (autoport.oauth), which
+turns a bearer token into a `Caller`, and every feature that serves data to one.
+
+Features never look at tokens. They declare `caller: CallerDep` and receive a verified
+Caller of the request's environment, or the request has already been answered 401.
+The admin API uses `AdminDep` (the operator's admin token).
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Annotated
+
+from fastapi import Depends, Request
+
+from autoport.kit.crypto import same, sha256_hex
+from autoport.kit.environments import Environment, environment_of
+from autoport.kit.errors import ApiError
+from autoport.kit.state import state_of
+
+
+class GrantStatus(enum.StrEnum):
+    pending = "pending"
+    approved = "approved"
+    rejected = "rejected"
+    revoked = "revoked"
+
+
+class CallerKind(enum.StrEnum):
+    # A token from the consent flow: bound to one vehicle and the owner's grant.
+    vehicle = "vehicle"
+    # A client_credentials token: the application itself (eligibility, fleet).
+    application = "application"
+
+
+@dataclass(frozen=True, slots=True)
+class Grant:
+    """The owner's authorization behind a vehicle token."""
+
+    authorization_id: str
+    vin: str
+    # Granted properties as "capability.property" (e.g. "charging.battery_level").
+    properties: frozenset[str]
+    status: GrantStatus
+    valid_from_us: int
+    valid_until_us: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class Caller:
+    environment: Environment
+    kind: CallerKind
+    application_id: str  # the application's internal id (stable, never shown to owners)
+    client_id: str
+    scopes: frozenset[str]
+    # The properties the application asked for when registered ("capability.property").
+    application_properties: frozenset[str]
+    grant: Grant | None = None  # set for CallerKind.vehicle
+
+    def has_scope(self, scope: str) -> bool:
+        return scope in self.scopes
+
+
+# The authorization server installs the function that verifies a bearer token; it raises
+# ApiError(401) itself when the token is missing, unknown, expired, revoked, or of the
+# other environment.
+Authenticator = Callable[[Request, Environment], Awaitable[Caller]]
+
+
+async def current_caller(request: Request) -> Caller:
+    authenticate: Authenticator | None = getattr(request.app.state, "authenticator", None)
+    if authenticate is None:
+        raise ApiError(503, "no authorization server is configured", title="Unavailable")
+    return await authenticate(request, environment_of(request))
+
+
+CallerDep = Annotated[Caller, Depends(current_caller)]
+
+
+def require_scope(caller: Caller, scope: str) -> None:
+    if not caller.has_scope(scope):
+        raise ApiError(403, f"the access token lacks the scope '{scope}'", source="scope")
+
+
+async def require_admin(request: Request) -> None:
+    """The admin API: `Authorization: Bearer <admin token>`, compared in constant time
+    against the stored hash."""
+    expected = state_of(request).settings.admin_token_sha256
+    header = request.headers.get("authorization", "")
+    scheme, _, token = header.partition(" ")
+    if scheme.lower() != "bearer" or not token or expected is None:
+        raise ApiError(
+            401,
+            "the admin API needs 'Authorization: Bearer <admin token>'",
+            source="Authorization",
+            headers={"WWW-Authenticate": "Bearer"},
+        )
+    if not same(sha256_hex(token.strip()), expected):
+        raise ApiError(
+            401,
+            "the admin token is not valid",
+            source="Authorization",
+            headers={"WWW-Authenticate": "Bearer"},
+        )
+
+
+AdminDep = Annotated[None, Depends(require_admin)]
