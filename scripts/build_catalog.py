@@ -69,11 +69,18 @@ class Reference:
         api = root / "auto-api-l13"
         if not tables.is_dir() or not api.is_dir():
             raise BuildError(f"{root} does not hold level13-tables/ and auto-api-l13/")
-        self.shapes: dict[str, dict[str, str]] = _load_json(tables / "vehicle_data_property_shapes.json")
-        self.enums: dict[str, dict[str, list[str]]] = _load_json(tables / "vehicle_data_enums_by_property.json")
+        self.shapes: dict[str, dict[str, str]] = _load_json(
+            tables / "vehicle_data_property_shapes.json"
+        )
+        self.enums: dict[str, dict[str, list[str]]] = _load_json(
+            tables / "vehicle_data_enums_by_property.json"
+        )
         self.unit_kinds: dict[str, dict[str, str]] = _load_json(
             tables / "vehicle_data_unit_types_by_property.json"
         )
+        self.brands: list[str] = _load_json(tables / "brand_enums.json")[
+            "vehicle_data_response_brand"
+        ]
         unit_lists: dict[str, dict[str, list[str]]] = _load_json(tables / "unit_lists.json")
         self.units: dict[str, list[str]] = {}
         for measurement in _load_yaml(api / "misc" / "unit_types.yml")["measurement_types"]:
@@ -137,7 +144,8 @@ class TypeBuilder:
             return self.build(self.ref.custom[name], where=where)
         if kind == "custom":
             fields = {
-                item["name"]: self.build(item, where=f"{where}.{item['name']}") for item in spec["items"]
+                item["name"]: self.build(item, where=f"{where}.{item['name']}")
+                for item in spec["items"]
             }
             # auto-api encodes every item of a custom type, so all fields are required.
             return {"kind": "object", "fields": fields, "required": sorted(fields)}
@@ -154,7 +162,9 @@ class TypeBuilder:
                 out["maximum"] = high
             return out
         if kind in ("uinteger", "integer"):
-            low_i, high_i = INT_RANGES.get((kind, spec.get("size", 0)), (0 if kind == "uinteger" else None, None))
+            low_i, high_i = INT_RANGES.get(
+                (kind, spec.get("size", 0)), (0 if kind == "uinteger" else None, None)
+            )
             low_v, high_v = _parse_validation(spec.get("validation"))
             out = {"kind": "integer"}
             low_final = int(low_v) if low_v is not None else low_i
@@ -264,8 +274,8 @@ def build(ref: Reference, labels_de: Json) -> Json:
         raise BuildError("catalog does not build:\n  " + "\n  ".join(problems))
     return {
         "about": {
-            "what": "autoport's catalog of the level-13 vehicle data interface (34 groups, 383 properties)",
-            "generated_by": "scripts/build_catalog.py; do not edit by hand, edit the script or labels_de.json",
+            "what": "autoport's catalog of the level-13 vehicle data interface",
+            "generated_by": "scripts/build_catalog.py (edit it or labels_de.json, not this file)",
             "sources": [
                 "auto-api capability definitions, level 13.6 (MIT licence): nested field names, "
                 "array-ness, enum values, units, English names",
@@ -274,6 +284,7 @@ def build(ref: Reference, labels_de: Json) -> Json:
                 "German names: written for autoport (labels_de.json)",
             ],
         },
+        "brands": sorted(ref.brands),
         "units": {kind: ref.units[kind] for kind in sorted(types.quantities_used)},
         "capabilities": capabilities,
     }
@@ -283,6 +294,7 @@ def render(catalog: Json) -> str:
     """Pretty at the levels people read, one line per type so the file stays small."""
     lines = ["{"]
     lines.append(f'  "about": {json.dumps(catalog["about"], ensure_ascii=False, indent=None)},')
+    lines.append(f'  "brands": {json.dumps(catalog["brands"])},')
     lines.append('  "units": {')
     unit_items = list(catalog["units"].items())
     for i, (kind, names) in enumerate(unit_items):
@@ -305,11 +317,15 @@ def render(catalog: Json) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("reference", nargs="?", type=Path, default=DEFAULT_REFERENCE)
     parser.add_argument("--output", type=Path, default=DEFAULT_OUTPUT)
     parser.add_argument("--labels-de", type=Path, default=LABELS_DE)
-    parser.add_argument("--check", action="store_true", help="exit 1 if the output file is not up to date")
+    parser.add_argument(
+        "--check", action="store_true", help="exit 1 if the output file is not up to date"
+    )
     args = parser.parse_args(argv)
     try:
         text = render(build(Reference(args.reference), _load_json(args.labels_de)))

@@ -43,13 +43,26 @@ class UnknownCapability(UnknownProperty):
 class Catalog:
     """All capability groups and properties; immutable after construction."""
 
-    def __init__(self, capabilities: Iterable[Capability], units: Mapping[str, tuple[str, ...]]) -> None:
+    def __init__(
+        self,
+        capabilities: Iterable[Capability],
+        units: Mapping[str, tuple[str, ...]],
+        brands: Iterable[str] = (),
+    ) -> None:
         self._capabilities = tuple(capabilities)
-        self._by_name: Mapping[str, Capability] = MappingProxyType({c.name: c for c in self._capabilities})
+        self._by_name: Mapping[str, Capability] = MappingProxyType(
+            {c.name: c for c in self._capabilities}
+        )
         self._properties = tuple(p for c in self._capabilities for p in c.properties)
-        self._by_scope: Mapping[str, Property] = MappingProxyType({p.scope: p for p in self._properties})
-        self._by_key: Mapping[str, Property] = MappingProxyType({p.key: p for p in self._properties})
+        self._by_scope: Mapping[str, Property] = MappingProxyType(
+            {p.scope: p for p in self._properties}
+        )
+        self._by_key: Mapping[str, Property] = MappingProxyType(
+            {p.key: p for p in self._properties}
+        )
         self.units: Mapping[str, tuple[str, ...]] = MappingProxyType(dict(units))
+        # The brand values the vehicle data response uses (underscore spellings).
+        self.brands: tuple[str, ...] = tuple(brands)
 
     def capabilities(self) -> tuple[Capability, ...]:
         return self._capabilities
@@ -145,7 +158,7 @@ def load_catalog(path: Path = CATALOG_FILE) -> Catalog:
             for p in cap["properties"]
         )
         capabilities.append(Capability(cap["name"], cap["label_en"], cap["label_de"], props))
-    return Catalog(capabilities, units)
+    return Catalog(capabilities, units, raw.get("brands", ()))
 
 
 CATALOG: Catalog = load_catalog()

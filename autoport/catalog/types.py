@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Union
+from typing import TypeAlias
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,7 +63,9 @@ class ObjectType:
         return hash((tuple(self.fields.items()), self.required))
 
 
-DataType = Union[EnumType, QuantityType, NumberType, IntegerType, StringType, DateTimeType, ObjectType]
+DataType: TypeAlias = (
+    EnumType | QuantityType | NumberType | IntegerType | StringType | DateTimeType | ObjectType
+)
 
 
 @dataclass(frozen=True, slots=True)

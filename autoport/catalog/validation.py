@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from autoport.catalog.catalog import CATALOG, Catalog
@@ -157,7 +157,7 @@ def _check_string(value: Any) -> Any:
     raise _Invalid(f"expected a string, got {json_type(value)}")
 
 
-_UTC = timezone.utc
+_UTC = UTC
 
 
 def normalize_datetime(value: Any) -> str:
@@ -283,7 +283,9 @@ def compile_type(type_: DataType) -> Checker:
     if isinstance(type_, DateTimeType):
         return _check_datetime
     if isinstance(type_, ObjectType):
-        return _compile_object({n: compile_type(t) for n, t in type_.fields.items()}, type_.required)
+        return _compile_object(
+            {n: compile_type(t) for n, t in type_.fields.items()}, type_.required
+        )
     raise TypeError(f"unsupported catalog type {type_!r}")
 
 
@@ -323,7 +325,9 @@ def _compile_wrapper(check_data: Checker) -> Checker:
         if len(out) != len(wrapper):
             for name in wrapper:
                 if name not in out:
-                    raise _Invalid(f"unknown member {name!r} (a wrapper has only {_MEMBERS_LISTING})")
+                    raise _Invalid(
+                        f"unknown member {name!r} (a wrapper has only {_MEMBERS_LISTING})"
+                    )
         if not out:
             raise _Invalid(f"wrapper needs at least one of {_MEMBERS_LISTING}")
         return out
@@ -348,7 +352,7 @@ def _compile_list(check_wrapper: Checker) -> Checker:
 
 
 class _Compiled:
-    __slots__ = ("prop", "data", "wrapper", "value")
+    __slots__ = ("data", "prop", "value", "wrapper")
 
     def __init__(self, prop: Property) -> None:
         self.prop = prop
@@ -421,14 +425,18 @@ def validate_capabilities(
     """Check ``{capability: {property: wrapper or [wrappers]}}`` (pull and stream layout)."""
     prefix = f"{path}." if path else ""
     if not isinstance(groups, dict):
-        raise DataPointError(path or "(root)", f"expected an object of capabilities, got {json_type(groups)}")
+        raise DataPointError(
+            path or "(root)", f"expected an object of capabilities, got {json_type(groups)}"
+        )
     out: dict[str, dict[str, Any]] = {}
     for cap_name, members in groups.items():
         cap_path = f"{prefix}{cap_name}"
         if not isinstance(members, dict):
             if catalog.get(cap_name, "") is None and cap_name not in catalog.capability_names():
                 raise DataPointError(cap_path, f"unknown capability {cap_name!r}")
-            raise DataPointError(cap_path, f"expected an object of properties, got {json_type(members)}")
+            raise DataPointError(
+                cap_path, f"expected an object of properties, got {json_type(members)}"
+            )
         if cap_name not in catalog.capability_names():
             raise DataPointError(cap_path, f"unknown capability {cap_name!r}")
         group: dict[str, Any] = {}
@@ -436,7 +444,8 @@ def validate_capabilities(
             prop = catalog.get(cap_name, prop_name)
             if prop is None:
                 raise DataPointError(
-                    f"{cap_path}.{prop_name}", f"capability {cap_name!r} has no property {prop_name!r}"
+                    f"{cap_path}.{prop_name}",
+                    f"capability {cap_name!r} has no property {prop_name!r}",
                 )
             group[prop_name] = validate_property_value(prop, value, path=f"{cap_path}.{prop_name}")
         out[cap_name] = group
