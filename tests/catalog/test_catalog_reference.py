@@ -42,14 +42,19 @@ def shapes(reference: Path) -> dict[str, dict[str, str]]:
 
 
 def _build_script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("build_catalog", REPO / "scripts" / "build_catalog.py")
-    assert spec and spec.loader
+    spec = importlib.util.spec_from_file_location(
+        "build_catalog", REPO / "scripts" / "build_catalog.py"
+    )
+    assert spec is not None
+    assert spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
 
 
-def test_groups_and_properties_equal_the_interface_tables(shapes: dict[str, dict[str, str]]) -> None:
+def test_groups_and_properties_equal_the_interface_tables(
+    shapes: dict[str, dict[str, str]],
+) -> None:
     ours = {cap.name: {p.name for p in cap.properties} for cap in CATALOG.capabilities()}
     theirs = {cap: set(props) for cap, props in shapes.items()}
     assert ours == theirs
@@ -63,13 +68,42 @@ def test_counts() -> None:
 
 
 def test_spec_groups_are_all_there() -> None:
-    spec_groups = (
-        "doors chassis_settings remote_control messaging windows seats charging parking_brake "
-        "dashboard_lights adas charging_session maintenance notifications honk_horn_flash_lights "
-        "diagnostics offroad light_conditions cruise_control engine lights ignition crash usage "
-        "fueling climate theft_alarm windscreen rooftop_control race power_takeoff "
-        "vehicle_location trunk hood weather_conditions"
-    ).split()
+    spec_groups = [
+        "doors",
+        "chassis_settings",
+        "remote_control",
+        "messaging",
+        "windows",
+        "seats",
+        "charging",
+        "parking_brake",
+        "dashboard_lights",
+        "adas",
+        "charging_session",
+        "maintenance",
+        "notifications",
+        "honk_horn_flash_lights",
+        "diagnostics",
+        "offroad",
+        "light_conditions",
+        "cruise_control",
+        "engine",
+        "lights",
+        "ignition",
+        "crash",
+        "usage",
+        "fueling",
+        "climate",
+        "theft_alarm",
+        "windscreen",
+        "rooftop_control",
+        "race",
+        "power_takeoff",
+        "vehicle_location",
+        "trunk",
+        "hood",
+        "weather_conditions",
+    ]
     assert sorted(spec_groups) == sorted(CATALOG.capability_names())
 
 
@@ -127,9 +161,11 @@ def test_level13_json_is_up_to_date(reference: Path, tmp_path: Path) -> None:
 
 def test_every_property_and_group_has_both_labels() -> None:
     for cap in CATALOG.capabilities():
-        assert cap.label_en.strip() and cap.label_de.strip(), cap.name
+        assert cap.label_en.strip(), cap.name
+        assert cap.label_de.strip(), cap.name
         for prop in cap.properties:
-            assert prop.label_en.strip() and prop.label_de.strip(), prop.key
+            assert prop.label_en.strip(), prop.key
+            assert prop.label_de.strip(), prop.key
 
 
 def test_lookup_and_errors() -> None:

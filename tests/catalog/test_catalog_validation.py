@@ -42,11 +42,15 @@ def test_random_example_values_validate() -> None:
 
 def error_of(key: str, value: Any, *, data: bool = True) -> str:
     p = prop(key)
-    with pytest.raises(DataPointError) as info:
+
+    def call() -> None:
         if data:
             validate_data(p, value, path=f"{key}.data")
         else:
             validate_property_value(p, value)
+
+    with pytest.raises(DataPointError) as info:
+        call()
     assert str(info.value) == f"{info.value.path}: {info.value.message}"
     assert isinstance(info.value, ValueError)
     return str(info.value)
@@ -60,82 +64,155 @@ def error_of(key: str, value: Any, *, data: bool = True) -> str:
         ("charging.battery_level", -0.1, "charging.battery_level.data: -0.1 is below 0.0"),
         ("charging.state_of_health", 2.5, "charging.state_of_health.data: 2.5 is above 2.0"),
         # JSON types
-        ("charging.battery_level", "0.5", "charging.battery_level.data: expected a number, got string"),
-        ("charging.battery_level", True, "charging.battery_level.data: expected a number, got boolean"),
-        ("charging.battery_level", None, "charging.battery_level.data: expected a number, got null"),
+        (
+            "charging.battery_level",
+            "0.5",
+            "charging.battery_level.data: expected a number, got string",
+        ),
+        (
+            "charging.battery_level",
+            True,
+            "charging.battery_level.data: expected a number, got boolean",
+        ),
+        (
+            "charging.battery_level",
+            None,
+            "charging.battery_level.data: expected a number, got null",
+        ),
         ("messaging.text", 5, "messaging.text.data: expected a string, got number"),
         ("doors.locks_state", ["locked"], "doors.locks_state.data: expected a string, got array"),
-        ("charging.estimated_range", 5, (
-            "charging.estimated_range.data: expected a length object {unit, value}, got number"
-        )),
-        ("vehicle_location.coordinates", "1,2", (
-            "vehicle_location.coordinates.data: expected an object, got string"
-        )),
+        (
+            "charging.estimated_range",
+            5,
+            ("charging.estimated_range.data: expected a length object {unit, value}, got number"),
+        ),
+        (
+            "vehicle_location.coordinates",
+            "1,2",
+            ("vehicle_location.coordinates.data: expected an object, got string"),
+        ),
         # enum
-        ("doors.locks_state", "ajar", "doors.locks_state.data: 'ajar' is not one of unlocked, locked"),
+        (
+            "doors.locks_state",
+            "ajar",
+            "doors.locks_state.data: 'ajar' is not one of unlocked, locked",
+        ),
         # quantity
-        ("charging.estimated_range", {"unit": "parsecs", "value": 1}, (
-            "charging.estimated_range.data: unit 'parsecs' is not one of meters, millimeters, "
-            "centimeters, decimeters, kilometers, megameters, inches, feet, yards, miles, "
-            "scandinavian_miles, nautical_miles"
-        )),
-        ("charging.estimated_range", {"value": 1}, (
-            "charging.estimated_range.data: missing required field 'unit'"
-        )),
-        ("charging.estimated_range", {"unit": "meters"}, (
-            "charging.estimated_range.data: missing required field 'value'"
-        )),
-        ("charging.estimated_range", {"unit": "meters", "value": 1, "colour": "red"}, (
-            "charging.estimated_range.data: unknown field 'colour'"
-        )),
-        ("charging.estimated_range", {"unit": "meters", "value": True}, (
-            "charging.estimated_range.data.value: expected a number, got boolean"
-        )),
-        ("charging.estimated_range", {"unit": 3, "value": 1}, (
-            "charging.estimated_range.data.unit: expected a string, got number"
-        )),
+        (
+            "charging.estimated_range",
+            {"unit": "parsecs", "value": 1},
+            (
+                "charging.estimated_range.data: unit 'parsecs' is not one of meters, millimeters, "
+                "centimeters, decimeters, kilometers, megameters, inches, feet, yards, miles, "
+                "scandinavian_miles, nautical_miles"
+            ),
+        ),
+        (
+            "charging.estimated_range",
+            {"value": 1},
+            ("charging.estimated_range.data: missing required field 'unit'"),
+        ),
+        (
+            "charging.estimated_range",
+            {"unit": "meters"},
+            ("charging.estimated_range.data: missing required field 'value'"),
+        ),
+        (
+            "charging.estimated_range",
+            {"unit": "meters", "value": 1, "colour": "red"},
+            ("charging.estimated_range.data: unknown field 'colour'"),
+        ),
+        (
+            "charging.estimated_range",
+            {"unit": "meters", "value": True},
+            ("charging.estimated_range.data.value: expected a number, got boolean"),
+        ),
+        (
+            "charging.estimated_range",
+            {"unit": 3, "value": 1},
+            ("charging.estimated_range.data.unit: expected a string, got number"),
+        ),
         # integer ranges and nested objects
-        ("charging.preconditioning_scheduled_time", {"hour": 24, "minute": 0}, (
-            "charging.preconditioning_scheduled_time.data.hour: 24 is above 23"
-        )),
-        ("charging.preconditioning_scheduled_time", {"hour": 1, "minute": -1}, (
-            "charging.preconditioning_scheduled_time.data.minute: -1 is below 0"
-        )),
-        ("charging.preconditioning_scheduled_time", {"hour": 1.5, "minute": 0}, (
-            "charging.preconditioning_scheduled_time.data.hour: expected an integer, got 1.5"
-        )),
-        ("charging.preconditioning_scheduled_time", {"hour": 1}, (
-            "charging.preconditioning_scheduled_time.data: missing required field 'minute'"
-        )),
-        ("charging.preconditioning_scheduled_time", {"hour": 1, "minute": 2, "second": 3}, (
-            "charging.preconditioning_scheduled_time.data: unknown field 'second'"
-        )),
-        ("maintenance.cbs_reports_count", 256, "maintenance.cbs_reports_count.data: 256 is above 255"),
+        (
+            "charging.preconditioning_scheduled_time",
+            {"hour": 24, "minute": 0},
+            ("charging.preconditioning_scheduled_time.data.hour: 24 is above 23"),
+        ),
+        (
+            "charging.preconditioning_scheduled_time",
+            {"hour": 1, "minute": -1},
+            ("charging.preconditioning_scheduled_time.data.minute: -1 is below 0"),
+        ),
+        (
+            "charging.preconditioning_scheduled_time",
+            {"hour": 1.5, "minute": 0},
+            ("charging.preconditioning_scheduled_time.data.hour: expected an integer, got 1.5"),
+        ),
+        (
+            "charging.preconditioning_scheduled_time",
+            {"hour": 1},
+            ("charging.preconditioning_scheduled_time.data: missing required field 'minute'"),
+        ),
+        (
+            "charging.preconditioning_scheduled_time",
+            {"hour": 1, "minute": 2, "second": 3},
+            ("charging.preconditioning_scheduled_time.data: unknown field 'second'"),
+        ),
+        (
+            "maintenance.cbs_reports_count",
+            256,
+            "maintenance.cbs_reports_count.data: 256 is above 255",
+        ),
         ("race.selected_gear", -129, "race.selected_gear.data: -129 is below -128"),
         ("crash.severity", False, "crash.severity.data: expected an integer, got boolean"),
-        ("vehicle_location.coordinates", {"latitude": 91.0, "longitude": 0}, (
-            "vehicle_location.coordinates.data.latitude: 91.0 is above 90.0"
-        )),
-        ("charging.fully_charged_end_times", {"weekday": "someday", "time": {"hour": 1, "minute": 1}}, (
-            "charging.fully_charged_end_times.data.weekday: 'someday' is not one of monday, tuesday, "
-            "wednesday, thursday, friday, saturday, sunday, automatic"
-        )),
-        ("charging.battery_temperature_extremes", {
-            "extreme": "highest", "temperature": {"unit": "kelvin", "value": "hot"},
-        }, "charging.battery_temperature_extremes.data.temperature.value: expected a number, got string"),
+        (
+            "vehicle_location.coordinates",
+            {"latitude": 91.0, "longitude": 0},
+            ("vehicle_location.coordinates.data.latitude: 91.0 is above 90.0"),
+        ),
+        (
+            "charging.fully_charged_end_times",
+            {"weekday": "someday", "time": {"hour": 1, "minute": 1}},
+            (
+                "charging.fully_charged_end_times.data.weekday: 'someday' is not one of "
+                "monday, tuesday, wednesday, thursday, friday, saturday, sunday, automatic"
+            ),
+        ),
+        (
+            "charging.battery_temperature_extremes",
+            {
+                "extreme": "highest",
+                "temperature": {"unit": "kelvin", "value": "hot"},
+            },
+            (
+                "charging.battery_temperature_extremes.data.temperature.value: "
+                "expected a number, got string"
+            ),
+        ),
         # date-time
-        ("charging_session.start_time", "yesterday", (
-            "charging_session.start_time.data: 'yesterday' is not an ISO 8601 date-time"
-        )),
-        ("charging_session.start_time", "2018-11-06", (
-            "charging_session.start_time.data: '2018-11-06' is not an ISO 8601 date-time"
-        )),
-        ("charging_session.start_time", "2018-13-06T10:20:37Z", (
-            "charging_session.start_time.data: '2018-13-06T10:20:37Z' is not an ISO 8601 date-time"
-        )),
-        ("charging_session.start_time", 1541499637, (
-            "charging_session.start_time.data: expected a date-time string, got number"
-        )),
+        (
+            "charging_session.start_time",
+            "yesterday",
+            ("charging_session.start_time.data: 'yesterday' is not an ISO 8601 date-time"),
+        ),
+        (
+            "charging_session.start_time",
+            "2018-11-06",
+            ("charging_session.start_time.data: '2018-11-06' is not an ISO 8601 date-time"),
+        ),
+        (
+            "charging_session.start_time",
+            "2018-13-06T10:20:37Z",
+            (
+                "charging_session.start_time.data: "
+                "'2018-13-06T10:20:37Z' is not an ISO 8601 date-time"
+            ),
+        ),
+        (
+            "charging_session.start_time",
+            1541499637,
+            ("charging_session.start_time.data: expected a date-time string, got number"),
+        ),
     ],
 )
 def test_invalid_data_is_refused_precisely(key: str, data: Any, expected: str) -> None:
@@ -166,35 +243,49 @@ def test_array_item_paths() -> None:
     ("wrapper", "expected"),
     [
         ({}, "charging.battery_level: wrapper needs at least one of data, failure, timestamp"),
-        ({"value": 0.5}, (
-            "charging.battery_level: unknown member 'value' (a wrapper has only data, failure, "
-            "timestamp)"
-        )),
-        ({"data": 0.5, "timestamp": TS, "unit": "x"}, (
-            "charging.battery_level: unknown member 'unit' (a wrapper has only data, failure, "
-            "timestamp)"
-        )),
-        ({"failure": {"reason": "sleeping", "description": "zzz"}}, (
-            "charging.battery_level.failure.reason: 'sleeping' is not one of rate_limit, "
-            "execution_timeout, format_error, unauthorised, unknown, pending, oem_error, "
-            "privacy_mode_active"
-        )),
-        ({"failure": {"reason": "pending"}}, (
-            "charging.battery_level.failure: missing required field 'description'"
-        )),
-        ({"failure": {"description": "x"}}, (
-            "charging.battery_level.failure: missing required field 'reason'"
-        )),
-        ({"failure": {"reason": "pending", "description": 1}}, (
-            "charging.battery_level.failure.description: expected a string, got number"
-        )),
-        ({"failure": {"reason": "pending", "description": "x", "code": 1}}, (
-            "charging.battery_level.failure: unknown field 'code'"
-        )),
+        (
+            {"value": 0.5},
+            (
+                "charging.battery_level: unknown member 'value' (a wrapper has only data, failure, "
+                "timestamp)"
+            ),
+        ),
+        (
+            {"data": 0.5, "timestamp": TS, "unit": "x"},
+            (
+                "charging.battery_level: unknown member 'unit' (a wrapper has only data, failure, "
+                "timestamp)"
+            ),
+        ),
+        (
+            {"failure": {"reason": "sleeping", "description": "zzz"}},
+            (
+                "charging.battery_level.failure.reason: 'sleeping' is not one of rate_limit, "
+                "execution_timeout, format_error, unauthorised, unknown, pending, oem_error, "
+                "privacy_mode_active"
+            ),
+        ),
+        (
+            {"failure": {"reason": "pending"}},
+            ("charging.battery_level.failure: missing required field 'description'"),
+        ),
+        (
+            {"failure": {"description": "x"}},
+            ("charging.battery_level.failure: missing required field 'reason'"),
+        ),
+        (
+            {"failure": {"reason": "pending", "description": 1}},
+            ("charging.battery_level.failure.description: expected a string, got number"),
+        ),
+        (
+            {"failure": {"reason": "pending", "description": "x", "code": 1}},
+            ("charging.battery_level.failure: unknown field 'code'"),
+        ),
         ({"failure": "pending"}, "charging.battery_level.failure: expected an object, got string"),
-        ({"data": 0.5, "timestamp": "now"}, (
-            "charging.battery_level.timestamp: 'now' is not an ISO 8601 date-time"
-        )),
+        (
+            {"data": 0.5, "timestamp": "now"},
+            ("charging.battery_level.timestamp: 'now' is not an ISO 8601 date-time"),
+        ),
         ("0.5", "charging.battery_level: expected a property wrapper object, got string"),
     ],
 )
@@ -206,7 +297,9 @@ def test_wrapper_rules(wrapper: Any, expected: str) -> None:
 
 def test_wrapper_path_is_the_callers() -> None:
     with pytest.raises(DataPointError) as info:
-        validate_wrapper(prop("charging.battery_level"), {"data": 2}, path="vin1.charging.battery_level")
+        validate_wrapper(
+            prop("charging.battery_level"), {"data": 2}, path="vin1.charging.battery_level"
+        )
     assert str(info.value) == "vin1.charging.battery_level.data: 2 is above 1.0"
 
 
@@ -249,7 +342,10 @@ def test_validate_capabilities() -> None:
     ok = validate_capabilities(
         {"charging": {"battery_level": {"data": 0.5, "timestamp": TS}}, "doors": {"locks": []}}
     )
-    assert ok == {"charging": {"battery_level": {"data": 0.5, "timestamp": TS}}, "doors": {"locks": []}}
+    assert ok == {
+        "charging": {"battery_level": {"data": 0.5, "timestamp": TS}},
+        "doors": {"locks": []},
+    }
     with pytest.raises(DataPointError, match=r"^spaceship: unknown capability 'spaceship'$"):
         validate_capabilities({"spaceship": {}})
     with pytest.raises(DataPointError, match=r"^doors.colour: capability 'doors' has no property"):
