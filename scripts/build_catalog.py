@@ -277,10 +277,14 @@ def build(ref: Reference, labels_de: Json) -> Json:
             "what": "autoport's catalog of the level-13 vehicle data interface",
             "generated_by": "scripts/build_catalog.py (edit it or labels_de.json, not this file)",
             "sources": [
-                "auto-api capability definitions, level 13.6 (MIT licence): nested field names, "
-                "array-ness, enum values, units, English names",
-                "vehicle data interface tables, level 13.5: the set of groups and properties, "
-                "enum values and units (unioned with 13.6 so that input accepts both)",
+                (
+                    "auto-api capability definitions, level 13.6 (MIT licence): nested field "
+                    "names, array-ness, enum values, units, English names"
+                ),
+                (
+                    "vehicle data interface tables, level 13.5: the set of groups and properties, "
+                    "enum values and units (unioned with 13.6 so that input accepts both)"
+                ),
                 "German names: written for autoport (labels_de.json)",
             ],
         },

@@ -1,6 +1,11 @@
 """Level-13 capability catalog: types, validation, scopes, labels and JSON Schemas."""
 
-from autoport.catalog.catalog import CATALOG, Catalog, UnknownCapability, UnknownProperty
+from autoport.catalog.catalog import (
+    CATALOG,
+    Catalog,
+    UnknownCapability,
+    UnknownProperty,
+)
 from autoport.catalog.types import (
     Capability,
     DataType,

@@ -70,6 +70,9 @@ class Catalog:
     def capability_names(self) -> tuple[str, ...]:
         return tuple(self._by_name)
 
+    def has_capability(self, name: str) -> bool:
+        return name in self._by_name
+
     def capability(self, name: str) -> Capability:
         try:
             return self._by_name[name]

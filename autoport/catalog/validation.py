@@ -164,22 +164,30 @@ def normalize_datetime(value: Any) -> str:
     """ISO 8601 in, UTC with microseconds and ``Z`` out (``2018-11-06T10:20:37.094533Z``).
 
     Offsets and missing fractions are accepted; a value without an offset is taken as
-    UTC, which is what the interface sends. Raises ``ValueError`` with the message.
+    UTC, which is what the interface sends. Raises ``TypeError`` for a non-string and
+    ``ValueError`` for a malformed one, each with the message for the sender.
     """
     if not isinstance(value, str):
-        raise ValueError(f"expected a date-time string, got {json_type(value)}")
+        raise TypeError(f"expected a date-time string, got {json_type(value)}")
     # fromisoformat also takes dates alone, week dates and hour-only times; the
     # interface always sends a full date and time, so insist on that shape.
     if len(value) < 19 or value[10] not in "Tt " or value[13] != ":" or value[16] != ":":
         raise ValueError(f"{value!r} is not an ISO 8601 date-time")
     try:
         moment = datetime.fromisoformat(value)
-    except ValueError:
+        offset = moment.utcoffset()
+        if offset:
+            # Overflows for offsets that push year 1 or 9999 out of range.
+            moment = moment.astimezone(_UTC)
+    except (ValueError, OverflowError):
         raise ValueError(f"{value!r} is not an ISO 8601 date-time") from None
-    offset = moment.utcoffset()
-    if offset:
-        moment = moment.astimezone(_UTC)
-    elif len(value) == 27 and value[26] == "Z" and value[10] == "T" and value[19] == ".":
+    if (
+        not offset
+        and len(value) == 27
+        and value[26] == "Z"
+        and value[10] == "T"
+        and value[19] == "."
+    ):
         return value  # already canonical
     return moment.replace(tzinfo=None).isoformat(timespec="microseconds") + "Z"
 
@@ -187,7 +195,7 @@ def normalize_datetime(value: Any) -> str:
 def _check_datetime(value: Any) -> Any:
     try:
         return normalize_datetime(value)
-    except ValueError as exc:
+    except (TypeError, ValueError) as exc:
         raise _Invalid(str(exc)) from None
 
 
@@ -431,14 +439,12 @@ def validate_capabilities(
     out: dict[str, dict[str, Any]] = {}
     for cap_name, members in groups.items():
         cap_path = f"{prefix}{cap_name}"
+        if not catalog.has_capability(cap_name):
+            raise DataPointError(cap_path, f"unknown capability {cap_name!r}")
         if not isinstance(members, dict):
-            if catalog.get(cap_name, "") is None and cap_name not in catalog.capability_names():
-                raise DataPointError(cap_path, f"unknown capability {cap_name!r}")
             raise DataPointError(
                 cap_path, f"expected an object of properties, got {json_type(members)}"
             )
-        if cap_name not in catalog.capability_names():
-            raise DataPointError(cap_path, f"unknown capability {cap_name!r}")
         group: dict[str, Any] = {}
         for prop_name, value in members.items():
             prop = catalog.get(cap_name, prop_name)

@@ -210,6 +210,14 @@ def error_of(key: str, value: Any, *, data: bool = True) -> str:
         ),
         (
             "charging_session.start_time",
+            "0001-01-01T00:00:00+01:00",
+            (
+                "charging_session.start_time.data: "
+                "'0001-01-01T00:00:00+01:00' is not an ISO 8601 date-time"
+            ),
+        ),
+        (
+            "charging_session.start_time",
             1541499637,
             ("charging_session.start_time.data: expected a date-time string, got number"),
         ),
