@@ -157,9 +157,6 @@ def _check_string(value: Any) -> Any:
     raise _Invalid(f"expected a string, got {json_type(value)}")
 
 
-_UTC = UTC
-
-
 def normalize_datetime(value: Any) -> str:
     """ISO 8601 in, UTC with microseconds and ``Z`` out (``2018-11-06T10:20:37.094533Z``).
 
@@ -178,7 +175,7 @@ def normalize_datetime(value: Any) -> str:
         offset = moment.utcoffset()
         if offset:
             # Overflows for offsets that push year 1 or 9999 out of range.
-            moment = moment.astimezone(_UTC)
+            moment = moment.astimezone(UTC)
     except (ValueError, OverflowError):
         raise ValueError(f"{value!r} is not an ISO 8601 date-time") from None
     if (
