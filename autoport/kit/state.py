@@ -4,7 +4,7 @@ dependencies to reach it from routes."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 from fastapi import Depends, Request
 
@@ -12,12 +12,18 @@ from autoport.config import Settings
 from autoport.kit.clock import Clock
 from autoport.kit.db import Database
 
+if TYPE_CHECKING:
+    from autoport.ingestion.sources import DataSource
+
 
 @dataclass
 class AppState:
     settings: Settings
     database: Database
     clock: Clock = field(default_factory=Clock)
+    # Brand -> the connector that can fetch fresh data on demand (filled by the brand
+    # registry at start-up); brands without one are served from the store.
+    data_sources: dict[str, DataSource] = field(default_factory=dict)
 
     @property
     def token_key(self) -> bytes:

@@ -1,0 +1,1 @@
+"""How vehicle data enters autoport: data sources (carmaker connectors), push ingestion."""
