@@ -58,6 +58,8 @@ class Caller:
     # The properties the application asked for when registered ("capability.property").
     application_properties: frozenset[str]
     grant: Grant | None = None  # set for CallerKind.vehicle
+    # Brands activated for the application (canonical spelling, see kit.brands).
+    application_brands: frozenset[str] = frozenset()
 
     def has_scope(self, scope: str) -> bool:
         return scope in self.scopes
