@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from pydantic import ValidationError
@@ -23,10 +23,10 @@ app = typer.Typer(
 )
 
 
-def load_settings() -> Settings:
+def load_settings(**overrides: Any) -> Settings:
     """Settings from the environment and config file; a bad value is a clear message."""
     try:
-        return Settings()
+        return Settings(**overrides)
     except (ValidationError, ValueError) as error:
         typer.secho(f"configuration error: {error}", fg=typer.colors.RED, err=True)
         raise typer.Exit(2) from error
@@ -62,9 +62,8 @@ def serve(
 
     from autoport.app import create_app
 
-    settings = load_settings()
     overrides = {k: v for k, v in {"host": host, "port": port}.items() if v is not None}
-    settings = settings.model_copy(update=overrides)
+    settings = load_settings(**overrides)
     configure_logging(settings.log_level, settings.log_format)
     settings, generated = ensure_secrets(settings)
     if generated.admin_token:

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
-from pydantic import Field, SecretStr, field_validator
+from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -93,6 +93,17 @@ class Settings(BaseSettings):
         if scheme not in ("sqlite", "postgresql", "postgres", "postgresql+asyncpg"):
             raise ValueError("must start with sqlite:/// or postgresql://")
         return value
+
+    @model_validator(mode="after")
+    def _addresses_follow_the_listen_port(self) -> Settings:
+        # On a laptop the public addresses are the listen address: `--port 9000` alone
+        # must not leave links and token audiences pointing at 8080.
+        if "base_url" not in self.model_fields_set:
+            host = "127.0.0.1" if self.host in ("0.0.0.0", "::") else self.host  # noqa: S104
+            self.base_url = f"http://{host}:{self.port}"
+        if "sandbox_base_url" not in self.model_fields_set:
+            self.sandbox_base_url = f"{self.base_url}/sandbox"
+        return self
 
     @property
     def resolved_database_url(self) -> str:

@@ -117,3 +117,17 @@ def test_rotate_admin_token(tmp_path: Path) -> None:
     settings, _ = ensure_secrets(Settings(data_dir=tmp_path))
     assert new != generated.admin_token
     assert settings.admin_token_sha256 == sha256_hex(new)
+
+
+def test_public_addresses_follow_the_listen_port() -> None:
+    settings = Settings(port=9000)
+    assert settings.base_url == "http://127.0.0.1:9000"
+    assert settings.sandbox_base_url == "http://127.0.0.1:9000/sandbox"
+    wildcard = Settings(host="0.0.0.0", port=9001)  # noqa: S104
+    assert wildcard.base_url == "http://127.0.0.1:9001"
+
+
+def test_explicit_public_addresses_are_kept() -> None:
+    settings = Settings(port=9000, base_url="https://api.example.test")
+    assert settings.base_url == "https://api.example.test"
+    assert settings.sandbox_base_url == "https://api.example.test/sandbox"
