@@ -5,6 +5,6 @@ epoch (UTC), JSON is TEXT, and every feature row carries its `environment`.
 """
 
 from autoport.db import metadata
-from autoport.db.tables import outbox
+from autoport.db.tables import apps, outbox
 
-__all__ = ["metadata", "outbox"]
+__all__ = ["apps", "metadata", "outbox"]
