@@ -1,4 +1,4 @@
-"""Accounts, applications and the owners' authorizations.
+"""Accounts, applications, the owners' authorizations and fleet clearances.
 
 Revision ID: 0002
 Revises: 0001
@@ -68,9 +68,35 @@ def upgrade() -> None:
     )
     op.create_index("ix_authorizations_vin", "authorizations", ["environment", "vin", "status"])
     op.create_index("ix_authorizations_application", "authorizations", ["application_id", "vin"])
+    op.create_table(
+        "fleet_vehicles",
+        sa.Column("environment", sa.Text, nullable=False),
+        sa.Column("application_id", sa.Text, nullable=False),
+        sa.Column("vin", sa.Text, nullable=False),
+        sa.Column("brand", sa.Text, nullable=False),
+        sa.Column("status", sa.Text, nullable=False),
+        sa.Column("tags", sa.Text, nullable=False),
+        sa.Column("changelog", sa.Text, nullable=False),
+        sa.Column("reason", sa.Text, nullable=True),
+        sa.Column("inserted_at", sa.BigInteger, nullable=False),
+        sa.Column("updated_at", sa.BigInteger, nullable=False),
+        sa.Column("approved_at", sa.BigInteger, nullable=True),
+        sa.Column("next_check_at", sa.BigInteger, nullable=True),
+        sa.PrimaryKeyConstraint("environment", "application_id", "vin", name="pk_fleet_vehicles"),
+        sa.ForeignKeyConstraint(
+            ["application_id"],
+            ["applications.id"],
+            name="fk_fleet_vehicles_application_id_applications",
+        ),
+    )
+    op.create_index("ix_fleet_vehicles_vin", "fleet_vehicles", ["environment", "vin", "status"])
+    op.create_index("ix_fleet_vehicles_due", "fleet_vehicles", ["next_check_at"])
 
 
 def downgrade() -> None:
+    op.drop_index("ix_fleet_vehicles_due", table_name="fleet_vehicles")
+    op.drop_index("ix_fleet_vehicles_vin", table_name="fleet_vehicles")
+    op.drop_table("fleet_vehicles")
     op.drop_index("ix_authorizations_application", table_name="authorizations")
     op.drop_index("ix_authorizations_vin", table_name="authorizations")
     op.drop_table("authorizations")
