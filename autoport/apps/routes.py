@@ -13,6 +13,7 @@ from starlette.responses import Response
 from autoport.apps import repository, service
 from autoport.apps.schemas import CONFIDENTIAL
 from autoport.kit.auth import AdminDep
+from autoport.kit.clock import to_iso
 from autoport.kit.environments import EnvironmentDep, public_base_url
 from autoport.kit.routing import api_router, json_response
 from autoport.kit.state import StateDep
@@ -67,7 +68,11 @@ async def _details(state: StateDep, environment: EnvironmentDep, app_id: str) ->
         **application.as_dict(),
         "keys": [key.as_dict() for key in keys],
         "secrets": [
-            {"id": row["id"], "created_at": row["created_at"], "expires_at": row["expires_at"]}
+            {
+                "id": row["id"],
+                "created_at": to_iso(row["created_at"]),
+                "expires_at": None if row["expires_at"] is None else to_iso(row["expires_at"]),
+            }
             for row in secrets
         ],
     }
@@ -179,8 +184,6 @@ async def rotate_secret(
             now_us=state.clock.now_us(),
             overlap_seconds=overlap,
         )
-    from autoport.kit.clock import to_iso
-
     return json_response(
         {
             "app_id": app_id,

@@ -63,15 +63,15 @@ def check_row(row: Row | None, environment: Environment, now_us: int) -> Row:
         raise unauthorized("the access token is not valid")
     if row["environment"] != environment:
         raise unauthorized(f"the access token belongs to {row['environment']}, not {environment}")
+    status = row["status"]
+    if status in (GrantStatus.revoked, GrantStatus.rejected):
+        raise unauthorized(f"the owner's authorization was {status}")
     if row["revoked_at"] is not None:
         raise unauthorized("the access token was revoked")
     if row["expires_at"] <= now_us:
         raise unauthorized("the access token has expired")
     if row["disabled_at"] is not None:
         raise unauthorized("the application is disabled")
-    status = row["status"]
-    if status in (GrantStatus.revoked, GrantStatus.rejected):
-        raise unauthorized(f"the owner's authorization was {status}")
     return row
 
 
