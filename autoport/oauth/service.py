@@ -497,7 +497,7 @@ async def _refresh_not_consumable(
         raise OAuthError("invalid_grant", "the refresh token was revoked")
     if token["consumed_at"] is None:
         raise OAuthError("invalid_grant", "the refresh token has expired")
-    if now_us - token["consumed_at"] <= config.grace_us and token["successor"]:
+    if now_us - token["consumed_at"] < config.grace_us and token["successor"]:
         pair = _unseal(config, presented, token["successor"])
         if pair is not None:
             access_row = await repository.get_token(

@@ -4,6 +4,7 @@ import httpx
 import pytest
 from fastapi import FastAPI
 
+from autoport.config import Settings
 from autoport.kit.db import Database
 from tests.factories import AppCredentials, create_app_credentials
 
@@ -30,3 +31,9 @@ async def token_request(
     client: httpx.AsyncClient, creds: AppCredentials, **params: str
 ) -> httpx.Response:
     return await client.post(creds.token_path, data={**creds.auth(), **params})
+
+
+@pytest.fixture
+def settings_(settings: Settings) -> Settings:
+    """The backend's settings, for tests that build their own app (state machines)."""
+    return settings
