@@ -38,9 +38,16 @@ WHERE a.client_id = :client_id AND a.environment = :environment
 """  # noqa: S608 - fixed column list
 
 _BY_KEY_ID = f"""
-SELECT {_APP_COLUMNS}, k.public_jwk
+SELECT {_APP_COLUMNS}, k.id AS key_id, k.public_jwk
 FROM client_keys k JOIN applications a ON a.id = k.application_id
-WHERE k.id = :key_id AND k.environment = :environment AND k.revoked_at IS NULL
+WHERE k.id = :iss AND k.environment = :environment AND k.revoked_at IS NULL
+"""  # noqa: S608 - fixed column list
+
+_KEYS_BY_CLIENT_ID = f"""
+SELECT {_APP_COLUMNS}, k.id AS key_id, k.public_jwk
+FROM applications a JOIN client_keys k ON k.application_id = a.id
+WHERE a.client_id = :iss AND a.environment = :environment AND k.revoked_at IS NULL
+ORDER BY k.created_at DESC
 """  # noqa: S608 - fixed column list
 
 
@@ -175,27 +182,46 @@ async def _by_assertion(
 ) -> AuthenticatedClient:
     try:
         # The key is found by the claimed issuer; nothing is trusted until verified.
-        unverified = _unverified_claims(assertion)
+        header = _unverified_part(assertion, 0)
+        unverified = _unverified_part(assertion, 1)
     except ValueError as error:
         raise invalid_client(f"client_assertion is not a JWT: {error}") from error
-    key_id = unverified.get("iss")
-    if not isinstance(key_id, str) or not key_id:
+    issuer = unverified.get("iss")
+    if not isinstance(issuer, str) or not issuer:
         raise invalid_client("client_assertion has no 'iss' (the id of a registered key)")
-    row = await conn.fetch_one(_BY_KEY_ID, {"key_id": key_id, "environment": str(environment)})
-    if row is None:
-        raise invalid_client(f"client_assertion 'iss' {key_id!r} is not a registered key")
-    application = Application.from_row(row)
+    # interface.md: `iss` is the key id. Standard clients (RFC 7523) put the client_id
+    # there instead, naming the key by the header's `kid` or not at all: accepted too.
+    params = {"iss": issuer, "environment": str(environment)}
+    candidates = await conn.fetch_all(_BY_KEY_ID, params)
+    if not candidates:
+        candidates = await conn.fetch_all(_KEYS_BY_CLIENT_ID, params)
+        kid = header.get("kid")
+        if isinstance(kid, str) and any(row["key_id"] == kid for row in candidates):
+            candidates = [row for row in candidates if row["key_id"] == kid]
+    if not candidates:
+        raise invalid_client(
+            f"client_assertion 'iss' {issuer!r} is not a registered key (or a client_id "
+            "with registered keys)"
+        )
+    application = Application.from_row(candidates[0])
     if application.disabled_at is not None:
         raise invalid_client("the application is disabled")
     if client_id is not None and client_id != application.client_id:
         raise invalid_client("client_id does not match the client_assertion's key")
-    try:
-        key = ECKey.import_key(orjson.loads(row["public_jwk"]))
-        token = jwt.decode(assertion, key, algorithms=["ES256"])
-    except (JoseError, ValueError) as error:
+    token = None
+    key_id = ""
+    for row in candidates:
+        try:
+            key = ECKey.import_key(orjson.loads(row["public_jwk"]))
+            token = jwt.decode(assertion, key, algorithms=["ES256"])
+        except (JoseError, ValueError):
+            continue
+        key_id = row["key_id"]
+        break
+    if token is None:
         raise invalid_client(
             "client_assertion signature is not valid for the registered key (ES256)"
-        ) from error
+        )
     claims = token.claims
     aud = claims.get("aud")
     aud_values = [aud] if isinstance(aud, str) else list(aud) if isinstance(aud, list) else []
@@ -229,15 +255,15 @@ async def _by_assertion(
     )
 
 
-def _unverified_claims(assertion: str) -> dict[str, object]:
+def _unverified_part(assertion: str, index: int) -> dict[str, object]:
     parts = assertion.split(".")
     if len(parts) != 3:
         raise ValueError("expected three dot-separated parts")
-    payload = parts[1] + "=" * (-len(parts[1]) % 4)
+    part = parts[index] + "=" * (-len(parts[index]) % 4)
     try:
-        claims = orjson.loads(base64.urlsafe_b64decode(payload))
-    except (binascii.Error, orjson.JSONDecodeError) as error:
-        raise ValueError("the payload is not base64url JSON") from error
-    if not isinstance(claims, dict):
-        raise ValueError("the payload is not a JSON object")
-    return claims
+        decoded = orjson.loads(base64.urlsafe_b64decode(part))
+    except (binascii.Error, ValueError) as error:
+        raise ValueError("a part is not base64url JSON") from error
+    if not isinstance(decoded, dict):
+        raise ValueError("a part is not a JSON object")
+    return decoded
