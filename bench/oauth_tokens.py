@@ -42,6 +42,7 @@ from autoport.kit.clock import now_us
 from autoport.kit.crypto import token_hash
 from autoport.kit.db import create_database
 from autoport.kit.environments import Environment
+from autoport.oauth.client_auth import JWT_BEARER
 from autoport.oauth.service import vehicle_scope
 
 TOKEN_KEY = "bench-token-key-" + "k" * 32
@@ -252,7 +253,7 @@ def bench_backend(
             urlencode(
                 {
                     "grant_type": "client_credentials",
-                    "client_assertion_type": "urn:ietf:params:oauth:client-assertion-type:jwt-bearer",
+                    "client_assertion_type": JWT_BEARER,
                     "client_assertion": assertion,
                 }
             )
