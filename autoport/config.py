@@ -65,8 +65,6 @@ class Settings(BaseSettings):
     # A rotated refresh token presented again within this window returns the same new
     # pair (two workers of one client racing); later, the whole token family is revoked.
     oauth_refresh_grace_seconds: float = Field(default=30.0, ge=0, le=300)
-    # Authorization codes live at most 10 minutes (RFC 6749 §4.1.2 recommends that bound).
-    oauth_code_seconds: int = Field(default=600, ge=10, le=600)
     # After `apps rotate-secret`, the previous secret keeps working this long.
     oauth_secret_overlap_seconds: int = Field(default=86_400, ge=0)
     # Allowed clock difference for client assertions' iat/exp.
