@@ -193,3 +193,15 @@ async def test_client_credentials_token_authenticates_as_the_application(
     assert caller.application_id == creds.app_id
     assert caller.has_scope("fleet:clearance")
     assert caller.application_properties == frozenset(creds.properties)
+
+
+async def test_concurrent_client_credentials_share_commits_and_all_work(
+    client: httpx.AsyncClient, creds: AppCredentials
+) -> None:
+    import asyncio
+
+    tokens = await asyncio.gather(*(client_credentials_token(client, creds) for _ in range(20)))
+    assert len(set(tokens)) == 20
+    for token in tokens:
+        response = await client.get("/v1/vehicleinfo", headers=bearer(token))
+        assert response.status_code == 403  # authenticated; a client token has no vehicle
