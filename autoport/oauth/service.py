@@ -8,13 +8,11 @@ raised inside it, so nothing half-done is stored.
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import hashlib
 import hmac
 import secrets
 import uuid
-import weakref
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,6 +33,7 @@ from autoport.kit.environments import Environment
 from autoport.kit.errors import ApiError, OAuthError
 from autoport.oauth import repository
 from autoport.oauth.client_auth import AuthenticatedClient
+from autoport.oauth.group_commit import run_grouped
 from autoport.oauth.repository import ACCESS, REFRESH
 
 CLIENT_SCOPES = "vehicle:data vehicle:eligibility-check fleet:clearance"
@@ -235,75 +234,18 @@ async def client_credentials(
         "created_at": now_us,
         "expires_at": now_us + CLIENT_TOKEN_SECONDS * MICROS,
     }
-    if client.assertion is None:
-        # Nothing single-use to consume: the insert may share a commit with others.
-        await batched_insert(db, row)
-    else:
-        async with db.transaction() as conn:
-            await _record_assertion(conn, client)
-            await repository.insert_token(conn, row)
+
+    async def work(conn: Connection) -> None:
+        await _record_assertion(conn, client)
+        await repository.insert_token(conn, row)
+
+    await run_grouped(db, work)
     return {
         "access_token": token,
         "token_type": "bearer",
         "expires_in": CLIENT_TOKEN_SECONDS,
         "scope": CLIENT_SCOPES,
     }
-
-
-class _TokenBatcher:
-    """Group commit for client_credentials tokens: requests that arrive while a commit
-    is in flight are inserted together in the next transaction. A commit (not the
-    insert) is most of a token's cost on SQLite, so under load this multiplies the
-    rate; a lone request waits for nothing but its own commit. Each caller returns only
-    after its row is committed."""
-
-    def __init__(self, db: Database) -> None:
-        self.db = db
-        self.pending: list[tuple[dict[str, Any], asyncio.Future[None]]] = []
-        self.flushing = False
-        self.task: asyncio.Task[None] | None = None
-
-    async def insert(self, row: dict[str, Any]) -> None:
-        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self.pending.append((row, done))
-        if not self.flushing:
-            self.flushing = True
-            self.task = asyncio.create_task(self._flush())
-        await done
-
-    async def _flush(self) -> None:
-        batch: list[tuple[dict[str, Any], asyncio.Future[None]]] = []
-        try:
-            while self.pending:
-                batch, self.pending = self.pending, []
-                try:
-                    async with self.db.transaction() as conn:
-                        await repository.insert_tokens(conn, [row for row, _ in batch])
-                except Exception as error:  # handed to every waiting request
-                    for _, done in batch:
-                        if not done.done():
-                            done.set_exception(error)
-                else:
-                    for _, done in batch:
-                        if not done.done():
-                            done.set_result(None)
-        finally:
-            self.flushing = False
-            # Cancelled mid-commit (shutdown): nobody may wait forever.
-            for _, done in [*batch, *self.pending]:
-                if not done.done():
-                    done.set_exception(RuntimeError("the token store is shutting down"))
-            self.pending = []
-
-
-_batchers: weakref.WeakKeyDictionary[Database, _TokenBatcher] = weakref.WeakKeyDictionary()
-
-
-async def batched_insert(db: Database, row: dict[str, Any]) -> None:
-    batcher = _batchers.get(db)
-    if batcher is None:
-        batcher = _batchers[db] = _TokenBatcher(db)
-    await batcher.insert(row)
 
 
 def _vehicle_response(
@@ -497,9 +439,8 @@ async def refresh_token(
     application = client.application
     hashed = token_hash(config.token_key, presented)
     pair = (new_token(ACCESS_PREFIX), new_token(REFRESH_PREFIX))
-    failure: OAuthError | None = None
-    result: dict[str, Any] = {}
-    async with db.transaction() as conn:
+
+    async def work(conn: Connection) -> tuple[dict[str, Any], OAuthError | None]:
         await _record_assertion(conn, client)
         row = await repository.consume_refresh(
             conn,
@@ -509,22 +450,8 @@ async def refresh_token(
             successor=_seal(config, presented, pair),
             now_us=now_us,
         )
-        if row is not None:
-            authorization = await _live_authorization(
-                conn, environment, row["authorization_id"], application.id
-            )
-            result = await _issue_pair(
-                conn,
-                environment=environment,
-                application=application,
-                authorization=authorization,
-                family_id=row["family_id"],
-                config=config,
-                now_us=now_us,
-                tokens=pair,
-            )
-        else:
-            result, failure = await _refresh_not_consumable(
+        if row is None:
+            return await _refresh_not_consumable(
                 conn,
                 environment=environment,
                 application=application,
@@ -533,6 +460,23 @@ async def refresh_token(
                 config=config,
                 now_us=now_us,
             )
+        authorization = await _live_authorization(
+            conn, environment, row["authorization_id"], application.id
+        )
+        issued = await _issue_pair(
+            conn,
+            environment=environment,
+            application=application,
+            authorization=authorization,
+            family_id=row["family_id"],
+            config=config,
+            now_us=now_us,
+            tokens=pair,
+        )
+        return issued, None
+
+    # A reuse's family revocation is committed; its error is raised after the commit.
+    result, failure = await run_grouped(db, work)
     if failure is not None:
         raise failure
     return result
