@@ -243,6 +243,9 @@ def bench_backend(
                 for token in setup["refresh_tokens"]  # type: ignore[attr-defined]
             ],
         }
+        # Warm-up (not measured): first requests pay imports, caches and pool growth.
+        warm = write_script(scripts, "warm-up", [secret_body])
+        run_wrk(token_url, 1, warm, connections)
         for label, lines in bodies.items():
             results[label] = run_wrk(
                 token_url, seconds, write_script(scripts, label, lines), connections
