@@ -20,6 +20,53 @@ from autoport.oauth.schemas import read_params
 
 router = APIRouter(tags=["oauth"])
 
+
+def _body_doc(properties: dict[str, str], required: list[str]) -> dict[str, Any]:
+    """OpenAPI for bodies read by hand (JSON or form, both accepted)."""
+    schema = {
+        "type": "object",
+        "properties": {
+            name: {"type": "string", "description": text} for name, text in properties.items()
+        },
+        "required": required,
+    }
+    return {
+        "requestBody": {
+            "required": True,
+            "content": {
+                "application/x-www-form-urlencoded": {"schema": schema},
+                "application/json": {"schema": schema},
+            },
+        }
+    }
+
+
+TOKEN_BODY = _body_doc(
+    {
+        "grant_type": "authorization_code | refresh_token (alias refresh) | client_credentials",
+        "code": "authorization_code: the code from the consent redirect",
+        "redirect_uri": "authorization_code: exactly the redirect_uri the code was issued for",
+        "code_verifier": "authorization_code: the PKCE verifier",
+        "refresh_token": "refresh_token: the current refresh token",
+        "client_id": "client authentication (or HTTP Basic)",
+        "client_secret": "confidential clients (or HTTP Basic)",
+        "client_assertion_type": "urn:ietf:params:oauth:client-assertion-type:jwt-bearer",
+        "client_assertion": "an ES256 JWT (private_key_jwt)",
+    },
+    ["grant_type"],
+)
+REVOKE_BODY = _body_doc(
+    {
+        "token": "the access or refresh token to revoke",
+        "token_type_hint": "access_token | refresh_token",
+        "client_id": "client authentication (or HTTP Basic)",
+        "client_secret": "confidential clients (or HTTP Basic)",
+        "client_assertion_type": "urn:ietf:params:oauth:client-assertion-type:jwt-bearer",
+        "client_assertion": "an ES256 JWT (private_key_jwt)",
+    },
+    ["token"],
+)
+
 NO_STORE = {"Cache-Control": "no-store", "Pragma": "no-cache"}
 GRANT_TYPES = ("authorization_code", "refresh_token", "client_credentials")
 
@@ -101,7 +148,7 @@ async def _token(request: Request, account_id: str | None = None) -> Response:
     return json_response(body, headers=NO_STORE)
 
 
-@router.post("/v1/access_tokens", summary="Token endpoint")
+@router.post("/v1/access_tokens", summary="Token endpoint", openapi_extra=TOKEN_BODY)
 async def token_endpoint(request: Request) -> Response:
     """Exchange an authorization code, a refresh token (`refresh_token` or `refresh`) or
     client credentials for tokens. JSON or form bodies; client authentication by
@@ -109,13 +156,19 @@ async def token_endpoint(request: Request) -> Response:
     return await _token(request)
 
 
-@router.post("/v1/access_token", summary="Token endpoint (declared alias)")
+@router.post(
+    "/v1/access_token", summary="Token endpoint (declared alias)", openapi_extra=TOKEN_BODY
+)
 async def token_endpoint_alias(request: Request) -> Response:
     """The same as `POST /v1/access_tokens`."""
     return await _token(request)
 
 
-@router.post("/v1/{account_id}/oauth/access_tokens", summary="Token endpoint (per account)")
+@router.post(
+    "/v1/{account_id}/oauth/access_tokens",
+    summary="Token endpoint (per account)",
+    openapi_extra=TOKEN_BODY,
+)
 async def token_endpoint_account(request: Request, account_id: str) -> Response:
     """The same as `POST /v1/access_tokens`, for clients of the given account."""
     return await _token(request, account_id)
@@ -141,7 +194,7 @@ async def _revoke(request: Request) -> Response:
     return Response(status_code=200, headers=NO_STORE)
 
 
-@router.delete("/v1/access_tokens", summary="Revoke a token (RFC 7009)")
+@router.delete("/v1/access_tokens", summary="Revoke a token (RFC 7009)", openapi_extra=REVOKE_BODY)
 async def revoke_endpoint(request: Request) -> Response:
     """Revoke an access or refresh token of the authenticated client (`token`, optional
     `token_type_hint`). Revoking a refresh token ends the grant. Always `200` with an
@@ -149,7 +202,9 @@ async def revoke_endpoint(request: Request) -> Response:
     return await _revoke(request)
 
 
-@router.post("/v1/revoke", summary="Revoke a token (RFC 7009, POST form)")
+@router.post(
+    "/v1/revoke", summary="Revoke a token (RFC 7009, POST form)", openapi_extra=REVOKE_BODY
+)
 async def revoke_endpoint_post(request: Request) -> Response:
     """The same as `DELETE /v1/access_tokens`, for standard clients that POST (RFC 7009)."""
     return await _revoke(request)
