@@ -21,6 +21,7 @@ from autoport.kit.environments import EnvironmentRouter
 from autoport.kit.errors import install_error_handlers
 from autoport.kit.middleware import RequestPipeline
 from autoport.kit.state import AppState
+from autoport.oauth.bearer import make_authenticator
 
 # Background work started with the app (workers of webhooks, streaming, fleet, sandbox).
 # Each takes the AppState and runs until cancelled.
@@ -29,11 +30,16 @@ BackgroundTask = Callable[[AppState], contextlib.AbstractAsyncContextManager[Non
 
 def feature_routers() -> Sequence[APIRouter]:
     """Every feature's router, in one place."""
-    return [health_router]
+    from autoport.apps.routes import router as apps_router
+    from autoport.oauth.routes import router as oauth_router
+
+    return [health_router, oauth_router, apps_router]
 
 
 def background_tasks() -> Sequence[BackgroundTask]:
-    return []
+    from autoport.oauth.tasks import housekeeping
+
+    return [housekeeping]
 
 
 def create_app(
@@ -71,6 +77,8 @@ def create_app(
         redoc_url=None,
     )
     app.state.autoport = state
+    # Bearer tokens -> Caller for every data route (autoport.kit.auth).
+    app.state.authenticator = make_authenticator(state)
     install_error_handlers(app)
     for router in feature_routers():
         app.include_router(router)

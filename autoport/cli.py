@@ -180,6 +180,9 @@ def admin_token(
 
 def register() -> None:
     """Attach the features' sub-command groups (imported here to keep start-up light)."""
+    from autoport.apps.cli import app as apps_app
+
+    app.add_typer(apps_app, name="apps")
 
 
 def main() -> None:

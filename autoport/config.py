@@ -57,6 +57,19 @@ class Settings(BaseSettings):
     # Filled from the secrets file when admin_token is not given: only its hash is kept.
     admin_token_sha256: str | None = None
 
+    # --- oauth
+    # Lifetime of access tokens from the consent flow (client_credentials: always 300 s).
+    oauth_access_token_seconds: int = Field(default=3600, ge=60, le=86_400)
+    # Lifetime of a refresh token (each refresh issues a new one with a fresh lifetime).
+    oauth_refresh_token_seconds: int = Field(default=90 * 86_400, ge=3600)
+    # A rotated refresh token presented again within this window returns the same new
+    # pair (two workers of one client racing); later, the whole token family is revoked.
+    oauth_refresh_grace_seconds: float = Field(default=30.0, ge=0, le=300)
+    # After `apps rotate-secret`, the previous secret keeps working this long.
+    oauth_secret_overlap_seconds: int = Field(default=86_400, ge=0)
+    # Allowed clock difference for client assertions' iat/exp.
+    oauth_assertion_skew_seconds: int = Field(default=30, ge=0, le=300)
+
     redis_url: str | None = None
 
     @classmethod

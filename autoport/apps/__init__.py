@@ -1,0 +1,1 @@
+"""Accounts, applications and their credentials (client secrets, assertion keys)."""

@@ -1,0 +1,360 @@
+"""`autoport apps ...`: accounts, applications and their credentials from the shell.
+Every command that creates or shows something has `--json` for scripts."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+import typer
+
+from autoport.apps import repository, service
+from autoport.apps.schemas import CONFIDENTIAL
+from autoport.config import Settings
+from autoport.kit.clock import now_us, to_iso
+from autoport.kit.db import Connection, Database, create_database
+from autoport.kit.environments import Environment, public_base_url
+from autoport.kit.errors import ApiError
+
+app = typer.Typer(name="apps", help="Applications and their credentials.", no_args_is_help=True)
+
+T = TypeVar("T")
+
+EnvOption = Annotated[
+    Environment, typer.Option("--environment", "-e", help="production or sandbox.")
+]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON (for scripts).")]
+
+
+def _settings() -> Settings:
+    from autoport.cli import load_settings
+
+    return load_settings()
+
+
+def _run(work: Callable[[Database, Settings], Awaitable[T]]) -> T:
+    settings = _settings()
+
+    async def main() -> T:
+        if settings.is_sqlite:
+            # Like `serve`: the embedded database migrates itself.
+            from autoport.db.migrate import upgrade
+
+            await upgrade(settings.resolved_database_url)
+        db = create_database(settings.resolved_database_url, schema=settings.database_schema)
+        await db.connect()
+        try:
+            return await work(db, settings)
+        finally:
+            await db.close()
+
+    try:
+        return asyncio.run(main())
+    except ApiError as error:
+        typer.secho(f"error: {error.detail}", fg=typer.colors.RED, err=True)
+        raise typer.Exit(1 if error.status == 404 else 2) from error
+
+
+def _print(data: dict[str, Any], as_json: bool, lines: list[str]) -> None:
+    if as_json:
+        typer.echo(json.dumps(data, indent=2))
+    else:
+        for line in lines:
+            typer.echo(line)
+
+
+def _app_lines(data: dict[str, Any]) -> list[str]:
+    return [
+        f"app_id:        {data['app_id']}",
+        f"name:          {data['name']}",
+        f"environment:   {data['environment']}",
+        f"account_id:    {data['account_id']}",
+        f"client_type:   {data['client_type']}",
+        f"client_id:     {data['client_id']}",
+        f"redirect_uris: {' '.join(data['redirect_uris']) or '-'}",
+        f"properties:    {' '.join(data['properties']) or '-'}",
+        f"brands:        {' '.join(data['brands']) or '-'}",
+    ]
+
+
+@app.command("create-account")
+def create_account(
+    name: Annotated[str, typer.Option(help="Account name.")],
+    environment: EnvOption = Environment.production,
+    as_json: JsonOption = False,
+) -> None:
+    """Create an account (applications belong to one)."""
+
+    async def work(db: Database, settings: Settings) -> dict[str, Any]:
+        async with db.transaction() as conn:
+            account = await service.create_account(
+                conn, environment=environment, name=name, now_us=now_us()
+            )
+        return account.as_dict()
+
+    data = _run(work)
+    _print(data, as_json, [f"account_id: {data['id']}", f"name:       {data['name']}"])
+
+
+@app.command()
+def create(
+    name: Annotated[str, typer.Option(help="Application name.")],
+    environment: EnvOption = Environment.production,
+    account_id: Annotated[
+        str | None, typer.Option(help="Owner account; a new one named after the app if absent.")
+    ] = None,
+    redirect_uri: Annotated[
+        list[str] | None, typer.Option("--redirect-uri", help="Repeatable.")
+    ] = None,
+    prop: Annotated[
+        list[str] | None,
+        typer.Option("--property", help="capability.property the app asks for; repeatable."),
+    ] = None,
+    brand: Annotated[list[str] | None, typer.Option("--brand", help="Repeatable.")] = None,
+    client_type: Annotated[
+        str, typer.Option(help="confidential (server-side) or public (mobile/native).")
+    ] = CONFIDENTIAL,
+    as_json: JsonOption = False,
+) -> None:
+    """Create an application. Prints its client_secret once: keep it."""
+
+    async def work(db: Database, settings: Settings) -> dict[str, Any]:
+        now = now_us()
+        async with db.transaction() as conn:
+            owner = account_id
+            if owner is None:
+                owner = (
+                    await service.create_account(
+                        conn, environment=environment, name=name, now_us=now
+                    )
+                ).id
+            application, secret = await service.create_application(
+                conn,
+                environment=environment,
+                account_id=owner,
+                name=name,
+                redirect_uris=redirect_uri or [],
+                properties=prop or [],
+                brands=brand or [],
+                client_type=client_type,
+                now_us=now,
+            )
+        base = public_base_url(settings, environment)
+        return {
+            **application.as_dict(),
+            "client_secret": secret,
+            "token_url": f"{base}/v1/access_tokens",
+        }
+
+    data = _run(work)
+    lines = [*_app_lines(data), f"token_url:     {data['token_url']}"]
+    if data["client_secret"]:
+        lines.append(f"client_secret: {data['client_secret']}   (shown once: keep it)")
+    _print(data, as_json, lines)
+
+
+@app.command("list")
+def list_(
+    environment: EnvOption = Environment.production,
+    account_id: Annotated[str | None, typer.Option(help="Only this account's.")] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """List applications."""
+
+    async def work(db: Database, settings: Settings) -> list[dict[str, Any]]:
+        apps = await service.list_applications(
+            db.reader, environment=environment, account_id=account_id
+        )
+        return [a.as_dict() for a in apps]
+
+    rows = _run(work)
+    if as_json:
+        typer.echo(json.dumps({"applications": rows}, indent=2))
+        return
+    for row in rows:
+        state = "disabled" if row["disabled_at"] else row["client_type"]
+        typer.echo(f"{row['app_id']}  {row['client_id']}  {state:<12}  {row['name']}")
+
+
+async def _details(conn: Connection, environment: Environment, app_id: str) -> dict[str, Any]:
+    application = await service.get_application(conn, environment=environment, app_id=app_id)
+    keys = await repository.keys_of(conn, app_id)
+    secrets = await repository.secrets_of(conn, app_id)
+    return {
+        **application.as_dict(),
+        "keys": [key.as_dict() for key in keys],
+        "secrets": [
+            {
+                "id": row["id"],
+                "created_at": to_iso(row["created_at"]),
+                "expires_at": None if row["expires_at"] is None else to_iso(row["expires_at"]),
+            }
+            for row in secrets
+        ],
+    }
+
+
+@app.command()
+def show(
+    app_id: Annotated[str, typer.Argument(help="The application's app_id.")],
+    environment: EnvOption = Environment.production,
+    as_json: JsonOption = False,
+) -> None:
+    """Show an application, its keys and its secrets (never the secret itself)."""
+
+    async def work(db: Database, settings: Settings) -> dict[str, Any]:
+        return await _details(db.reader, environment, app_id)
+
+    data = _run(work)
+    lines = _app_lines(data)
+    lines += [f"key:           {k['key_id']} revoked={k['revoked_at']}" for k in data["keys"]]
+    lines += [
+        f"secret:        created {s['created_at']} expires {s['expires_at']}"
+        for s in data["secrets"]
+    ]
+    _print(data, as_json, lines)
+
+
+@app.command("rotate-secret")
+def rotate_secret(
+    app_id: Annotated[str, typer.Argument()],
+    environment: EnvOption = Environment.production,
+    overlap_seconds: Annotated[
+        int | None, typer.Option(help="How long the old secret keeps working.")
+    ] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Issue a new client secret (printed once); the old one works for the overlap."""
+
+    async def work(db: Database, settings: Settings) -> dict[str, Any]:
+        overlap = overlap_seconds
+        if overlap is None:
+            overlap = settings.oauth_secret_overlap_seconds
+        async with db.transaction() as conn:
+            secret, until = await service.rotate_secret(
+                conn,
+                environment=environment,
+                app_id=app_id,
+                now_us=now_us(),
+                overlap_seconds=overlap,
+            )
+        return {
+            "app_id": app_id,
+            "client_secret": secret,
+            "previous_secrets_expire_at": to_iso(until),
+        }
+
+    data = _run(work)
+    _print(
+        data,
+        as_json,
+        [
+            f"client_secret: {data['client_secret']}   (shown once: keep it)",
+            f"the previous secret stops working at {data['previous_secrets_expire_at']}",
+        ],
+    )
+
+
+@app.command("add-key")
+def add_key(
+    app_id: Annotated[str, typer.Argument()],
+    environment: EnvOption = Environment.production,
+    public_key: Annotated[
+        Path | None,
+        typer.Option(help="A P-256 public key (JWK JSON or PEM file); omit to generate a pair."),
+    ] = None,
+    output: Annotated[
+        Path | None,
+        typer.Option("--output", "-o", help="Write the generated credentials file here (0600)."),
+    ] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Add an ES256 key for client assertions. Without --public-key a pair is generated
+    and the private key is handed out once, as a JSON credentials file."""
+
+    async def work(db: Database, settings: Settings) -> dict[str, Any]:
+        given = public_key.read_text() if public_key is not None else None
+        async with db.transaction() as conn:
+            new = await service.add_key(
+                conn, environment=environment, app_id=app_id, now_us=now_us(), public_jwk=given
+            )
+            application = await service.get_application(
+                conn, environment=environment, app_id=app_id
+            )
+        result = new.key.as_dict()
+        if new.private_jwk is not None:
+            base = public_base_url(settings, environment)
+            result["credentials"] = service.credentials_file(
+                application=application,
+                key=new,
+                token_url=f"{base}/v1/access_tokens",
+                audience=f"{base}/v1",
+            )
+        return result
+
+    data = _run(work)
+    credentials = data.get("credentials")
+    if credentials is not None and output is not None:
+        import os
+
+        fd = os.open(output, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as handle:
+            json.dump(credentials, handle, indent=2)
+        data = {k: v for k, v in data.items() if k != "credentials"} | {
+            "credentials_file": str(output)
+        }
+    lines = [f"key_id: {data['key_id']}  (the assertion's 'iss')"]
+    if "credentials_file" in data:
+        lines.append(f"private key written to {data['credentials_file']} (keep it secret)")
+    elif credentials is not None:
+        lines.append("credentials file (private key, shown once):")
+        lines.append(json.dumps(credentials, indent=2))
+    _print(data, as_json, lines)
+
+
+@app.command("remove-key")
+def remove_key(
+    app_id: Annotated[str, typer.Argument()],
+    key_id: Annotated[str, typer.Argument()],
+    environment: EnvOption = Environment.production,
+) -> None:
+    """Revoke an assertion key."""
+
+    async def work(db: Database, settings: Settings) -> None:
+        async with db.transaction() as conn:
+            await service.remove_key(
+                conn, environment=environment, app_id=app_id, key_id=key_id, now_us=now_us()
+            )
+
+    _run(work)
+    typer.echo(f"key {key_id} revoked")
+
+
+def _set_disabled(app_id: str, environment: Environment, disabled: bool) -> None:
+    async def work(db: Database, settings: Settings) -> None:
+        async with db.transaction() as conn:
+            await service.update_application(
+                conn, environment=environment, app_id=app_id, now_us=now_us(), disabled=disabled
+            )
+
+    _run(work)
+    typer.echo(f"application {app_id} {'disabled' if disabled else 'enabled'}")
+
+
+@app.command()
+def disable(
+    app_id: Annotated[str, typer.Argument()], environment: EnvOption = Environment.production
+) -> None:
+    """Disable an application: its tokens stop working and it gets no new ones."""
+    _set_disabled(app_id, environment, True)
+
+
+@app.command()
+def enable(
+    app_id: Annotated[str, typer.Argument()], environment: EnvOption = Environment.production
+) -> None:
+    """Enable a disabled application again."""
+    _set_disabled(app_id, environment, False)

@@ -1,0 +1,172 @@
+"""SQL of accounts, applications, client secrets and keys. Every read is scoped by
+environment, so a sandbox id never finds a production row."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from autoport.apps.schemas import Account, Application, ClientKey
+from autoport.kit.db import Connection, Row
+from autoport.kit.environments import Environment
+
+_APP_COLUMNS = (
+    "id, environment, account_id, client_id, name, client_type, redirect_uris, properties, "
+    "brands, created_at, disabled_at"
+)
+
+
+async def insert_account(conn: Connection, account: Account) -> None:
+    await conn.execute(
+        "INSERT INTO accounts (id, environment, name, created_at) "
+        "VALUES (:id, :environment, :name, :created_at)",
+        {
+            "id": account.id,
+            "environment": str(account.environment),
+            "name": account.name,
+            "created_at": account.created_at,
+        },
+    )
+
+
+async def get_account(
+    conn: Connection, environment: Environment, account_id: str
+) -> Account | None:
+    row = await conn.fetch_one(
+        "SELECT id, environment, name, created_at FROM accounts "
+        "WHERE id = :id AND environment = :environment",
+        {"id": account_id, "environment": str(environment)},
+    )
+    return None if row is None else Account.from_row(row)
+
+
+async def list_accounts(conn: Connection, environment: Environment) -> list[Account]:
+    rows = await conn.fetch_all(
+        "SELECT id, environment, name, created_at FROM accounts "
+        "WHERE environment = :environment ORDER BY created_at, id",
+        {"environment": str(environment)},
+    )
+    return [Account.from_row(row) for row in rows]
+
+
+async def insert_application(conn: Connection, values: dict[str, Any]) -> None:
+    await conn.execute(
+        f"INSERT INTO applications ({_APP_COLUMNS}) VALUES (:id, :environment, :account_id, "  # noqa: S608
+        ":client_id, :name, :client_type, :redirect_uris, :properties, :brands, :created_at, "
+        ":disabled_at)",
+        values,
+    )
+
+
+async def get_application(
+    conn: Connection, environment: Environment, app_id: str
+) -> Application | None:
+    row = await conn.fetch_one(
+        f"SELECT {_APP_COLUMNS} FROM applications WHERE id = :id AND environment = :environment",  # noqa: S608
+        {"id": app_id, "environment": str(environment)},
+    )
+    return None if row is None else Application.from_row(row)
+
+
+async def find_by_client_id(
+    conn: Connection, environment: Environment, client_id: str
+) -> Application | None:
+    row = await conn.fetch_one(
+        f"SELECT {_APP_COLUMNS} FROM applications "  # noqa: S608
+        "WHERE client_id = :client_id AND environment = :environment",
+        {"client_id": client_id, "environment": str(environment)},
+    )
+    return None if row is None else Application.from_row(row)
+
+
+async def list_applications(
+    conn: Connection, environment: Environment, account_id: str | None = None
+) -> list[Application]:
+    sql = f"SELECT {_APP_COLUMNS} FROM applications WHERE environment = :environment"  # noqa: S608
+    params: dict[str, Any] = {"environment": str(environment)}
+    if account_id is not None:
+        sql += " AND account_id = :account_id"
+        params["account_id"] = account_id
+    rows = await conn.fetch_all(sql + " ORDER BY created_at, id", params)
+    return [Application.from_row(row) for row in rows]
+
+
+async def update_application(
+    conn: Connection, environment: Environment, app_id: str, values: dict[str, Any]
+) -> None:
+    # Column names come from a fixed allow-list in the service, never from input.
+    assignments = ", ".join(f"{name} = :{name}" for name in values)
+    await conn.execute(
+        f"UPDATE applications SET {assignments} WHERE id = :id AND environment = :environment",  # noqa: S608
+        {**values, "id": app_id, "environment": str(environment)},
+    )
+
+
+async def insert_secret(
+    conn: Connection,
+    *,
+    secret_id: str,
+    environment: Environment,
+    application_id: str,
+    secret_hash: str,
+    now_us: int,
+) -> None:
+    await conn.execute(
+        "INSERT INTO client_secrets (id, environment, application_id, secret_hash, created_at, "
+        "expires_at) VALUES (:id, :environment, :application_id, :secret_hash, :now, NULL)",
+        {
+            "id": secret_id,
+            "environment": str(environment),
+            "application_id": application_id,
+            "secret_hash": secret_hash,
+            "now": now_us,
+        },
+    )
+
+
+async def expire_open_secrets(conn: Connection, application_id: str, expires_at: int) -> int:
+    """Give every secret without an end the end `expires_at` (rotation's overlap)."""
+    return await conn.execute(
+        "UPDATE client_secrets SET expires_at = :expires_at "
+        "WHERE application_id = :application_id "
+        "AND (expires_at IS NULL OR expires_at > :expires_at)",
+        {"application_id": application_id, "expires_at": expires_at},
+    )
+
+
+async def secrets_of(conn: Connection, application_id: str) -> list[Row]:
+    return await conn.fetch_all(
+        "SELECT id, created_at, expires_at FROM client_secrets "
+        "WHERE application_id = :application_id ORDER BY created_at, id",
+        {"application_id": application_id},
+    )
+
+
+async def insert_key(conn: Connection, key: ClientKey, environment: Environment, jwk: str) -> None:
+    await conn.execute(
+        "INSERT INTO client_keys (id, environment, application_id, public_jwk, created_at, "
+        "revoked_at) VALUES (:id, :environment, :application_id, :jwk, :created_at, NULL)",
+        {
+            "id": key.id,
+            "environment": str(environment),
+            "application_id": key.application_id,
+            "jwk": jwk,
+            "created_at": key.created_at,
+        },
+    )
+
+
+async def keys_of(conn: Connection, application_id: str) -> list[ClientKey]:
+    rows = await conn.fetch_all(
+        "SELECT id, application_id, public_jwk, created_at, revoked_at FROM client_keys "
+        "WHERE application_id = :application_id ORDER BY created_at, id",
+        {"application_id": application_id},
+    )
+    return [ClientKey.from_row(row) for row in rows]
+
+
+async def revoke_key(conn: Connection, application_id: str, key_id: str, now_us: int) -> int:
+    return await conn.execute(
+        "UPDATE client_keys SET revoked_at = :now "
+        "WHERE id = :id AND application_id = :application_id AND revoked_at IS NULL",
+        {"id": key_id, "application_id": application_id, "now": now_us},
+    )

@@ -1,0 +1,236 @@
+"""The admin API of accounts and applications (the operator's admin token). Per
+environment like every path: `/admin/v1/...` is production, `/sandbox/admin/v1/...`
+the sandbox."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import Query
+from pydantic import BaseModel, ConfigDict, Field
+from starlette.responses import Response
+
+from autoport.apps import repository, service
+from autoport.apps.schemas import CONFIDENTIAL
+from autoport.kit.auth import AdminDep
+from autoport.kit.clock import to_iso
+from autoport.kit.environments import EnvironmentDep, public_base_url
+from autoport.kit.routing import api_router, json_response
+from autoport.kit.state import StateDep
+
+router = api_router(prefix="/admin/v1", tags=["admin"])
+
+
+class AccountIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str = Field(min_length=1, max_length=200)
+
+
+class ApplicationIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str = Field(min_length=1, max_length=200)
+    account_id: str | None = Field(
+        default=None, description="Owner account; a new account named after the app if absent."
+    )
+    redirect_uris: list[str] = Field(default_factory=list)
+    properties: list[str] = Field(default_factory=list, description="capability.property")
+    brands: list[str] = Field(default_factory=list)
+    client_type: str = CONFIDENTIAL
+
+
+class ApplicationPatch(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str | None = None
+    redirect_uris: list[str] | None = None
+    properties: list[str] | None = None
+    brands: list[str] | None = None
+    disabled: bool | None = None
+
+
+class RotateIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    overlap_seconds: int | None = Field(default=None, ge=0, le=90 * 86_400)
+
+
+class KeyIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    public_jwk: dict[str, Any] | str | None = Field(
+        default=None, description="EC P-256 public JWK or PEM; omit to have a pair generated."
+    )
+
+
+async def _details(state: StateDep, environment: EnvironmentDep, app_id: str) -> dict[str, Any]:
+    conn = state.database.reader
+    application = await service.get_application(conn, environment=environment, app_id=app_id)
+    keys = await repository.keys_of(conn, app_id)
+    secrets = await repository.secrets_of(conn, app_id)
+    return {
+        **application.as_dict(),
+        "keys": [key.as_dict() for key in keys],
+        "secrets": [
+            {
+                "id": row["id"],
+                "created_at": to_iso(row["created_at"]),
+                "expires_at": None if row["expires_at"] is None else to_iso(row["expires_at"]),
+            }
+            for row in secrets
+        ],
+    }
+
+
+@router.post("/accounts", status_code=201, summary="Create an account")
+async def create_account(
+    body: AccountIn, state: StateDep, environment: EnvironmentDep, _: AdminDep
+) -> Response:
+    async with state.database.transaction() as conn:
+        account = await service.create_account(
+            conn, environment=environment, name=body.name, now_us=state.clock.now_us()
+        )
+    return json_response(account.as_dict(), status_code=201)
+
+
+@router.get("/accounts", summary="List accounts")
+async def list_accounts(state: StateDep, environment: EnvironmentDep, _: AdminDep) -> Response:
+    accounts = await repository.list_accounts(state.database.reader, environment)
+    return json_response({"accounts": [account.as_dict() for account in accounts]})
+
+
+@router.post("/applications", status_code=201, summary="Create an application")
+async def create_application(
+    body: ApplicationIn, state: StateDep, environment: EnvironmentDep, _: AdminDep
+) -> Response:
+    """Returns the application with its `client_secret` (confidential clients), shown
+    this once."""
+    now = state.clock.now_us()
+    async with state.database.transaction() as conn:
+        account_id = body.account_id
+        if account_id is None:
+            account = await service.create_account(
+                conn, environment=environment, name=body.name, now_us=now
+            )
+            account_id = account.id
+        application, secret = await service.create_application(
+            conn,
+            environment=environment,
+            account_id=account_id,
+            name=body.name,
+            redirect_uris=body.redirect_uris,
+            properties=body.properties,
+            brands=body.brands,
+            client_type=body.client_type,
+            now_us=now,
+        )
+    base = public_base_url(state.settings, environment)
+    return json_response(
+        {**application.as_dict(), "client_secret": secret, "token_url": f"{base}/v1/access_tokens"},
+        status_code=201,
+        headers={"Cache-Control": "no-store"},
+    )
+
+
+@router.get("/applications", summary="List applications")
+async def list_applications(
+    state: StateDep,
+    environment: EnvironmentDep,
+    _: AdminDep,
+    account_id: str | None = Query(default=None),
+) -> Response:
+    applications = await service.list_applications(
+        state.database.reader, environment=environment, account_id=account_id
+    )
+    return json_response({"applications": [a.as_dict() for a in applications]})
+
+
+@router.get("/applications/{app_id}", summary="Show an application")
+async def show_application(
+    app_id: str, state: StateDep, environment: EnvironmentDep, _: AdminDep
+) -> Response:
+    return json_response(await _details(state, environment, app_id))
+
+
+@router.patch("/applications/{app_id}", summary="Change an application")
+async def patch_application(
+    app_id: str, body: ApplicationPatch, state: StateDep, environment: EnvironmentDep, _: AdminDep
+) -> Response:
+    async with state.database.transaction() as conn:
+        await service.update_application(
+            conn,
+            environment=environment,
+            app_id=app_id,
+            now_us=state.clock.now_us(),
+            name=body.name,
+            redirect_uris=body.redirect_uris,
+            properties=body.properties,
+            brands=body.brands,
+            disabled=body.disabled,
+        )
+    return json_response(await _details(state, environment, app_id))
+
+
+@router.post("/applications/{app_id}/rotate-secret", summary="Issue a new client secret")
+async def rotate_secret(
+    app_id: str, body: RotateIn, state: StateDep, environment: EnvironmentDep, _: AdminDep
+) -> Response:
+    """The new secret is shown once; the previous one keeps working for the overlap
+    (default `oauth_secret_overlap_seconds`)."""
+    overlap = body.overlap_seconds
+    if overlap is None:
+        overlap = state.settings.oauth_secret_overlap_seconds
+    async with state.database.transaction() as conn:
+        secret, old_until = await service.rotate_secret(
+            conn,
+            environment=environment,
+            app_id=app_id,
+            now_us=state.clock.now_us(),
+            overlap_seconds=overlap,
+        )
+    return json_response(
+        {
+            "app_id": app_id,
+            "client_secret": secret,
+            "previous_secrets_expire_at": to_iso(old_until),
+        },
+        headers={"Cache-Control": "no-store"},
+    )
+
+
+@router.post("/applications/{app_id}/keys", status_code=201, summary="Add an assertion key")
+async def add_key(
+    app_id: str, body: KeyIn, state: StateDep, environment: EnvironmentDep, _: AdminDep
+) -> Response:
+    """Register a public key, or omit `public_jwk` to get a generated pair: the response
+    then holds the credentials file with the private key, shown this once."""
+    async with state.database.transaction() as conn:
+        new = await service.add_key(
+            conn,
+            environment=environment,
+            app_id=app_id,
+            now_us=state.clock.now_us(),
+            public_jwk=body.public_jwk,
+        )
+        application = await service.get_application(conn, environment=environment, app_id=app_id)
+    base = public_base_url(state.settings, environment)
+    result: dict[str, Any] = new.key.as_dict()
+    if new.private_jwk is not None:
+        result["credentials"] = service.credentials_file(
+            application=application,
+            key=new,
+            token_url=f"{base}/v1/access_tokens",
+            audience=f"{base}/v1",
+        )
+    return json_response(result, status_code=201, headers={"Cache-Control": "no-store"})
+
+
+@router.delete("/applications/{app_id}/keys/{key_id}", status_code=204, summary="Remove a key")
+async def remove_key(
+    app_id: str, key_id: str, state: StateDep, environment: EnvironmentDep, _: AdminDep
+) -> Response:
+    async with state.database.transaction() as conn:
+        await service.remove_key(
+            conn,
+            environment=environment,
+            app_id=app_id,
+            key_id=key_id,
+            now_us=state.clock.now_us(),
+        )
+    return Response(status_code=204)

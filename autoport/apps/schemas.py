@@ -1,0 +1,117 @@
+"""Shapes of applications and accounts, as stored and as shown."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from autoport.kit.clock import to_iso
+from autoport.kit.db import Row
+from autoport.kit.environments import Environment
+
+CONFIDENTIAL = "confidential"
+PUBLIC = "public"
+CLIENT_TYPES = (CONFIDENTIAL, PUBLIC)
+
+
+@dataclass(frozen=True, slots=True)
+class Account:
+    id: str
+    environment: Environment
+    name: str
+    created_at: int
+
+    @classmethod
+    def from_row(cls, row: Row) -> Account:
+        return cls(row["id"], Environment(row["environment"]), row["name"], row["created_at"])
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "environment": str(self.environment),
+            "name": self.name,
+            "created_at": to_iso(self.created_at),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Application:
+    id: str  # the serial `app_id`: 24 upper-case hex characters
+    environment: Environment
+    account_id: str
+    client_id: str
+    name: str
+    client_type: str
+    redirect_uris: tuple[str, ...]
+    properties: tuple[str, ...]
+    brands: tuple[str, ...]
+    created_at: int
+    disabled_at: int | None
+
+    @property
+    def app_id(self) -> str:
+        return self.id
+
+    @property
+    def is_public(self) -> bool:
+        return self.client_type == PUBLIC
+
+    @classmethod
+    def from_row(cls, row: Row) -> Application:
+        return cls(
+            id=row["id"],
+            environment=Environment(row["environment"]),
+            account_id=row["account_id"],
+            client_id=row["client_id"],
+            name=row["name"],
+            client_type=row["client_type"],
+            redirect_uris=tuple(orjson.loads(row["redirect_uris"])),
+            properties=tuple(orjson.loads(row["properties"])),
+            brands=tuple(orjson.loads(row["brands"])),
+            created_at=row["created_at"],
+            disabled_at=row["disabled_at"],
+        )
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "app_id": self.id,
+            "environment": str(self.environment),
+            "account_id": self.account_id,
+            "client_id": self.client_id,
+            "name": self.name,
+            "client_type": self.client_type,
+            "redirect_uris": list(self.redirect_uris),
+            "properties": list(self.properties),
+            "brands": list(self.brands),
+            "created_at": to_iso(self.created_at),
+            "disabled_at": None if self.disabled_at is None else to_iso(self.disabled_at),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class ClientKey:
+    id: str
+    application_id: str
+    public_jwk: dict[str, Any]
+    created_at: int
+    revoked_at: int | None
+
+    @classmethod
+    def from_row(cls, row: Row) -> ClientKey:
+        return cls(
+            row["id"],
+            row["application_id"],
+            orjson.loads(row["public_jwk"]),
+            row["created_at"],
+            row["revoked_at"],
+        )
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "key_id": self.id,
+            "public_jwk": self.public_jwk,
+            "created_at": to_iso(self.created_at),
+            "revoked_at": None if self.revoked_at is None else to_iso(self.revoked_at),
+        }

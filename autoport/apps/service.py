@@ -1,0 +1,349 @@
+"""Accounts and applications: creation, validation, secrets and assertion keys.
+
+Client secrets carry 256 random bits, so a plain SHA-256 is a sound hash for them (the
+admin token is stored the same way); this keeps `create_application` free of the
+deployment key, as the cross-feature contract asks. Tokens use the keyed HMAC.
+"""
+
+from __future__ import annotations
+
+import secrets
+import uuid
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+import orjson
+from joserfc.errors import JoseError
+from joserfc.jwk import ECKey
+
+from autoport.apps import repository
+from autoport.apps.schemas import CLIENT_TYPES, CONFIDENTIAL, Account, Application, ClientKey
+from autoport.catalog import CATALOG
+from autoport.kit.brands import canonical_brand
+from autoport.kit.crypto import new_token, sha256_hex
+from autoport.kit.db import Connection
+from autoport.kit.environments import Environment
+from autoport.kit.errors import ApiError
+
+SECRET_PREFIX = "ap_cs_"  # noqa: S105 - a prefix, not a secret
+
+
+def new_app_id() -> str:
+    """The application serial: 24 upper-case hex characters (96 random bits)."""
+    return secrets.token_hex(12).upper()
+
+
+def secret_hash(secret: str) -> str:
+    return sha256_hex(secret)
+
+
+# ------------------------------------------------------------------------ validation
+
+
+def validate_name(name: str) -> str:
+    name = name.strip()
+    if not name or len(name) > 200:
+        raise ApiError(422, "name: must be 1 to 200 characters", source="name")
+    return name
+
+
+def validate_client_type(client_type: str) -> str:
+    if client_type not in CLIENT_TYPES:
+        raise ApiError(
+            422,
+            f"client_type: must be one of {', '.join(CLIENT_TYPES)}, got {client_type!r}",
+            source="client_type",
+        )
+    return client_type
+
+
+def validate_redirect_uris(uris: Iterable[str]) -> list[str]:
+    """Absolute URIs without a fragment (RFC 6749 §3.1.2). Native apps may use a private
+    scheme (`com.example.app:/cb`); plain http only for loopback, as RFC 8252 allows."""
+    result: list[str] = []
+    for index, uri in enumerate(uris):
+        source = f"redirect_uris[{index}]"
+        parts = urlsplit(uri)
+        if not parts.scheme or parts.fragment or uri != uri.strip() or len(uri) > 2000:
+            raise ApiError(
+                422, f"{source}: must be an absolute URI without a fragment", source=source
+            )
+        if parts.scheme in ("http", "https") and not parts.netloc:
+            raise ApiError(422, f"{source}: an http(s) URI needs a host", source=source)
+        if parts.scheme == "http" and parts.hostname not in ("127.0.0.1", "localhost", "::1"):
+            raise ApiError(
+                422, f"{source}: plain http is allowed only for loopback hosts", source=source
+            )
+        if uri not in result:
+            result.append(uri)
+    return result
+
+
+def validate_properties(properties: Iterable[str]) -> list[str]:
+    """`capability.property` names of the catalog, in catalog order, without duplicates."""
+    wanted: list[str] = []
+    for index, item in enumerate(properties):
+        capability, _, name = item.partition(".")
+        if CATALOG.get(capability, name) is None:
+            source = f"properties[{index}]"
+            raise ApiError(
+                422,
+                f"{source}: {item!r} is not a catalog property (expected capability.property)",
+                source=source,
+            )
+        wanted.append(item)
+    ordered = (CATALOG.property_for_scope(scope) for scope in CATALOG.scopes_for(wanted))
+    return [f"{prop.capability}.{prop.name}" for prop in ordered]
+
+
+def validate_brands(brands: Iterable[str]) -> list[str]:
+    result: list[str] = []
+    for index, item in enumerate(brands):
+        brand = canonical_brand(item)
+        if brand is None:
+            source = f"brands[{index}]"
+            raise ApiError(422, f"{source}: unknown brand {item!r}", source=source)
+        if brand not in result:
+            result.append(brand)
+    return result
+
+
+# -------------------------------------------------------------------------- accounts
+
+
+async def create_account(
+    conn: Connection, *, environment: Environment, name: str, now_us: int
+) -> Account:
+    account = Account(str(uuid.uuid4()), environment, validate_name(name), now_us)
+    await repository.insert_account(conn, account)
+    return account
+
+
+async def get_account(conn: Connection, *, environment: Environment, account_id: str) -> Account:
+    account = await repository.get_account(conn, environment, account_id)
+    if account is None:
+        raise ApiError(404, f"no account {account_id!r} in {environment}", source="account_id")
+    return account
+
+
+# ---------------------------------------------------------------------- applications
+
+
+async def create_application(
+    conn: Connection,
+    *,
+    environment: Environment,
+    account_id: str,
+    name: str,
+    redirect_uris: Iterable[str],
+    properties: Iterable[str],
+    brands: Iterable[str],
+    client_type: str,
+    now_us: int,
+) -> tuple[Application, str | None]:
+    """Create an application; returns it and its client secret (None for public
+    clients). The secret is shown this once: only its hash is stored."""
+    await get_account(conn, environment=environment, account_id=account_id)
+    app_id = new_app_id()
+    values: dict[str, Any] = {
+        "id": app_id,
+        "environment": str(environment),
+        "account_id": account_id,
+        "client_id": str(uuid.uuid4()),
+        "name": validate_name(name),
+        "client_type": validate_client_type(client_type),
+        "redirect_uris": orjson.dumps(validate_redirect_uris(redirect_uris)).decode(),
+        "properties": orjson.dumps(validate_properties(properties)).decode(),
+        "brands": orjson.dumps(validate_brands(brands)).decode(),
+        "created_at": now_us,
+        "disabled_at": None,
+    }
+    await repository.insert_application(conn, values)
+    secret: str | None = None
+    if client_type == CONFIDENTIAL:
+        secret = new_token(SECRET_PREFIX)
+        await repository.insert_secret(
+            conn,
+            secret_id=str(uuid.uuid4()),
+            environment=environment,
+            application_id=app_id,
+            secret_hash=secret_hash(secret),
+            now_us=now_us,
+        )
+    application = await repository.get_application(conn, environment, app_id)
+    assert application is not None
+    return application, secret
+
+
+async def get_application(
+    conn: Connection, *, environment: Environment, app_id: str
+) -> Application:
+    application = await repository.get_application(conn, environment, app_id)
+    if application is None:
+        raise ApiError(404, f"no application {app_id!r} in {environment}", source="app_id")
+    return application
+
+
+async def list_applications(
+    conn: Connection, *, environment: Environment, account_id: str | None = None
+) -> list[Application]:
+    return await repository.list_applications(conn, environment, account_id)
+
+
+async def update_application(
+    conn: Connection,
+    *,
+    environment: Environment,
+    app_id: str,
+    now_us: int,
+    name: str | None = None,
+    redirect_uris: Iterable[str] | None = None,
+    properties: Iterable[str] | None = None,
+    brands: Iterable[str] | None = None,
+    disabled: bool | None = None,
+) -> Application:
+    current = await get_application(conn, environment=environment, app_id=app_id)
+    values: dict[str, Any] = {}
+    if name is not None:
+        values["name"] = validate_name(name)
+    if redirect_uris is not None:
+        values["redirect_uris"] = orjson.dumps(validate_redirect_uris(redirect_uris)).decode()
+    if properties is not None:
+        values["properties"] = orjson.dumps(validate_properties(properties)).decode()
+    if brands is not None:
+        values["brands"] = orjson.dumps(validate_brands(brands)).decode()
+    if disabled is not None:
+        values["disabled_at"] = (current.disabled_at or now_us) if disabled else None
+    if values:
+        await repository.update_application(conn, environment, app_id, values)
+    return await get_application(conn, environment=environment, app_id=app_id)
+
+
+async def rotate_secret(
+    conn: Connection,
+    *,
+    environment: Environment,
+    app_id: str,
+    now_us: int,
+    overlap_seconds: int,
+) -> tuple[str, int]:
+    """A new client secret; the previous ones keep working for `overlap_seconds`.
+    Returns the new secret (shown once) and the instant the old ones stop working."""
+    application = await get_application(conn, environment=environment, app_id=app_id)
+    if application.is_public:
+        raise ApiError(409, "a public client has no client secret", source="client_type")
+    old_until = now_us + overlap_seconds * 1_000_000
+    await repository.expire_open_secrets(conn, app_id, old_until)
+    secret = new_token(SECRET_PREFIX)
+    await repository.insert_secret(
+        conn,
+        secret_id=str(uuid.uuid4()),
+        environment=environment,
+        application_id=app_id,
+        secret_hash=secret_hash(secret),
+        now_us=now_us,
+    )
+    return secret, old_until
+
+
+# ---------------------------------------------------------------------- keys (ES256)
+
+
+@dataclass(frozen=True, slots=True)
+class NewKey:
+    key: ClientKey
+    # Only when the service generated the pair: the private JWK, handed out this once.
+    private_jwk: dict[str, Any] | None
+
+
+def parse_public_jwk(jwk: dict[str, Any] | str) -> dict[str, Any]:
+    """An EC P-256 public key as a JWK (dict or JSON) or PEM; private parts refused."""
+    try:
+        if isinstance(jwk, str) and jwk.lstrip().startswith("-----BEGIN"):
+            key = ECKey.import_key(jwk)
+        else:
+            data = orjson.loads(jwk) if isinstance(jwk, str) else dict(jwk)
+            if "d" in data:
+                raise ApiError(
+                    422,
+                    "public_jwk: contains the private key ('d'); register only the public key",
+                    source="public_jwk",
+                )
+            key = ECKey.import_key(data)
+    except (JoseError, ValueError, TypeError, orjson.JSONDecodeError) as error:
+        raise ApiError(
+            422, f"public_jwk: not an EC P-256 public key ({error})", source="public_jwk"
+        ) from error
+    if key.is_private:
+        raise ApiError(
+            422,
+            "public_jwk: contains the private key; register only the public key",
+            source="public_jwk",
+        )
+    public = key.as_dict(private=False)
+    if public.get("crv") != "P-256":
+        raise ApiError(
+            422,
+            f"public_jwk: curve must be P-256 (ES256), got {public.get('crv')}",
+            source="public_jwk",
+        )
+    return {k: public[k] for k in ("kty", "crv", "x", "y")}
+
+
+async def add_key(
+    conn: Connection,
+    *,
+    environment: Environment,
+    app_id: str,
+    now_us: int,
+    public_jwk: dict[str, Any] | str | None = None,
+) -> NewKey:
+    """Register a public key, or (when none is given) generate a pair and return the
+    private key once. The key id is the assertion's `iss`."""
+    await get_application(conn, environment=environment, app_id=app_id)
+    private: dict[str, Any] | None = None
+    if public_jwk is None:
+        generated = ECKey.generate_key("P-256")
+        public = parse_public_jwk(generated.as_dict(private=False))
+        private = dict(generated.as_dict(private=True))
+    else:
+        public = parse_public_jwk(public_jwk)
+    key_id = str(uuid.uuid4())
+    key = ClientKey(key_id, app_id, {**public, "kid": key_id, "alg": "ES256"}, now_us, None)
+    await repository.insert_key(conn, key, environment, orjson.dumps(key.public_jwk).decode())
+    if private is not None:
+        private = {**private, "kid": key_id, "alg": "ES256"}
+    return NewKey(key, private)
+
+
+async def list_keys(conn: Connection, *, environment: Environment, app_id: str) -> list[ClientKey]:
+    await get_application(conn, environment=environment, app_id=app_id)
+    return await repository.keys_of(conn, app_id)
+
+
+async def remove_key(
+    conn: Connection, *, environment: Environment, app_id: str, key_id: str, now_us: int
+) -> None:
+    await get_application(conn, environment=environment, app_id=app_id)
+    if not await repository.revoke_key(conn, app_id, key_id, now_us):
+        raise ApiError(404, f"no active key {key_id!r} on application {app_id}", source="key_id")
+
+
+def credentials_file(
+    *, application: Application, key: NewKey, token_url: str, audience: str
+) -> dict[str, Any]:
+    """The JSON credentials file handed out with a generated key pair."""
+    assert key.private_jwk is not None
+    return {
+        "type": "autoport_client_assertion_key",
+        "app_id": application.id,
+        "client_id": application.client_id,
+        "environment": str(application.environment),
+        "key_id": key.key.id,
+        "token_url": token_url,
+        "audience": audience,
+        "algorithm": "ES256",
+        "private_jwk": key.private_jwk,
+    }

@@ -1,0 +1,111 @@
+"""The bearer-token authenticator installed as `app.state.authenticator`: an access
+token to a `Caller`, with one primary-key query (it runs on every vehicle-data call)."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import orjson
+from fastapi import Request
+
+from autoport.kit.auth import Authenticator, Caller, CallerKind, Grant, GrantStatus
+from autoport.kit.crypto import token_hash
+from autoport.kit.db import Row
+from autoport.kit.environments import Environment
+from autoport.kit.errors import ApiError
+from autoport.kit.state import AppState
+from autoport.oauth import repository
+from autoport.oauth.repository import ACCESS
+
+
+@lru_cache(maxsize=4096)
+def _json_set(text: str) -> frozenset[str]:
+    # Applications' and grants' property lists repeat on every call: parse each once.
+    return frozenset(orjson.loads(text))
+
+
+@lru_cache(maxsize=4096)
+def _scopes(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+def unauthorized(detail: str, *, error: str | None = "invalid_token") -> ApiError:
+    challenge = 'Bearer realm="autoport"'
+    if error is not None:
+        challenge += f', error="{error}", error_description="{detail}"'
+    return ApiError(
+        401,
+        detail,
+        title="Unauthorized",
+        source="Authorization",
+        headers={"WWW-Authenticate": challenge},
+    )
+
+
+def bearer_token(request: Request) -> str:
+    header = request.headers.get("authorization", "")
+    scheme, _, token = header.partition(" ")
+    token = token.strip()
+    if not header:
+        raise unauthorized(
+            "an access token is required: 'Authorization: Bearer <token>'", error=None
+        )
+    if scheme.lower() != "bearer" or not token:
+        raise unauthorized(
+            "the Authorization header must be 'Bearer <access token>'", error="invalid_request"
+        )
+    return token
+
+
+def check_row(row: Row | None, environment: Environment, now_us: int) -> Row:
+    """The reasons a token row does not authenticate, as 401 details."""
+    if row is None or row["kind"] != ACCESS:
+        raise unauthorized("the access token is not valid")
+    if row["environment"] != environment:
+        raise unauthorized(f"the access token belongs to {row['environment']}, not {environment}")
+    status = row["status"]
+    if status in (GrantStatus.revoked, GrantStatus.rejected):
+        raise unauthorized(f"the owner's authorization was {status}")
+    if row["revoked_at"] is not None:
+        raise unauthorized("the access token was revoked")
+    if row["expires_at"] <= now_us:
+        raise unauthorized("the access token has expired")
+    if row["disabled_at"] is not None:
+        raise unauthorized("the application is disabled")
+    return row
+
+
+def caller_from_row(row: Row, environment: Environment) -> Caller:
+    grant: Grant | None = None
+    if row["authorization_id"] is not None:
+        grant = Grant(
+            authorization_id=row["authorization_id"],
+            vin=row["vin"],
+            properties=_json_set(row["granted"]),
+            status=GrantStatus(row["status"]),
+            valid_from_us=row["valid_from"],
+            valid_until_us=row["valid_until"],
+        )
+    return Caller(
+        environment=environment,
+        kind=CallerKind.vehicle if grant is not None else CallerKind.application,
+        application_id=row["application_id"],
+        client_id=row["client_id"],
+        scopes=_scopes(row["scopes"]),
+        application_properties=_json_set(row["app_properties"]),
+        grant=grant,
+        application_brands=_json_set(row["app_brands"]),
+    )
+
+
+def make_authenticator(state: AppState) -> Authenticator:
+    key = state.token_key
+    database = state.database
+    clock = state.clock
+
+    async def authenticate(request: Request, environment: Environment) -> Caller:
+        token = bearer_token(request)
+        row = await repository.bearer_lookup(database.reader, token_hash(key, token))
+        return caller_from_row(check_row(row, environment, clock.now_us()), environment)
+
+    return authenticate

@@ -1,0 +1,48 @@
+"""Housekeeping: expired tokens, old codes and assertion jtis are deleted now and then,
+so the token table does not grow with every client_credentials call. Safe in many
+replicas at once (plain DELETEs of rows nobody can use)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+
+import structlog
+
+from autoport.kit.clock import MICROS
+from autoport.kit.state import AppState
+from autoport.oauth import repository
+
+log = structlog.get_logger("autoport.oauth")
+
+INTERVAL_SECONDS = 300.0
+KEEP_CODES_SECONDS = 86_400
+
+
+async def sweep(state: AppState) -> int:
+    async with state.database.transaction() as conn:
+        return await repository.delete_expired(
+            conn, now_us=state.clock.now_us(), keep_codes_us=KEEP_CODES_SECONDS * MICROS
+        )
+
+
+@contextlib.asynccontextmanager
+async def housekeeping(state: AppState) -> AsyncIterator[None]:
+    async def loop() -> None:
+        while True:
+            await asyncio.sleep(INTERVAL_SECONDS)
+            try:
+                removed = await sweep(state)
+                if removed:
+                    log.info("oauth_housekeeping", removed=removed)
+            except Exception:  # the next round retries; a failure here must not end the loop
+                log.exception("oauth_housekeeping_failed")
+
+    task = asyncio.create_task(loop(), name="oauth-housekeeping")
+    try:
+        yield
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task

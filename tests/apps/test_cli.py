@@ -1,0 +1,81 @@
+"""`autoport apps ...`: what a newcomer runs to get credentials (README), with --json."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from autoport.cli import app, register
+
+runner = CliRunner()
+register()
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("AUTOPORT_DATA_DIR", str(tmp_path))
+    return tmp_path
+
+
+def run_json(*args: str) -> dict[str, object]:
+    result = runner.invoke(app, ["apps", *args, "--json"])
+    assert result.exit_code == 0, result.output
+    data: dict[str, object] = json.loads(result.stdout)
+    return data
+
+
+def test_create_list_show_rotate(data_dir: Path) -> None:
+    created = run_json(
+        "create",
+        "--name",
+        "Demo",
+        "--redirect-uri",
+        "https://demo.example/cb",
+        "--property",
+        "charging.battery_level",
+        "--brand",
+        "sandbox",
+        "--environment",
+        "sandbox",
+    )
+    assert created["environment"] == "sandbox"
+    assert str(created["client_secret"]).startswith("ap_cs_")
+    assert created["token_url"] == "http://127.0.0.1:8080/sandbox/v1/access_tokens"
+    app_id = str(created["app_id"])
+    listed = run_json("list", "-e", "sandbox")
+    assert [a["app_id"] for a in listed["applications"]] == [app_id]  # type: ignore[index,union-attr]
+    assert run_json("list")["applications"] == []
+    shown = run_json("show", app_id, "-e", "sandbox")
+    assert "client_secret" not in shown
+    rotated = run_json("rotate-secret", app_id, "-e", "sandbox", "--overlap-seconds", "0")
+    assert rotated["client_secret"] != created["client_secret"]
+    text = runner.invoke(app, ["apps", "show", app_id, "-e", "sandbox"])
+    assert f"app_id:        {app_id}" in text.stdout
+
+
+def test_add_key_writes_a_private_credentials_file(data_dir: Path) -> None:
+    app_id = str(run_json("create", "--name", "Keys")["app_id"])
+    target = data_dir / "key.json"
+    result = runner.invoke(app, ["apps", "add-key", app_id, "--output", str(target)])
+    assert result.exit_code == 0, result.output
+    assert oct(os.stat(target).st_mode & 0o777) == "0o600"
+    credentials = json.loads(target.read_text())
+    assert credentials["private_jwk"]["crv"] == "P-256"
+    assert credentials["app_id"] == app_id
+    shown = run_json("show", app_id)
+    assert shown["keys"][0]["key_id"] == credentials["key_id"]  # type: ignore[index]
+    removed = runner.invoke(app, ["apps", "remove-key", app_id, credentials["key_id"]])
+    assert removed.exit_code == 0
+
+
+def test_bad_input_is_a_clear_message(data_dir: Path) -> None:
+    result = runner.invoke(app, ["apps", "create", "--name", "X", "--property", "nope.nope"])
+    assert result.exit_code == 2
+    assert "properties[0]" in result.output
+    missing = runner.invoke(app, ["apps", "show", "000000000000000000000000"])
+    assert missing.exit_code == 1
+    assert "no application" in missing.output
