@@ -180,6 +180,9 @@ def admin_token(
 
 def register() -> None:
     """Attach the features' sub-command groups (imported here to keep start-up light)."""
+    from autoport.ingestion.cli import app as providers_app
+
+    app.add_typer(providers_app, name="providers")
 
 
 def main() -> None:
