@@ -22,6 +22,7 @@ from autoport.kit.environments import EnvironmentRouter
 from autoport.kit.errors import install_error_handlers
 from autoport.kit.middleware import RequestPipeline
 from autoport.kit.state import AppState
+from autoport.vehicle_data.routes import router as vehicle_data_router
 
 # Background work started with the app (workers of webhooks, streaming, fleet, sandbox).
 # Each takes the AppState and runs until cancelled.
@@ -30,7 +31,7 @@ BackgroundTask = Callable[[AppState], contextlib.AbstractAsyncContextManager[Non
 
 def feature_routers() -> Sequence[APIRouter]:
     """Every feature's router, in one place."""
-    return [health_router, ingestion_router]
+    return [health_router, ingestion_router, vehicle_data_router]
 
 
 def background_tasks() -> Sequence[BackgroundTask]:
