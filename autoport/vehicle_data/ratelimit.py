@@ -2,8 +2,9 @@
 (draft-ietf-httpapi-ratelimit-headers) on every answer and `Retry-After` on a 429.
 
 A fixed window per limit. Storage: in memory for the embedded single process; Redis
-when `redis_url` is set, so that replicas share one budget per application. A Redis outage lets requests through
-(logged): reads must not fail because the limiter's store is down.
+when `redis_url` is set, so that replicas share one budget per application. A Redis
+outage lets requests through (logged): reads must not fail because the limiter's store
+is down.
 """
 
 from __future__ import annotations
