@@ -23,6 +23,7 @@ from autoport.kit.errors import install_error_handlers
 from autoport.kit.middleware import RequestPipeline
 from autoport.kit.state import AppState
 from autoport.vehicle_data.routes import router as vehicle_data_router
+from autoport.vehicle_data.tasks import history_pruner
 
 # Background work started with the app (workers of webhooks, streaming, fleet, sandbox).
 # Each takes the AppState and runs until cancelled.
@@ -35,7 +36,7 @@ def feature_routers() -> Sequence[APIRouter]:
 
 
 def background_tasks() -> Sequence[BackgroundTask]:
-    return []
+    return [history_pruner]
 
 
 def create_app(
