@@ -32,7 +32,8 @@ BackgroundTask = Callable[[AppState], contextlib.AbstractAsyncContextManager[Non
 
 def feature_routers() -> Sequence[APIRouter]:
     """Every feature's router, in one place."""
-    return [health_router, ingestion_router, vehicle_data_router]
+    # The vehicle data pull is the hottest route: matched first.
+    return [vehicle_data_router, health_router, ingestion_router]
 
 
 def background_tasks() -> Sequence[BackgroundTask]:

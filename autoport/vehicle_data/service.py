@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
+from collections import OrderedDict
 from functools import lru_cache
 from typing import Any
 
@@ -163,6 +164,34 @@ async def _refresh(
     return True
 
 
+class FragmentCache:
+    """Per vehicle, the serialized groups last served to a set of properties, keyed by
+    the stored document's text: while the vehicle's data and the caller's rights stay
+    the same, a pull neither parses nor serializes the document again. A changed
+    document (another process may have written it) simply misses. Bounded, LRU."""
+
+    def __init__(self, size: int = 2048) -> None:
+        self.size = size
+        self.entries: OrderedDict[tuple[str, str], tuple[str, frozenset[str], bytes]] = (
+            OrderedDict()
+        )
+
+    def groups(self, env: str, vin: str, document: str, properties: frozenset[str]) -> bytes:
+        key = (env, vin)
+        entry = self.entries.get(key)
+        if entry is not None and entry[0] == document and entry[1] == properties:
+            self.entries.move_to_end(key)
+            return entry[2]
+        groups = orjson.dumps(visible(orjson.loads(document), by_capability(properties)))
+        self.entries[key] = (document, properties, groups)
+        if len(self.entries) > self.size:
+            self.entries.popitem(last=False)
+        return groups
+
+
+FRAGMENTS = FragmentCache()
+
+
 async def pull(state: AppState, caller: Caller, vin: str, request_id: str) -> bytes:
     """The vehicle data response as bytes."""
     properties = await readable_properties(state, caller, vin)
@@ -174,12 +203,12 @@ async def pull(state: AppState, caller: Caller, vin: str, request_id: str) -> by
             row = await repository.vehicle(state.database, environment=env, vin=vin)
     if row is None:
         raise _pending()
-    groups = visible(orjson.loads(row["document"]), by_capability(properties))
-    if not groups:
+    groups = FRAGMENTS.groups(env, vin, row["document"], properties)
+    if groups == b"{}":
         raise _pending()
-    response: dict[str, Any] = {"request_id": request_id, "vin": vin, "brand": row["brand"]}
-    response.update(groups)
-    return orjson.dumps(response)
+    head = orjson.dumps({"request_id": request_id, "vin": vin, "brand": row["brand"]})
+    # Splice: {"request_id":..,"vin":..,"brand":..} + {"charging":..} -> one object.
+    return head[:-1] + b"," + groups[1:]
 
 
 def _pending() -> ApiError:
