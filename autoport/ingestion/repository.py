@@ -32,6 +32,20 @@ ON CONFLICT (environment, vin, capability, property, timestamp, digest) DO NOTHI
 """
 
 
+# PostgreSQL: one statement for the whole batch (arrays unnested server-side) instead of
+# one round trip per row with executemany: several times faster.
+_INSERT_HISTORY_PG = """
+INSERT INTO vehicle_data_history
+    (environment, vin, capability, property, timestamp, digest, value, received_at)
+SELECT :environment, :vin, u.capability, u.property, u.timestamp, u.digest, u.value,
+       :received_at
+FROM unnest(CAST(:capabilities AS text[]), CAST(:properties AS text[]),
+            CAST(:timestamps AS bigint[]), CAST(:digests AS text[]), CAST(:values AS text[]))
+     AS u(capability, property, timestamp, digest, value)
+ON CONFLICT (environment, vin, capability, property, timestamp, digest) DO NOTHING
+"""
+
+
 async def lock_vehicle(conn: Connection, *, environment: str, vin: str) -> Row | None:
     sql = _LOCK_VEHICLE_PG if conn.dialect == "postgresql" else _SELECT_VEHICLE
     return await conn.fetch_one(sql, {"environment": environment, "vin": vin})
@@ -46,4 +60,23 @@ async def update_vehicle(conn: Connection, values: Mapping[str, Any]) -> None:
 
 
 async def append_history(conn: Connection, rows: Sequence[Mapping[str, Any]]) -> None:
+    """Rows of one vehicle (same environment, vin and received_at)."""
+    if not rows:
+        return
+    if conn.dialect == "postgresql":
+        first = rows[0]
+        await conn.execute(
+            _INSERT_HISTORY_PG,
+            {
+                "environment": first["environment"],
+                "vin": first["vin"],
+                "received_at": first["received_at"],
+                "capabilities": [row["capability"] for row in rows],
+                "properties": [row["property"] for row in rows],
+                "timestamps": [row["timestamp"] for row in rows],
+                "digests": [row["digest"] for row in rows],
+                "values": [row["value"] for row in rows],
+            },
+        )
+        return
     await conn.execute_many(_INSERT_HISTORY, rows)

@@ -18,6 +18,7 @@ import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from functools import lru_cache
 from typing import Any
 
 import orjson
@@ -102,8 +103,10 @@ class _Point:
     digest: str
 
 
+@lru_cache(maxsize=8192)
 def timestamp_us(text: str) -> int:
-    """Microseconds of a normalized wrapper timestamp (`...Z`)."""
+    """Microseconds of a normalized wrapper timestamp (`...Z`); cached because the points
+    of one delivery usually share their timestamp."""
     return (datetime.fromisoformat(text) - _EPOCH) // _ONE_US
 
 
