@@ -6,6 +6,7 @@ from typing import Any
 
 import orjson
 from fastapi import Request
+from starlette.requests import ClientDisconnect
 from starlette.responses import Response
 
 from autoport.ingestion import providers
@@ -100,7 +101,11 @@ async def ingest(request: Request) -> Response:
             f"Content-Type must be application/json, got {content_type or 'none'}",
             source="Content-Type",
         )
-    raw = await request.body()
+    try:
+        raw = await request.body()
+    except ClientDisconnect:
+        # The sender went away mid-body: nothing was stored, nobody is left to answer.
+        return Response(status_code=400)
     try:
         body = orjson.loads(raw)
     except orjson.JSONDecodeError as error:
