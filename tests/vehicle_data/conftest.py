@@ -33,6 +33,7 @@ class TestCallers:
         self.clock = app.state.autoport.clock
         # token -> (kind, id of the application or authorization)
         self.tokens: dict[str, tuple[CallerKind, str]] = {}
+        self.scopes: dict[str, frozenset[str]] = {}
         app.state.authenticator = self.authenticate
 
     async def application(
@@ -67,9 +68,14 @@ class TestCallers:
             )
         return app_id
 
-    def application_token(self, application_id: str) -> str:
+    def application_token(
+        self,
+        application_id: str,
+        scopes: Iterable[str] = ("vehicle:data", "vehicle:eligibility-check", "fleet:clearance"),
+    ) -> str:
         token = "test_app_" + secrets.token_hex(8)
         self.tokens[token] = (CallerKind.application, application_id)
+        self.scopes[token] = frozenset(scopes)
         return token
 
     async def vehicle_token(
@@ -171,7 +177,7 @@ class TestCallers:
                 valid_until_us=grant_row["valid_until"],
             )
         else:
-            scopes |= {"vehicle:eligibility-check", "fleet:clearance"}
+            scopes = set(self.scopes[token])
         return Caller(
             environment=environment,
             kind=kind,

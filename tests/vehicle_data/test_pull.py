@@ -297,3 +297,66 @@ async def test_fresh_data_from_the_source_is_ingested_and_served(
         "SELECT count(*) FROM outbox WHERE event_type = 'vehicle_data_changed'"
     )
     assert events == 1
+
+
+async def test_an_application_token_without_vehicle_data_scope_is_403(
+    client: httpx.AsyncClient, app: FastAPI, callers: TestCallers
+) -> None:
+    await store(app)
+    app_id = await callers.application(properties=ALL)
+    await callers.clear_fleet_vehicle(app_id, VIN)
+    token = callers.application_token(app_id, scopes=["fleet:clearance"])
+    response = await client.get(URL, headers=bearer(token))
+    assert response.status_code == 403
+    assert "vehicle:data" in response.json()["errors"][0]["detail"]
+
+
+async def test_rejected_and_revoked_grants_are_403(
+    client: httpx.AsyncClient, app: FastAPI, callers: TestCallers
+) -> None:
+    await store(app)
+    app_id = await callers.application(properties=ALL)
+    token = await callers.vehicle_token(app_id, vin=VIN, properties=ALL)
+    for status in ("rejected", "revoked"):
+        await callers.set_grant_status(token, status)
+        response = await client.get(URL, headers=bearer(token))
+        assert response.status_code == 403
+        assert status in response.json()["errors"][0]["detail"]
+
+
+async def test_a_pull_response_pushed_back_to_ingest_changes_nothing(
+    client: httpx.AsyncClient, app: FastAPI, callers: TestCallers
+) -> None:
+    from tests.ingestion.conftest import new_provider
+
+    await store(app)
+    app_id = await callers.application(properties=ALL)
+    token = await callers.vehicle_token(app_id, vin=VIN, properties=ALL)
+    pulled = (await client.get(URL, headers=bearer(token))).json()
+    secret = await new_provider(app)
+    pushed = await client.post(
+        "/v1/ingest", json=pulled, headers={"Authorization": f"Bearer {secret}"}
+    )
+    assert pushed.status_code == 200, pushed.text
+    vehicle = pushed.json()["vehicles"][0]
+    assert len(vehicle["accepted"]) == len(ALL)
+    assert not any(point["changed"] for point in vehicle["accepted"])
+    again = (await client.get(URL, headers=bearer(token))).json()
+    assert {k: v for k, v in again.items() if k != "request_id"} == {
+        k: v for k, v in pulled.items() if k != "request_id"
+    }
+
+
+async def test_the_sandbox_serves_its_own_vehicles_with_brand_sandbox(
+    client: httpx.AsyncClient, app: FastAPI, callers: TestCallers
+) -> None:
+    await store(app, env=Environment.sandbox)
+    app_id = await callers.application(properties=ALL, environment=Environment.sandbox)
+    token = await callers.vehicle_token(app_id, vin=VIN, properties=ALL, brand="sandbox")
+    response = await client.get(f"/sandbox{URL}", headers=bearer(token))
+    assert response.status_code == 200
+    assert response.json()["brand"] == "sandbox"
+    # Production knows nothing of it.
+    prod_app = await callers.application(properties=ALL)
+    prod_token = await callers.vehicle_token(prod_app, vin=VIN, properties=ALL)
+    assert (await client.get(URL, headers=bearer(prod_token))).status_code == 422
