@@ -22,6 +22,7 @@ from functools import lru_cache
 from typing import Any
 
 import orjson
+import structlog
 
 from autoport.catalog import CATALOG, DataPointError, validate_property_value, validate_wrapper
 from autoport.catalog.validation import json_type
@@ -31,6 +32,8 @@ from autoport.kit.brands import UNKNOWN_BRAND, canonical_brand
 from autoport.kit.db import Connection, Database
 from autoport.kit.environments import Environment
 from autoport.kit.vin import vin_problem
+
+log = structlog.get_logger("autoport.ingestion")
 
 EVENT_TYPE = "vehicle_data_changed"
 SANDBOX_BRAND = "sandbox"
@@ -229,6 +232,16 @@ async def ingest_vehicle_data(
     stored_brand = resolve_brand(environment, brand)
     points, rejected = prepare(data, now_us=now_us)
     report = IngestReport(vin=vin, brand=stored_brand, rejected=rejected)
+    if rejected:
+        # Operators need to see a sender that keeps sending what does not fit.
+        log.info(
+            "data points rejected",
+            source=source,
+            environment=str(environment),
+            vin=vin,
+            rejected=len(rejected),
+            first=str(rejected[0].source) + ": " + rejected[0].reason,
+        )
     if not points:
         return report
     if isinstance(db, Connection):
@@ -236,7 +249,6 @@ async def ingest_vehicle_data(
     else:
         async with db.transaction() as conn:
             await _apply(conn, environment, report, points, now_us)
-    del source  # recorded by the callers' logs; kept in the signature for the contract
     return report
 
 

@@ -245,3 +245,33 @@ async def test_a_bad_vin_or_brand_is_refused_whole(
         )
     assert error.value.source == source
     assert await database.fetch_value("SELECT count(*) FROM vehicles") == 0
+
+
+async def test_concurrent_first_deliveries_of_a_new_vehicle_keep_every_property(
+    database: Database,
+) -> None:
+    # Several transactions race to create the same vehicle row; the losers must merge
+    # their points into the winner's row, not drop them.
+    props = ["battery_level", "charge_limit", "status", "plugged_in", "charge_mode"]
+    values: dict[str, Any] = {
+        "battery_level": 0.5,
+        "charge_limit": 0.9,
+        "status": "charging",
+        "plugged_in": "plugged_in",
+        "charge_mode": "immediate",
+    }
+
+    async def one(name: str) -> None:
+        await ingest_vehicle_data(
+            database,
+            environment=PROD,
+            vin=VIN,
+            brand="bmw",
+            data={"charging": {name: {"data": values[name], "timestamp": stamp(1)}}},
+            now_us=1,
+        )
+
+    await asyncio.gather(*(one(name) for name in props))
+    document = await stored(database)
+    assert sorted(document["charging"]) == sorted(props)
+    assert len(await outbox_payloads(database)) == len(props)
