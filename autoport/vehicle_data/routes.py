@@ -14,6 +14,7 @@ from autoport.kit.routing import api_router, json_response
 from autoport.kit.state import AppState, state_of
 from autoport.vehicle_data import service
 from autoport.vehicle_data.ratelimit import RateLimiter
+from autoport.vehicle_data.schemas import history_response_schema, pull_response_schema
 
 router = api_router(tags=["vehicle data"])
 
@@ -87,7 +88,13 @@ router.add_route(PULL_PATH, _pull_fast, methods=["GET"], include_in_schema=False
 @router.get(
     PULL_PATH,
     summary="Latest data of a vehicle",
-    responses={200: {"description": "Vehicle data response (level-13 capabilities)"}, **_ERRORS},
+    responses={
+        200: {
+            "description": "Vehicle data response (level-13 capabilities)",
+            "content": {"application/json": {"schema": pull_response_schema()}},
+        },
+        **_ERRORS,
+    },
 )
 async def get_vehicle_data(vin: str, request: Request, caller: CallerDep) -> Response:
     """The latest known value of every property the token may read, grouped by capability:
@@ -99,7 +106,13 @@ async def get_vehicle_data(vin: str, request: Request, caller: CallerDep) -> Res
 @router.get(
     "/v1/vehicle-data/autoapi-13/{vin}/history",
     summary="History of one property of a vehicle",
-    responses={200: {"description": "Values, newest first, with a cursor"}, **_ERRORS},
+    responses={
+        200: {
+            "description": "Values, newest first, with a cursor",
+            "content": {"application/json": {"schema": history_response_schema()}},
+        },
+        **_ERRORS,
+    },
 )
 async def get_vehicle_data_history(
     vin: str,

@@ -8,6 +8,7 @@ from typing import Any
 
 import httpx
 from fastapi import FastAPI
+from jsonschema import Draft202012Validator
 
 from autoport.catalog import (
     CATALOG,
@@ -23,6 +24,7 @@ from autoport.catalog.schemas import example_value
 from autoport.catalog.types import DataType
 from autoport.ingestion.service import ingest_vehicle_data
 from autoport.kit.environments import Environment
+from autoport.vehicle_data.schemas import pull_response_schema
 from tests.ingestion.conftest import new_provider
 from tests.vehicle_data.conftest import TestCallers
 
@@ -66,6 +68,8 @@ async def roundtrip(
     ]
     assert different == []
     assert set(body) == {"request_id", "vin", "brand", *document}
+    # What is served fits the schema the OpenAPI description publishes.
+    Draft202012Validator(pull_response_schema()).validate(body)
 
 
 async def test_every_property_round_trips_with_the_catalog_examples(
@@ -162,3 +166,18 @@ async def test_a_failure_wrapper_round_trips(app: FastAPI) -> None:
     assert report.rejected == []
     document = await state.database.fetch_value("SELECT document FROM vehicles")
     assert '"privacy_mode_active"' in document
+
+
+async def test_the_openapi_description_carries_the_generated_schemas(
+    embedded_client: httpx.AsyncClient,
+) -> None:
+    response = await embedded_client.get("/openapi.json")
+    assert response.status_code == 200
+    assert "#/$defs/" not in response.text
+    paths = response.json()["paths"]
+    pull = paths["/v1/vehicle-data/autoapi-13/{vin}"]["get"]
+    schema = pull["responses"]["200"]["content"]["application/json"]["schema"]
+    assert set(schema["properties"]) >= {"request_id", "vin", "brand", "charging", "doors"}
+    assert {"401", "403", "408", "422", "429", "503", "504"} <= set(pull["responses"])
+    assert "/v1/vehicle-data/autoapi-13/{vin}/history" in paths
+    assert "/v1/ingest" in paths
