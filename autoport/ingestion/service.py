@@ -245,10 +245,10 @@ async def ingest_vehicle_data(
     if not points:
         return report
     if isinstance(db, Connection):
-        await _apply(db, environment, report, points, now_us)
+        await _apply(db, environment, report, points, now_us, stored_brand)
     else:
         async with db.transaction() as conn:
-            await _apply(conn, environment, report, points, now_us)
+            await _apply(conn, environment, report, points, now_us, stored_brand)
     return report
 
 
@@ -258,6 +258,7 @@ async def _apply(
     report: IngestReport,
     points: list[_Point],
     now_us: int,
+    requested_brand: str | None,
 ) -> None:
     env = str(environment)
     vin = report.vin
@@ -282,11 +283,13 @@ async def _apply(
             changed_keys[point.key] = point
         report.accepted.append(AcceptedPoint(point.capability, point.name, newer))
 
-    brand = report.brand
-    if brand is None:
-        brand = UNKNOWN_BRAND if current is None else str(current["brand"])
-        report.brand = brand
-    brand_changed = current is not None and brand != current["brand"]
+    known_brand = None if current is None else str(current["brand"])
+    brand = requested_brand
+    # No brand given, or `unknown`: keep what is known; a known brand is never forgotten.
+    if brand is None or (brand == UNKNOWN_BRAND and known_brand is not None):
+        brand = known_brand or UNKNOWN_BRAND
+    report.brand = brand
+    brand_changed = known_brand is not None and brand != known_brand
 
     await repository.append_history(
         conn,
@@ -319,7 +322,7 @@ async def _apply(
         if not inserted:
             # Another transaction created the vehicle first (PostgreSQL): merge into it.
             del report.accepted[-len(points) :]
-            await _apply(conn, environment, report, points, now_us)
+            await _apply(conn, environment, report, points, now_us, requested_brand)
             return
     else:
         await repository.update_vehicle(conn, values)

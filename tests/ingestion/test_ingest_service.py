@@ -275,3 +275,24 @@ async def test_concurrent_first_deliveries_of_a_new_vehicle_keep_every_property(
     document = await stored(database)
     assert sorted(document["charging"]) == sorted(props)
     assert len(await outbox_payloads(database)) == len(props)
+
+
+async def test_the_brand_is_kept_when_not_given_and_never_forgotten(database: Database) -> None:
+    await ingest_vehicle_data(
+        database, environment=PROD, vin=VIN, brand=None, data=level(0.1, 1), now_us=1
+    )
+    brand_sql = "SELECT brand FROM vehicles WHERE vin = :v"
+    assert await database.fetch_value(brand_sql, {"v": VIN}) == "unknown"
+    await ingest_vehicle_data(
+        database, environment=PROD, vin=VIN, brand="BMW", data=level(0.2, 2), now_us=2
+    )
+    for brand in (None, "unknown"):
+        report = await ingest_vehicle_data(
+            database, environment=PROD, vin=VIN, brand=brand, data=level(0.3, 3), now_us=3
+        )
+        assert report.brand == "bmw"
+    assert await database.fetch_value(brand_sql, {"v": VIN}) == "bmw"
+    await ingest_vehicle_data(
+        database, environment=PROD, vin=VIN, brand="mini", data=level(0.3, 3), now_us=4
+    )
+    assert await database.fetch_value(brand_sql, {"v": VIN}) == "mini"
