@@ -165,25 +165,26 @@ async def _refresh(
 
 
 class FragmentCache:
-    """Per vehicle, the serialized groups last served to a set of properties, keyed by
-    the stored document's text: while the vehicle's data and the caller's rights stay
-    the same, a pull neither parses nor serializes the document again. A changed
-    document (another process may have written it) simply misses. Bounded, LRU."""
+    """The serialized groups last served of a vehicle to a set of properties, checked
+    against the stored document's text: while the vehicle's data stays the same, a pull
+    neither parses nor serializes the document again. A changed document (another
+    process may have written it) simply misses. Bounded, least recently used first out."""
 
-    def __init__(self, size: int = 2048) -> None:
+    def __init__(self, size: int = 4096) -> None:
         self.size = size
-        self.entries: OrderedDict[tuple[str, str], tuple[str, frozenset[str], bytes]] = (
+        self.entries: OrderedDict[tuple[str, str, frozenset[str]], tuple[str, bytes]] = (
             OrderedDict()
         )
 
     def groups(self, env: str, vin: str, document: str, properties: frozenset[str]) -> bytes:
-        key = (env, vin)
+        key = (env, vin, properties)
         entry = self.entries.get(key)
-        if entry is not None and entry[0] == document and entry[1] == properties:
+        if entry is not None and entry[0] == document:
             self.entries.move_to_end(key)
-            return entry[2]
+            return entry[1]
         groups = orjson.dumps(visible(orjson.loads(document), by_capability(properties)))
-        self.entries[key] = (document, properties, groups)
+        self.entries[key] = (document, groups)
+        self.entries.move_to_end(key)
         if len(self.entries) > self.size:
             self.entries.popitem(last=False)
         return groups

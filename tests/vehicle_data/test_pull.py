@@ -360,3 +360,20 @@ async def test_the_sandbox_serves_its_own_vehicles_with_brand_sandbox(
     prod_app = await callers.application(properties=ALL)
     prod_token = await callers.vehicle_token(prod_app, vin=VIN, properties=ALL)
     assert (await client.get(URL, headers=bearer(prod_token))).status_code == 422
+
+
+async def test_two_readers_of_one_vehicle_each_see_their_own_properties_as_data_changes(
+    client: httpx.AsyncClient, app: FastAPI, callers: TestCallers
+) -> None:
+    await store(app)
+    app_id = await callers.application(properties=ALL)
+    narrow = await callers.vehicle_token(app_id, vin=VIN, properties=["charging.battery_level"])
+    wide = await callers.vehicle_token(app_id, vin=VIN, properties=ALL)
+    later = {"charging": {"battery_level": {"data": 0.1, "timestamp": "2024-05-02T00:00:00Z"}}}
+    for round_ in range(2):
+        for token, groups in ((narrow, {"charging"}), (wide, {"charging", "doors", "usage"})):
+            body = (await client.get(URL, headers=bearer(token))).json()
+            assert set(body) - {"request_id", "vin", "brand"} == groups
+            expected = 0.8 if round_ == 0 else 0.1
+            assert body["charging"]["battery_level"]["data"] == expected
+        await store(app, data=later)
