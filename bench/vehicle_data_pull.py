@@ -31,6 +31,7 @@ VIN = "WBABENCH000000001"
 PROPERTIES = 100
 TARGET_SHARE = 0.60
 TARGET_P99_MS = 50.0
+CONNECTIONS = 64
 
 
 def _free_port() -> int:
@@ -145,7 +146,7 @@ def measure(
         probe = httpx.get(url, headers=headers)
         probe.raise_for_status()
         wrk = [
-            "taskset", "-c", "1", "wrk", "-t1", "-c64", "--latency",
+            "taskset", "-c", "1", "wrk", "-t1", f"-c{CONNECTIONS}", "--latency",
             "-H", f"Authorization: Bearer {token}",
         ]  # fmt: skip
         if warmup:
@@ -163,10 +164,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="2 s per server, no warm-up")
     parser.add_argument("--seconds", type=int, default=10)
+    parser.add_argument("--connections", type=int, default=64)
     parser.add_argument(
         "--rounds", type=int, default=2, help="alternate floor/subject runs; best of each"
     )
     args = parser.parse_args()
+    global CONNECTIONS
+    CONNECTIONS = args.connections
     if shutil.which("wrk") is None or shutil.which("taskset") is None:
         sys.exit("needs wrk and taskset (apt-get install -y wrk util-linux)")
     seconds, warmup = (2, 0) if args.quick else (args.seconds, 3)
@@ -185,7 +189,7 @@ def main() -> None:
         stack, _ = max(stacks, key=lambda run: run[0]["rps"])
     share = subject["rps"] / floor["rps"]
     print(f"vehicle data pull: {count} properties, {size} bytes (floor {floor_size}), "
-          f"64 connections, {seconds} s")  # fmt: skip
+          f"{CONNECTIONS} connections, {seconds} s")  # fmt: skip
     runs = (
         ("floor (Starlette+sqlite3)", floor),
         ("autoport", subject),
