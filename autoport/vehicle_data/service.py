@@ -170,7 +170,9 @@ class FragmentCache:
     neither parses nor serializes the document again. A changed document (another
     process may have written it) simply misses. Bounded, least recently used first out."""
 
-    def __init__(self, size: int = 4096) -> None:
+    def __init__(self, size: int = 1024) -> None:
+        # Each entry holds a document and its serialized groups (~2 x 10 KB for 100
+        # properties): 1024 entries stay around 20 MB.
         self.size = size
         self.entries: OrderedDict[tuple[str, str, frozenset[str]], tuple[str, bytes]] = (
             OrderedDict()
