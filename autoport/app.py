@@ -29,17 +29,22 @@ BackgroundTask = Callable[[AppState], contextlib.AbstractAsyncContextManager[Non
 
 
 def feature_routers() -> Sequence[APIRouter]:
-    """Every feature's router, in one place."""
+    """Every feature's router, in one place. Imported here so that `autoport.app` stays
+    cheap to import for the CLI."""
     from autoport.apps.routes import router as apps_router
+    from autoport.ingestion.routes import router as ingestion_router
     from autoport.oauth.routes import router as oauth_router
+    from autoport.vehicle_data.routes import router as vehicle_data_router
 
-    return [health_router, oauth_router, apps_router]
+    # The vehicle data pull is the hottest route: matched first.
+    return [vehicle_data_router, health_router, oauth_router, apps_router, ingestion_router]
 
 
 def background_tasks() -> Sequence[BackgroundTask]:
     from autoport.oauth.tasks import housekeeping
+    from autoport.vehicle_data.tasks import history_pruner
 
-    return [housekeeping]
+    return [housekeeping, history_pruner]
 
 
 def create_app(

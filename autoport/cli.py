@@ -181,8 +181,10 @@ def admin_token(
 def register() -> None:
     """Attach the features' sub-command groups (imported here to keep start-up light)."""
     from autoport.apps.cli import app as apps_app
+    from autoport.ingestion.cli import app as providers_app
 
     app.add_typer(apps_app, name="apps")
+    app.add_typer(providers_app, name="providers")
 
 
 def main() -> None:

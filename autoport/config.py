@@ -69,6 +69,26 @@ class Settings(BaseSettings):
     oauth_secret_overlap_seconds: int = Field(default=86_400, ge=0)
     # Allowed clock difference for client assertions' iat/exp.
     oauth_assertion_skew_seconds: int = Field(default=30, ge=0, le=300)
+    # --- vehicle-data
+    # Per-application limit of vehicle data reads (pull and history), in the `limits`
+    # notation: "600/minute", or several at once: "20/second;600/minute".
+    vehicle_data_rate_limit: str = "600/minute"
+    # How long the pull endpoint waits for a carmaker's data source before a 504.
+    vehicle_data_fetch_timeout_seconds: float = Field(default=10.0, gt=0, le=300)
+    # History of data points kept this many days after arrival (0 keeps everything).
+    vehicle_data_history_retention_days: int = Field(default=90, ge=0)
+    vehicle_data_history_prune_interval_seconds: float = Field(default=3600.0, gt=0)
+
+    @field_validator("vehicle_data_rate_limit")
+    @classmethod
+    def _rate_limit_notation(cls, value: str) -> str:
+        from limits import parse_many
+
+        try:
+            parse_many(value)
+        except ValueError as error:
+            raise ValueError(f"not a rate limit like '600/minute': {error}") from None
+        return value
 
     redis_url: str | None = None
 

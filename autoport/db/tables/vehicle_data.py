@@ -1,0 +1,63 @@
+from sqlalchemy import (
+    BigInteger,
+    Column,
+    Index,
+    Integer,
+    Table,
+    Text,
+    UniqueConstraint,
+)
+
+from autoport.db import metadata
+
+# The latest known data of one vehicle, kept as the document the pull endpoint serves:
+# `document` is {capability: {property: wrapper or [wrapper, ...]}} (orjson TEXT), so a
+# pull is one primary-key lookup. `stamps` holds, per "capability.property", the instant
+# (µs) that orders its value (the wrapper's timestamp; for arrays the newest of theirs),
+# which decides whether an incoming data point is newer than the stored one.
+vehicles = Table(
+    "vehicles",
+    metadata,
+    Column("environment", Text, primary_key=True),
+    Column("vin", Text, primary_key=True),
+    Column("brand", Text, nullable=False),
+    Column("document", Text, nullable=False),
+    Column("stamps", Text, nullable=False),
+    Column("created_at", BigInteger, nullable=False),
+    Column("updated_at", BigInteger, nullable=False),
+)
+
+# Every accepted data point, append-only. `value` is the wrapper (or the whole array of
+# an array property); `digest` tells apart different values with the same timestamp, and
+# the unique key makes a re-delivered point a no-op. Pruned by `received_at`.
+vehicle_data_history = Table(
+    "vehicle_data_history",
+    metadata,
+    Column(
+        "id", BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True
+    ),
+    Column("environment", Text, nullable=False),
+    Column("vin", Text, nullable=False),
+    Column("capability", Text, nullable=False),
+    Column("property", Text, nullable=False),
+    Column("timestamp", BigInteger, nullable=False),
+    Column("digest", Text, nullable=False),
+    Column("value", Text, nullable=False),
+    Column("received_at", BigInteger, nullable=False),
+    UniqueConstraint("environment", "vin", "capability", "property", "timestamp", "digest"),
+    Index("ix_vehicle_data_history_received_at", "received_at"),
+)
+
+# Data providers allowed to POST /v1/ingest (created with `autoport providers create`).
+# Only an HMAC of the secret is stored (autoport.kit.crypto.token_hash).
+ingest_providers = Table(
+    "ingest_providers",
+    metadata,
+    Column("id", Text, primary_key=True),
+    Column("environment", Text, nullable=False),
+    Column("name", Text, nullable=False),
+    Column("secret_hash", Text, nullable=False),
+    Column("created_at", BigInteger, nullable=False),
+    Column("revoked_at", BigInteger, nullable=True),
+    UniqueConstraint("secret_hash"),
+)

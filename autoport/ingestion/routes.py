@@ -1,0 +1,177 @@
+"""POST /v1/ingest: data providers push vehicle data (pull or streaming-v2 layout)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+from fastapi import Request
+from starlette.requests import ClientDisconnect
+from starlette.responses import Response
+
+from autoport.ingestion import providers
+from autoport.ingestion.service import IngestError, ingest_vehicle_data
+from autoport.kit.environments import environment_of
+from autoport.kit.errors import ApiError, ErrorItem, request_id_of
+from autoport.kit.routing import api_router, is_json_content_type, json_response
+from autoport.kit.state import state_of
+
+router = api_router(tags=["ingestion"])
+
+# Members of a vehicle in the pull layout that are not capability groups.
+_ENVELOPE = frozenset({"vin", "brand", "request_id"})
+
+
+async def _provider(request: Request) -> providers.Provider:
+    header = request.headers.get("authorization", "")
+    scheme, _, secret = header.partition(" ")
+    challenge = {"WWW-Authenticate": 'Bearer realm="ingest"'}
+    if scheme.lower() != "bearer" or not secret.strip():
+        raise ApiError(
+            401,
+            "ingestion needs 'Authorization: Bearer <provider secret>'",
+            source="Authorization",
+            headers=challenge,
+        )
+    state = state_of(request)
+    provider = await providers.authenticate_provider(
+        state.database,
+        key=state.token_key,
+        environment=environment_of(request),
+        secret=secret.strip(),
+    )
+    if provider is None:
+        raise ApiError(
+            401,
+            "the provider secret is unknown, revoked, or of the other environment",
+            source="Authorization",
+            headers=challenge,
+        )
+    return provider
+
+
+def _vehicles(body: Any) -> list[Any]:
+    if isinstance(body, list):
+        return body
+    if isinstance(body, dict) and "vehicles" in body and "vin" not in body:
+        vehicles = body["vehicles"]
+        if not isinstance(vehicles, list):
+            raise ApiError(422, "vehicles: expected an array of vehicles", source="vehicles")
+        return vehicles
+    if isinstance(body, dict):
+        return [body]
+    raise ApiError(
+        422, 'the body must be a vehicle object, an array of them, or {"vehicles": [...]}'
+    )
+
+
+def _layout(item: dict[str, Any], where: str) -> tuple[Any, str]:
+    """The capability data of one vehicle and the path prefix of its errors. `data` is
+    not a capability, so a vehicle holding it (or `version`) is in the streaming layout."""
+    if "version" in item or "data" in item:
+        if item.get("version", 2) != 2:
+            raise IngestError(f"{where}version", "only streaming schema version 2 is accepted")
+        return item.get("data"), f"{where}data."
+    return {k: v for k, v in item.items() if k not in _ENVELOPE}, where
+
+
+@router.post(
+    "/v1/ingest",
+    summary="Push vehicle data (data providers)",
+    responses={
+        200: {"description": "Per vehicle, the accepted and the rejected data points"},
+        401: {"description": "Missing, unknown or revoked provider secret"},
+        413: {"description": "Body over the configured size limit"},
+        422: {"description": "Nothing in the body could be accepted"},
+    },
+)
+async def ingest(request: Request) -> Response:
+    """Store data points of one or many vehicles, validated against the level-13 catalog.
+
+    The body is one vehicle in the pull-response layout (`{"vin", "brand", <capability>:
+    {...}}`) or the streaming-v2 layout (`{"version": 2, "vin", "brand"?, "data": {...}}`),
+    an array of such vehicles, or `{"vehicles": [...]}`. Every valid data point is
+    stored (in one transaction); invalid ones are listed with the reason and never stored.
+    """
+    provider = await _provider(request)
+    content_type = request.headers.get("content-type", "")
+    if not is_json_content_type(content_type):
+        raise ApiError(
+            415,
+            f"Content-Type must be application/json, got {content_type or 'none'}",
+            source="Content-Type",
+        )
+    try:
+        raw = await request.body()
+    except ClientDisconnect:
+        # The sender went away mid-body: nothing was stored, nobody is left to answer.
+        return Response(status_code=400)
+    try:
+        body = orjson.loads(raw)
+    except orjson.JSONDecodeError as error:
+        raise ApiError(
+            400, f"the body is not valid JSON: {error}", title="Malformed JSON"
+        ) from None
+    vehicles = _vehicles(body)
+    state = state_of(request)
+    environment = environment_of(request)
+    now = state.clock.now_us()
+    results: list[dict[str, Any]] = []
+    multi = len(vehicles) != 1 or isinstance(body, list) or "vehicles" in body
+    async with state.database.transaction() as conn:
+        for index, item in enumerate(vehicles):
+            where = f"vehicles[{index}]." if multi else ""
+            vin = item.get("vin") if isinstance(item, dict) else None
+            try:
+                if not isinstance(item, dict):
+                    raise IngestError(where.rstrip(".") or "body", "expected a vehicle object")
+                if not isinstance(vin, str):
+                    raise IngestError(f"{where}vin", "required, a string of 17 characters")
+                data, prefix = _layout(item, where)
+                if not isinstance(data, dict):
+                    raise IngestError(
+                        prefix.rstrip(".") or "body", "expected an object of capabilities"
+                    )
+                brand = item.get("brand")
+                if brand is not None and not isinstance(brand, str):
+                    raise IngestError(f"{where}brand", "expected a string")
+                report = await ingest_vehicle_data(
+                    conn,
+                    environment=environment,
+                    vin=vin,
+                    brand=brand,
+                    data=data,
+                    now_us=now,
+                    source=f"provider:{provider.id}",
+                )
+            except IngestError as error:
+                source = error.source if error.source.startswith(where) else where + error.source
+                results.append(
+                    {
+                        "vin": vin if isinstance(vin, str) else None,
+                        "brand": None,
+                        "accepted": [],
+                        "rejected": [{"source": source, "reason": error.message}],
+                    }
+                )
+                continue
+            result = report.as_dict()
+            for rejection in result["rejected"]:
+                rejection["source"] = prefix + rejection["source"]
+            results.append(result)
+    accepted = sum(len(r["accepted"]) for r in results)
+    rejected = sum(len(r["rejected"]) for r in results)
+    content = {
+        "request_id": request_id_of(request),
+        "accepted_count": accepted,
+        "rejected_count": rejected,
+        "vehicles": results,
+    }
+    if accepted == 0 and rejected > 0:
+        items = [
+            ErrorItem("Invalid data point", f"{r['source']}: {r['reason']}", r["source"]).as_dict()
+            for result in results
+            for r in result["rejected"]
+        ]
+        return json_response({"errors": items, **content}, status_code=422)
+    return json_response(content)

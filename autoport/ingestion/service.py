@@ -1,0 +1,347 @@
+"""The one way vehicle data enters the store.
+
+`ingest_vehicle_data` validates data points against the catalog, keeps the newest value of
+each property, appends every accepted point to the history and records a
+`vehicle_data_changed` outbox event, all in one transaction. Connectors, the sandbox,
+the pull endpoint (fresh data from a data source) and `POST /v1/ingest` all call it.
+
+Ordering: each data point has an instant, its wrapper's `timestamp` (for an array
+property the newest timestamp of its wrappers; without any, the time it was received).
+A point replaces the stored value only when its instant is later; at the same instant the
+greater serialized value wins, so that any delivery order converges on the same state and
+a re-delivered point changes nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from functools import lru_cache
+from typing import Any
+
+import orjson
+import structlog
+
+from autoport.catalog import CATALOG, DataPointError, validate_property_value, validate_wrapper
+from autoport.catalog.validation import json_type
+from autoport.ingestion import repository
+from autoport.kit import outbox
+from autoport.kit.brands import UNKNOWN_BRAND, canonical_brand
+from autoport.kit.db import Connection, Database
+from autoport.kit.environments import Environment
+from autoport.kit.vin import vin_problem
+
+log = structlog.get_logger("autoport.ingestion")
+
+EVENT_TYPE = "vehicle_data_changed"
+SANDBOX_BRAND = "sandbox"
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_ONE_US = timedelta(microseconds=1)
+
+
+# Plain (not frozen) slotted classes: one of each is made per data point, and a frozen
+# dataclass's __init__ costs several times more.
+@dataclass(slots=True)
+class AcceptedPoint:
+    capability: str
+    property: str
+    # False when the point was older than (or the same as) the stored value: it is kept
+    # in the history but the latest value did not change.
+    changed: bool
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"property": f"{self.capability}.{self.property}", "changed": self.changed}
+
+
+@dataclass(slots=True)
+class RejectedPoint:
+    source: str  # where in the submitted data, e.g. "charging.battery_level.data"
+    reason: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"source": self.source, "reason": self.reason}
+
+
+@dataclass
+class IngestReport:
+    vin: str
+    brand: str | None
+    accepted: list[AcceptedPoint] = field(default_factory=list)
+    rejected: list[RejectedPoint] = field(default_factory=list)
+    # The data that changed the store, in the outbox payload layout (lists of wrappers).
+    changes: dict[str, dict[str, list[dict[str, Any]]]] = field(default_factory=dict)
+
+    @property
+    def changed_count(self) -> int:
+        return sum(1 for point in self.accepted if point.changed)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "vin": self.vin,
+            "brand": self.brand,
+            "accepted": [point.as_dict() for point in self.accepted],
+            "rejected": [point.as_dict() for point in self.rejected],
+        }
+
+
+class IngestError(ValueError):
+    """The request as a whole cannot be ingested (bad VIN or brand); `source` names the
+    field."""
+
+    def __init__(self, source: str, message: str) -> None:
+        super().__init__(f"{source}: {message}")
+        self.source = source
+        self.message = message
+
+
+@dataclass(slots=True)
+class _Point:
+    capability: str
+    name: str
+    key: str
+    value: Any  # normalized wrapper, or the list of wrappers of an array property
+    instant: int
+    encoded: bytes
+    digest: str
+
+
+@lru_cache(maxsize=8192)
+def timestamp_us(text: str) -> int:
+    """Microseconds of a normalized wrapper timestamp (`...Z`); cached because the points
+    of one delivery usually share their timestamp."""
+    return (datetime.fromisoformat(text) - _EPOCH) // _ONE_US
+
+
+def _instant(value: Any, multiple: bool, now_us: int) -> int:
+    if not multiple:
+        stamp = value.get("timestamp")
+        return now_us if stamp is None else timestamp_us(stamp)
+    stamps = [w["timestamp"] for w in value if "timestamp" in w]
+    # Normalized timestamps have one fixed width, so the greatest string is the latest.
+    return timestamp_us(max(stamps)) if stamps else now_us
+
+
+def _make_point(capability: str, name: str, key: str, value: Any, instant: int) -> _Point:
+    encoded = orjson.dumps(value)
+    return _Point(
+        capability,
+        name,
+        key,
+        value,
+        instant,
+        encoded,
+        hashlib.blake2b(encoded, digest_size=8).hexdigest(),
+    )
+
+
+def prepare(
+    data: object, *, now_us: int, path: str = ""
+) -> tuple[list[_Point], list[RejectedPoint]]:
+    """Validate `{capability: {property: wrapper | [wrapper, ...]}}` point by point.
+
+    A single-valued property given as a list (the streaming-v2 layout) is one data point
+    per wrapper; an array property's list is one data point (the whole array).
+    """
+    prefix = f"{path}." if path else ""
+    points: list[_Point] = []
+    rejected: list[RejectedPoint] = []
+    if not isinstance(data, Mapping):
+        rejected.append(
+            RejectedPoint(
+                path or "data", f"expected an object of capabilities, got {json_type(data)}"
+            )
+        )
+        return points, rejected
+    for capability, members in data.items():
+        where = f"{prefix}{capability}"
+        if not CATALOG.has_capability(capability):
+            rejected.append(RejectedPoint(where, f"unknown capability {capability!r}"))
+            continue
+        if not isinstance(members, Mapping):
+            rejected.append(
+                RejectedPoint(where, f"expected an object of properties, got {json_type(members)}")
+            )
+            continue
+        for name, value in members.items():
+            prop = CATALOG.get(capability, name)
+            source = f"{where}.{name}"
+            if prop is None:
+                rejected.append(
+                    RejectedPoint(source, f"capability {capability!r} has no property {name!r}")
+                )
+                continue
+            key = prop.key
+            if not prop.multiple and isinstance(value, list):
+                for index, item in enumerate(value):
+                    try:
+                        wrapper = validate_wrapper(prop, item, path=f"{source}[{index}]")
+                    except DataPointError as error:
+                        rejected.append(RejectedPoint(error.path, error.message))
+                        continue
+                    points.append(
+                        _make_point(
+                            capability, name, key, wrapper, _instant(wrapper, False, now_us)
+                        )
+                    )
+                continue
+            try:
+                normal = validate_property_value(prop, value, path=source)
+            except DataPointError as error:
+                rejected.append(RejectedPoint(error.path, error.message))
+                continue
+            points.append(
+                _make_point(capability, name, key, normal, _instant(normal, prop.multiple, now_us))
+            )
+    return points, rejected
+
+
+def resolve_brand(environment: Environment, brand: str | None) -> str | None:
+    """The stored spelling of `brand`; None keeps the vehicle's known brand."""
+    if environment is Environment.sandbox:
+        return SANDBOX_BRAND  # interface.md: every sandbox vehicle's brand is `sandbox`
+    if brand is None:
+        return None
+    if brand == UNKNOWN_BRAND:
+        return brand
+    canonical = canonical_brand(brand) if isinstance(brand, str) else None
+    if canonical is None:
+        raise IngestError("brand", f"{brand!r} is not a known brand")
+    return canonical
+
+
+async def ingest_vehicle_data(
+    db: Database | Connection,
+    *,
+    environment: Environment,
+    vin: str,
+    brand: str | None,
+    data: object,
+    now_us: int,
+    source: str = "api",
+) -> IngestReport:
+    """Validate and store the data points of one vehicle; see the module docstring.
+
+    `db` is a Database (a transaction of its own) or a Connection inside the caller's
+    transaction. Invalid points are reported in `rejected` and never stored; the valid
+    ones are stored together. Raises IngestError for a bad VIN or brand.
+    """
+    problem = vin_problem(vin)
+    if problem:
+        raise IngestError("vin", problem)
+    stored_brand = resolve_brand(environment, brand)
+    points, rejected = prepare(data, now_us=now_us)
+    report = IngestReport(vin=vin, brand=stored_brand, rejected=rejected)
+    if rejected:
+        # Operators need to see a sender that keeps sending what does not fit.
+        log.info(
+            "data points rejected",
+            source=source,
+            environment=str(environment),
+            vin=vin,
+            rejected=len(rejected),
+            first=str(rejected[0].source) + ": " + rejected[0].reason,
+        )
+    if not points:
+        return report
+    if isinstance(db, Connection):
+        await _apply(db, environment, report, points, now_us, stored_brand)
+    else:
+        async with db.transaction() as conn:
+            await _apply(conn, environment, report, points, now_us, stored_brand)
+    return report
+
+
+async def _apply(
+    conn: Connection,
+    environment: Environment,
+    report: IngestReport,
+    points: list[_Point],
+    now_us: int,
+    requested_brand: str | None,
+) -> None:
+    env = str(environment)
+    vin = report.vin
+    current = await repository.lock_vehicle(conn, environment=env, vin=vin)
+    document: dict[str, dict[str, Any]]
+    stamps: dict[str, int]
+    if current is None:
+        document, stamps = {}, {}
+    else:
+        document = orjson.loads(current["document"])
+        stamps = orjson.loads(current["stamps"])
+    changed_keys: dict[str, _Point] = {}
+    for point in points:
+        known = stamps.get(point.key)
+        newer = known is None or point.instant > known
+        if not newer and point.instant == known:
+            stored = document.get(point.capability, {}).get(point.name)
+            newer = point.encoded > orjson.dumps(stored)
+        if newer:
+            document.setdefault(point.capability, {})[point.name] = point.value
+            stamps[point.key] = point.instant
+            changed_keys[point.key] = point
+        report.accepted.append(AcceptedPoint(point.capability, point.name, newer))
+
+    known_brand = None if current is None else str(current["brand"])
+    brand = requested_brand
+    # No brand given, or `unknown`: keep what is known; a known brand is never forgotten.
+    if brand is None or (brand == UNKNOWN_BRAND and known_brand is not None):
+        brand = known_brand or UNKNOWN_BRAND
+    report.brand = brand
+    brand_changed = known_brand is not None and brand != known_brand
+
+    await repository.append_history(
+        conn,
+        [
+            {
+                "environment": env,
+                "vin": vin,
+                "capability": point.capability,
+                "property": point.name,
+                "timestamp": point.instant,
+                "digest": point.digest,
+                "value": point.encoded.decode(),
+                "received_at": now_us,
+            }
+            for point in points
+        ],
+    )
+    if not changed_keys and not brand_changed:
+        return
+    values = {
+        "environment": env,
+        "vin": vin,
+        "brand": brand,
+        "document": orjson.dumps(document).decode(),
+        "stamps": orjson.dumps(stamps).decode(),
+        "now": now_us,
+    }
+    if current is None:
+        inserted = await repository.insert_vehicle(conn, values)
+        if not inserted:
+            # Another transaction created the vehicle first (PostgreSQL): merge into it.
+            del report.accepted[-len(points) :]
+            await _apply(conn, environment, report, points, now_us, requested_brand)
+            return
+    else:
+        await repository.update_vehicle(conn, values)
+    if not changed_keys:
+        return
+    changes: dict[str, dict[str, list[dict[str, Any]]]] = {}
+    for point in changed_keys.values():
+        value = document[point.capability][point.name]
+        changes.setdefault(point.capability, {})[point.name] = (
+            value if isinstance(value, list) else [value]
+        )
+    report.changes = changes
+    await outbox.emit(
+        conn,
+        environment=environment,
+        event_type=EVENT_TYPE,
+        payload={"vin": vin, "brand": brand, "data": changes},
+        now_us=now_us,
+        vin=vin,
+    )

@@ -1,0 +1,304 @@
+"""The read side of vehicle data: who may read which properties of a VIN, the pull
+answer (optionally refreshed by the brand's data source), and the history.
+
+Access (interface.md): a vehicle token reads its grant's VIN and granted properties while
+the grant is approved and inside its validity window; a client_credentials token with
+`vehicle:data` reads a VIN whose fleet clearance is approved, with the application's
+registered properties. Anything else is a 403 that says why.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import binascii
+from collections import OrderedDict
+from functools import lru_cache
+from typing import Any
+
+import orjson
+import structlog
+
+from autoport.catalog import CATALOG
+from autoport.ingestion.service import IngestError, ingest_vehicle_data
+from autoport.ingestion.sources import DataSourceError
+from autoport.kit.access import fleet_clearance_approved
+from autoport.kit.auth import Caller, CallerKind, GrantStatus, require_scope
+from autoport.kit.clock import from_iso, to_iso
+from autoport.kit.errors import ApiError
+from autoport.kit.state import AppState
+from autoport.kit.vin import vin_problem
+from autoport.vehicle_data import repository
+
+log = structlog.get_logger("autoport.vehicle_data")
+
+DATA_SCOPE = "vehicle:data"
+HISTORY_MAX_LIMIT = 1000
+HISTORY_DEFAULT_LIMIT = 100
+
+
+def check_vin(vin: str) -> None:
+    problem = vin_problem(vin)
+    if problem:
+        raise ApiError(400, f"vin: {problem}", source="vin")
+
+
+def _forbidden(detail: str) -> ApiError:
+    return ApiError(403, detail, source="Authorization")
+
+
+async def readable_properties(state: AppState, caller: Caller, vin: str) -> frozenset[str]:
+    """What `caller` may read of `vin` now, as "capability.property"; 403 otherwise."""
+    require_scope(caller, DATA_SCOPE)
+    if caller.kind is CallerKind.vehicle:
+        grant = caller.grant
+        if grant is None or grant.vin != vin:
+            raise _forbidden("the access token does not grant access to this vehicle")
+        if grant.status is GrantStatus.pending:
+            raise _forbidden(
+                "the owner's approval of this authorization is pending; "
+                "data is available once the carmaker confirms it"
+            )
+        if grant.status is not GrantStatus.approved:
+            raise _forbidden(f"the authorization is {grant.status}")
+        now = state.clock.now_us()
+        if now < grant.valid_from_us:
+            raise _forbidden(
+                f"the authorization is valid from {to_iso(grant.valid_from_us)}, not yet now"
+            )
+        if grant.valid_until_us is not None and now >= grant.valid_until_us:
+            raise _forbidden(f"the authorization ended at {to_iso(grant.valid_until_us)}")
+        return grant.properties
+    approved = await fleet_clearance_approved(
+        state.database.reader,
+        environment=caller.environment,
+        application_id=caller.application_id,
+        vin=vin,
+    )
+    if not approved:
+        raise _forbidden("the application has no approved fleet clearance for this vehicle")
+    return caller.application_properties
+
+
+@lru_cache(maxsize=4096)
+def by_capability(properties: frozenset[str]) -> dict[str, frozenset[str]]:
+    """{"capability": {property names}} of a set of "capability.property" (a frozenset
+    caches its hash, so the lookup per request is cheap)."""
+    grouped: dict[str, set[str]] = {}
+    for key in properties:
+        capability, _, name = key.partition(".")
+        grouped.setdefault(capability, set()).add(name)
+    return {capability: frozenset(names) for capability, names in grouped.items()}
+
+
+def visible(document: dict[str, Any], allowed: dict[str, frozenset[str]]) -> dict[str, Any]:
+    """The groups and properties of `document` the caller may see."""
+    out: dict[str, Any] = {}
+    for capability, members in document.items():
+        names = allowed.get(capability)
+        if names is None:
+            continue
+        if names.issuperset(members):
+            out[capability] = members
+            continue
+        picked = {name: value for name, value in members.items() if name in names}
+        if picked:
+            out[capability] = picked
+    return out
+
+
+async def _brand_hint(state: AppState, caller: Caller, vin: str) -> str | None:
+    """The brand of a vehicle nothing is stored of yet, from the caller's grant or
+    clearance (needed to pick the data source)."""
+    env = str(caller.environment)
+    if caller.kind is CallerKind.vehicle and caller.grant is not None:
+        return await repository.brand_of_grant(
+            state.database, environment=env, authorization_id=caller.grant.authorization_id
+        )
+    return await repository.brand_of_fleet_vehicle(
+        state.database, environment=env, application_id=caller.application_id, vin=vin
+    )
+
+
+async def _refresh(
+    state: AppState, caller: Caller, vin: str, brand: str, properties: frozenset[str]
+) -> bool:
+    """Ask the brand's data source for fresh data and ingest it; True if it answered."""
+    source = state.data_sources.get(brand)
+    if source is None:
+        return False
+    timeout = state.settings.vehicle_data_fetch_timeout_seconds
+    try:
+        async with asyncio.timeout(timeout):
+            result = await source.fetch(
+                environment=caller.environment, vin=vin, properties=properties
+            )
+    except TimeoutError:
+        raise ApiError(
+            504, f"the carmaker did not answer within {timeout:g} s", title="Gateway Timeout"
+        ) from None
+    except DataSourceError as error:
+        raise ApiError(error.status, error.detail) from None
+    if result is None:
+        return False
+    try:
+        report = await ingest_vehicle_data(
+            state.database,
+            environment=caller.environment,
+            vin=vin,
+            brand=brand,
+            data=result.data,
+            now_us=state.clock.now_us(),
+            source=f"pull:{brand}",
+        )
+    except IngestError as error:
+        log.warning("data source answer refused", vin=vin, brand=brand, error=str(error))
+        return False
+    if report.rejected:
+        log.warning(
+            "data source sent invalid points",
+            vin=vin,
+            brand=brand,
+            rejected=[r.as_dict() for r in report.rejected[:10]],
+        )
+    return True
+
+
+class FragmentCache:
+    """The serialized groups last served of a vehicle to a set of properties, checked
+    against the stored document's text: while the vehicle's data stays the same, a pull
+    neither parses nor serializes the document again. A changed document (another
+    process may have written it) simply misses. Bounded, least recently used first out."""
+
+    def __init__(self, size: int = 1024) -> None:
+        # Each entry holds a document and its serialized groups (~2 x 10 KB for 100
+        # properties): 1024 entries stay around 20 MB.
+        self.size = size
+        self.entries: OrderedDict[tuple[str, str, frozenset[str]], tuple[str, bytes]] = (
+            OrderedDict()
+        )
+
+    def groups(self, env: str, vin: str, document: str, properties: frozenset[str]) -> bytes:
+        key = (env, vin, properties)
+        entry = self.entries.get(key)
+        if entry is not None and entry[0] == document:
+            self.entries.move_to_end(key)
+            return entry[1]
+        groups = orjson.dumps(visible(orjson.loads(document), by_capability(properties)))
+        self.entries[key] = (document, groups)
+        self.entries.move_to_end(key)
+        if len(self.entries) > self.size:
+            self.entries.popitem(last=False)
+        return groups
+
+
+FRAGMENTS = FragmentCache()
+
+
+async def pull(state: AppState, caller: Caller, vin: str, request_id: str) -> bytes:
+    """The vehicle data response as bytes."""
+    properties = await readable_properties(state, caller, vin)
+    env = str(caller.environment)
+    row = await repository.vehicle(state.database, environment=env, vin=vin)
+    if state.data_sources:
+        brand = row["brand"] if row is not None else await _brand_hint(state, caller, vin)
+        if brand is not None and await _refresh(state, caller, vin, brand, properties):
+            row = await repository.vehicle(state.database, environment=env, vin=vin)
+    if row is None:
+        raise _pending()
+    groups = FRAGMENTS.groups(env, vin, row["document"], properties)
+    if groups == b"{}":
+        raise _pending()
+    head = orjson.dumps({"request_id": request_id, "vin": vin, "brand": row["brand"]})
+    # Splice: {"request_id":..,"vin":..,"brand":..} + {"charging":..} -> one object.
+    return head[:-1] + b"," + groups[1:]
+
+
+def _pending() -> ApiError:
+    return ApiError(
+        422,
+        "no data is known yet for this vehicle (data pending); try again later",
+        title="Data Pending",
+    )
+
+
+# --- history ------------------------------------------------------------------------
+
+
+def encode_cursor(timestamp: int, row_id: int) -> str:
+    return base64.urlsafe_b64encode(f"{timestamp}:{row_id}".encode()).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str) -> tuple[int, int]:
+    try:
+        text = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
+        timestamp, _, row_id = text.partition(":")
+        return int(timestamp), int(row_id)
+    except (ValueError, binascii.Error, UnicodeDecodeError):
+        raise ApiError(
+            400, "cursor: not a cursor this endpoint returned", source="cursor"
+        ) from None
+
+
+def _instant(value: str | None, name: str) -> int | None:
+    if value is None or value == "":
+        return None
+    try:
+        return from_iso(value)
+    except ValueError:
+        raise ApiError(
+            400,
+            f"{name}: {value!r} is not an ISO 8601 date-time (e.g. 2024-05-01T10:00:00Z)",
+            source=name,
+        ) from None
+
+
+async def history(
+    state: AppState,
+    caller: Caller,
+    vin: str,
+    *,
+    prop: str | None,
+    since: str | None,
+    until: str | None,
+    limit: int | None,
+    cursor: str | None,
+    request_id: str,
+) -> dict[str, Any]:
+    properties = await readable_properties(state, caller, vin)
+    if not prop:
+        raise ApiError(
+            400, "property: required, e.g. property=charging.battery_level", source="property"
+        )
+    capability, _, name = prop.partition(".")
+    if CATALOG.get(capability, name) is None:
+        raise ApiError(422, f"property: {prop!r} is not a level-13 property", source="property")
+    if prop not in properties:
+        raise _forbidden(f"the access token does not grant reading {prop}")
+    size = HISTORY_DEFAULT_LIMIT if limit is None else limit
+    if not 1 <= size <= HISTORY_MAX_LIMIT:
+        raise ApiError(
+            400, f"limit: must be between 1 and {HISTORY_MAX_LIMIT}, got {size}", source="limit"
+        )
+    since_us, until_us = _instant(since, "since"), _instant(until, "until")
+    rows = await repository.history(
+        state.database,
+        environment=str(caller.environment),
+        vin=vin,
+        capability=capability,
+        prop=name,
+        since=since_us,
+        until=until_us,
+        cursor=None if not cursor else decode_cursor(cursor),
+        limit=size + 1,
+    )
+    more = len(rows) > size
+    rows = rows[:size]
+    return {
+        "request_id": request_id,
+        "vin": vin,
+        "property": prop,
+        # Stored JSON is passed through as is: what was accepted is what is served.
+        "values": [orjson.Fragment(row["value"]) for row in rows],
+        "next_cursor": encode_cursor(rows[-1]["timestamp"], rows[-1]["id"]) if more else None,
+    }

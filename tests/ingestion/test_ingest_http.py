@@ -1,0 +1,166 @@
+"""POST /v1/ingest on both backends."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+import orjson
+from fastapi import FastAPI
+
+from autoport.ingestion.providers import revoke_provider
+from autoport.kit.environments import Environment
+from tests.ingestion.conftest import new_provider
+
+VIN = "WBA00000000000001"
+VIN2 = "WBA00000000000002"
+TS = "2024-05-01T10:00:00.000000Z"
+
+
+async def document(app: FastAPI, vin: str = VIN) -> dict[str, Any] | None:
+    row = await app.state.autoport.database.fetch_one(
+        "SELECT document FROM vehicles WHERE vin = :v", {"v": vin}
+    )
+    return None if row is None else orjson.loads(row["document"])
+
+
+async def test_pull_layout_of_one_vehicle_is_stored(
+    client: httpx.AsyncClient, app: FastAPI, provider_headers: dict[str, str]
+) -> None:
+    body = {
+        "vin": VIN,
+        "brand": "bmw",
+        "charging": {"battery_level": {"data": 0.8, "timestamp": TS}},
+        "doors": {"locks_state": {"data": "locked", "timestamp": TS}},
+    }
+    response = await client.post("/v1/ingest", json=body, headers=provider_headers)
+    assert response.status_code == 200, response.text
+    answer = response.json()
+    assert answer["accepted_count"] == 2 and answer["rejected_count"] == 0
+    assert answer["request_id"] == response.headers["x-request-id"]
+    assert answer["vehicles"][0]["accepted"] == [
+        {"property": "charging.battery_level", "changed": True},
+        {"property": "doors.locks_state", "changed": True},
+    ]
+    assert await document(app) == {
+        "charging": {"battery_level": {"data": 0.8, "timestamp": TS}},
+        "doors": {"locks_state": {"data": "locked", "timestamp": TS}},
+    }
+
+
+async def test_streaming_layout_of_many_vehicles_with_one_bad_point(
+    client: httpx.AsyncClient, app: FastAPI, provider_headers: dict[str, str]
+) -> None:
+    body = {
+        "vehicles": [
+            {
+                "version": 2,
+                "vin": VIN,
+                "brand": "mercedes-benz",
+                "data": {
+                    "charging": {
+                        "battery_level": [{"data": 1.7, "timestamp": TS}],
+                        "status": [{"data": "charging", "timestamp": TS}],
+                    }
+                },
+            },
+            {"vin": "SHORT", "charging": {"status": {"data": "charging", "timestamp": TS}}},
+            {
+                "version": 2,
+                "vin": VIN2,
+                "data": {
+                    "usage": {
+                        "odometer_after_last_trip": [
+                            {"data": {"unit": "kilometers", "value": 1200.5}, "timestamp": TS}
+                        ]
+                    }
+                },
+            },
+        ]
+    }
+    response = await client.post("/v1/ingest", json=body, headers=provider_headers)
+    assert response.status_code == 200, response.text
+    answer = response.json()
+    assert answer["accepted_count"] == 2 and answer["rejected_count"] == 2
+    first, second, third = answer["vehicles"]
+    assert first["brand"] == "mercedes_benz"
+    assert first["rejected"] == [
+        {"source": "vehicles[0].data.charging.battery_level[0].data", "reason": "1.7 is above 1.0"}
+    ]
+    assert second["rejected"][0]["source"] == "vehicles[1].vin"
+    assert "17 characters" in second["rejected"][0]["reason"]
+    assert third["accepted"] == [{"property": "usage.odometer_after_last_trip", "changed": True}]
+    assert await document(app) == {"charging": {"status": {"data": "charging", "timestamp": TS}}}
+    assert (await document(app, VIN2)) is not None
+
+
+async def test_nothing_acceptable_is_a_422_listing_every_reason(
+    client: httpx.AsyncClient, app: FastAPI, provider_headers: dict[str, str]
+) -> None:
+    body = [{"vin": VIN, "charging": {"battery_level": {"data": "full"}, "warp": {}}}]
+    response = await client.post("/v1/ingest", json=body, headers=provider_headers)
+    assert response.status_code == 422
+    answer = response.json()
+    sources = [e["source"] for e in answer["errors"]]
+    assert sources == ["vehicles[0].charging.battery_level.data", "vehicles[0].charging.warp"]
+    assert "expected a number" in answer["errors"][0]["detail"]
+    assert await document(app) is None
+
+
+async def test_a_redelivered_body_changes_nothing(
+    client: httpx.AsyncClient, app: FastAPI, provider_headers: dict[str, str]
+) -> None:
+    body = {"vin": VIN, "charging": {"battery_level": {"data": 0.8, "timestamp": TS}}}
+    await client.post("/v1/ingest", json=body, headers=provider_headers)
+    again = await client.post("/v1/ingest", json=body, headers=provider_headers)
+    assert again.json()["vehicles"][0]["accepted"][0]["changed"] is False
+    db = app.state.autoport.database
+    assert await db.fetch_value("SELECT count(*) FROM vehicle_data_history") == 1
+    assert await db.fetch_value("SELECT count(*) FROM outbox") == 1
+
+
+async def test_malformed_json_is_a_400_and_wrong_type_a_415(
+    client: httpx.AsyncClient, provider_headers: dict[str, str]
+) -> None:
+    headers = {**provider_headers, "Content-Type": "application/json"}
+    response = await client.post("/v1/ingest", content=b'{"vin": ', headers=headers)
+    assert response.status_code == 400
+    assert "not valid JSON" in response.json()["errors"][0]["detail"]
+    response = await client.post(
+        "/v1/ingest", content=b"vin=x", headers={**provider_headers, "Content-Type": "text/plain"}
+    )
+    assert response.status_code == 415
+
+
+async def test_a_body_over_the_limit_is_a_413(
+    client: httpx.AsyncClient, app: FastAPI, provider_headers: dict[str, str]
+) -> None:
+    limit = app.state.autoport.settings.max_body_bytes
+    big = {"vin": VIN, "charging": {"battery_level": {"data": 0.5}}, "pad": "x" * limit}
+    response = await client.post("/v1/ingest", json=big, headers=provider_headers)
+    assert response.status_code == 413
+    assert await document(app) is None
+
+
+async def test_unknown_revoked_or_other_environment_secrets_are_401(
+    client: httpx.AsyncClient, app: FastAPI
+) -> None:
+    body = {"vin": VIN, "charging": {"battery_level": {"data": 0.5}}}
+    response = await client.post("/v1/ingest", json=body)
+    assert response.status_code == 401
+    assert response.headers["www-authenticate"].startswith("Bearer")
+    response = await client.post(
+        "/v1/ingest", json=body, headers={"Authorization": "Bearer ap_ingest_nope"}
+    )
+    assert response.status_code == 401
+    sandbox_secret = await new_provider(app, Environment.sandbox)
+    headers = {"Authorization": f"Bearer {sandbox_secret}"}
+    assert (await client.post("/v1/ingest", json=body, headers=headers)).status_code == 401
+    assert (await client.post("/sandbox/v1/ingest", json=body, headers=headers)).status_code == 200
+    db = app.state.autoport.database
+    provider_id = await db.fetch_value("SELECT id FROM ingest_providers")
+    async with db.transaction() as conn:
+        assert await revoke_provider(conn, provider_id=provider_id, now_us=2) is not None
+    assert (await client.post("/sandbox/v1/ingest", json=body, headers=headers)).status_code == 401
+    stored = await db.fetch_value("SELECT secret_hash FROM ingest_providers")
+    assert sandbox_secret not in stored
