@@ -13,7 +13,11 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from fastapi import APIRouter, FastAPI
 
 from autoport import __version__
+from autoport.brands.registry import install_brands
 from autoport.config import Settings, ensure_secrets
+from autoport.eligibility.routes import router as eligibility_router
+from autoport.fleet.routes import router as fleet_router
+from autoport.fleet.tasks import fleet_worker
 from autoport.health.routes import router as health_router
 from autoport.kit.clock import Clock
 from autoport.kit.db import create_database
@@ -29,11 +33,11 @@ BackgroundTask = Callable[[AppState], contextlib.AbstractAsyncContextManager[Non
 
 def feature_routers() -> Sequence[APIRouter]:
     """Every feature's router, in one place."""
-    return [health_router]
+    return [health_router, eligibility_router, fleet_router]
 
 
 def background_tasks() -> Sequence[BackgroundTask]:
-    return []
+    return [fleet_worker]
 
 
 def create_app(
@@ -49,6 +53,7 @@ def create_app(
         pool_size=settings.database_pool_size,
     )
     state = AppState(settings=settings, database=database, clock=clock or Clock())
+    install_brands(state)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
