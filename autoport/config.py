@@ -62,6 +62,9 @@ class Settings(BaseSettings):
     # POST /v1/ingest) or "module:Class" of a team's own connector (docs/connectors.md).
     # Brands not listed: `sandbox` -> "sandbox", every other brand -> "push".
     brand_connectors: dict[str, str] = Field(default_factory=dict)
+    # Options of a team's connector, per brand (e.g. base_url, api_key_env: the name of the
+    # environment variable holding the API key, so the secret stays out of the file).
+    brand_connector_options: dict[str, dict[str, str]] = Field(default_factory=dict)
     # The sandbox carmaker: how long it takes to decide a clearance and what it decides.
     sandbox_connector_clearance_delay_seconds: float = Field(default=3.0, ge=0, le=86_400)
     sandbox_connector_clearance_outcome: Literal["approved", "rejected", "error", "pending"] = (
