@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import httpx
 import pytest
 from fastapi import FastAPI
 
-from autoport.brands.base import ConnectivityStatus
+from autoport.brands.base import BrandConnector, ConnectivityStatus, ConnectorError, Eligibility
 from autoport.brands.registry import registry_of
 from autoport.brands.sandbox import SandboxDefaults, VehicleBehaviour
+from autoport.eligibility import service as eligibility_service
 from autoport.kit.environments import Environment
 from tests.fleet.conftest import Callers
 
@@ -206,3 +209,41 @@ async def test_missing_scope_is_403(client: httpx.AsyncClient, callers: Callers)
         )
         assert response.status_code == 403
         assert "vehicle:eligibility-check" in response.json()["errors"][0]["detail"]
+
+
+async def test_no_token_is_401_even_with_a_bad_body(
+    client: httpx.AsyncClient, callers: Callers
+) -> None:
+    response = await client.post("/v1/eligibility", json={"vin": 5})
+    assert response.status_code == 401
+
+
+class _Unreachable(BrandConnector):
+    async def eligibility(self, *, environment: Environment, vin: str) -> Eligibility:
+        raise ConnectorError("connection refused")
+
+
+class _Slow(BrandConnector):
+    async def eligibility(self, *, environment: Environment, vin: str) -> Eligibility:
+        await asyncio.sleep(5)
+        raise AssertionError("not reached")
+
+
+async def test_carmaker_failure_is_503_and_slowness_504(
+    app: FastAPI, client: httpx.AsyncClient, callers: Callers, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    registry = registry_of(app.state.autoport)
+    registry.production["bmw"] = _Unreachable()
+    registry.production["mercedes_benz"] = _Slow()
+    monkeypatch.setattr(eligibility_service, "CONNECTOR_TIMEOUT_SECONDS", 0.05)
+    down = await client.post(
+        "/v1/eligibility", json={"vin": VIN, "brand": "bmw"}, headers=callers.fleet.headers
+    )
+    assert down.status_code == 503
+    assert "connection refused" in down.json()["errors"][0]["detail"]
+    slow = await client.post(
+        "/v1/eligibility",
+        json={"vin": VIN, "brand": "mercedes-benz"},
+        headers=callers.fleet.headers,
+    )
+    assert slow.status_code == 504

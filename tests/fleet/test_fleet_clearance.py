@@ -8,7 +8,13 @@ import httpx
 import pytest
 from fastapi import FastAPI
 
-from autoport.brands.base import ClearanceOutcome
+from autoport.brands.base import (
+    BrandConnector,
+    ClearanceDecision,
+    ClearanceOutcome,
+    ClearanceRequest,
+    ConnectorError,
+)
 from autoport.brands.registry import registry_of
 from autoport.brands.sandbox import SandboxDefaults
 from autoport.fleet.tasks import process_due
@@ -406,3 +412,41 @@ async def test_delete_racing_the_worker_wins_cleanly(
     assert applied == 0
     body = await vehicle(client, callers.fleet.headers)
     assert statuses(body) == ["pending", "canceling"]
+
+
+class _FlakyCarmaker(BrandConnector):
+    """Fails to answer until told otherwise, then approves."""
+
+    def __init__(self) -> None:
+        super().__init__(name="flaky")
+        self.up = False
+
+    async def clearance(self, request: ClearanceRequest) -> ClearanceDecision:
+        if not self.up:
+            raise ConnectorError("carmaker API down")
+        return ClearanceDecision(ClearanceOutcome.approved)
+
+
+async def test_carmaker_outage_leaves_the_vehicle_pending_until_it_answers(
+    app: FastAPI, client: httpx.AsyncClient, callers: Callers, clock: FrozenClock
+) -> None:
+    flaky = _FlakyCarmaker()
+    registry_of(app.state.autoport).production["bmw"] = flaky
+    await add(client, callers.fleet.headers, {"vin": VIN, "brand": "bmw"})
+    assert await work(app, clock) == 0
+    assert (await vehicle(client, callers.fleet.headers))["status"] == "pending"
+    flaky.up = True
+    assert await work(app, clock) == 0  # still leased: nobody asks before the lease ends
+    clock.advance(61)
+    assert await work(app, clock) == 1
+    body = await vehicle(client, callers.fleet.headers)
+    assert statuses(body) == ["pending", "approved"]
+    assert body["brand"] == "bmw"
+
+
+async def test_push_only_brand_is_approved_at_once(
+    app: FastAPI, client: httpx.AsyncClient, callers: Callers, clock: FrozenClock
+) -> None:
+    await add(client, callers.fleet.headers, {"vin": VIN, "brand": "mercedes_benz"})
+    assert await work(app, clock) == 1
+    assert (await vehicle(client, callers.fleet.headers))["status"] == "approved"
