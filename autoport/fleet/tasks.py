@@ -31,7 +31,7 @@ from autoport.fleet.repository import Claimed
 from autoport.fleet.service import transition
 from autoport.fleet.states import Status, Trigger
 from autoport.kit.clock import MICROS, Clock
-from autoport.kit.db import Database
+from autoport.kit.db import Connection, Database
 from autoport.kit.state import AppState
 
 log = structlog.get_logger("autoport.fleet")
@@ -48,6 +48,19 @@ class WorkerConfig:
     poll_seconds: float = 5.0
 
 
+# How many carmaker calls one worker has in flight at once.
+CONCURRENT_CALLS = 16
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What the carmaker said about one claimed vehicle: a new status, or ask again."""
+
+    new: Status | None
+    reason: str | None
+    check_again_at_us: int | None
+
+
 async def process_due(
     db: Database,
     registry: BrandRegistry,
@@ -55,7 +68,9 @@ async def process_due(
     clock: Clock,
     config: WorkerConfig = WorkerConfig(),
 ) -> int:
-    """Claim the vehicles due now and act on each; returns the number of transitions."""
+    """Claim the vehicles due now, ask their carmakers (concurrently, outside any
+    transaction), then apply every answer in one transaction. Returns the number of
+    transitions made."""
     now = clock.now_us()
     claimed = await repository.claim_due(
         db,
@@ -63,25 +78,35 @@ async def process_due(
         lease_until_us=now + int(config.lease_seconds * MICROS),
         limit=config.batch_size,
     )
+    if not claimed:
+        return 0
+    limit = asyncio.Semaphore(CONCURRENT_CALLS)
+
+    async def ask(item: Claimed) -> Outcome | None:
+        async with limit:
+            try:
+                return await _ask_carmaker(registry, item, clock=clock)
+            except Exception:
+                # The vehicle stays claimed until its lease ends, then is tried again; one
+                # misbehaving connector must not stop the other vehicles.
+                log.exception(
+                    "carmaker did not answer about a fleet vehicle",
+                    vin=item.key.vin,
+                    brand=item.brand,
+                    status=str(item.status),
+                )
+                return None
+
+    outcomes = await asyncio.gather(*(ask(item) for item in claimed))
     done = 0
-    for item in claimed:
-        try:
-            done += await _advance(db, registry, item, clock=clock, config=config)
-        except Exception:
-            # The vehicle stays claimed until its lease ends, then is tried again; one
-            # misbehaving connector must not stop the others' vehicles.
-            log.exception(
-                "fleet vehicle not advanced",
-                vin=item.key.vin,
-                brand=item.brand,
-                status=str(item.status),
-            )
+    async with db.transaction() as conn:
+        for item, outcome in zip(claimed, outcomes, strict=True):
+            if outcome is not None:
+                done += await _apply(conn, item, outcome, now_us=clock.now_us(), config=config)
     return done
 
 
-async def _advance(
-    db: Database, registry: BrandRegistry, item: Claimed, *, clock: Clock, config: WorkerConfig
-) -> int:
+async def _ask_carmaker(registry: BrandRegistry, item: Claimed, *, clock: Clock) -> Outcome:
     connector = registry.connector_for(item.key.environment, item.brand)
     request = ClearanceRequest(
         environment=item.key.environment,
@@ -91,37 +116,49 @@ async def _advance(
         since_us=item.since_us,
         now_us=clock.now_us(),
     )
-    new: Status | None = None
-    reason: str | None = None
-    check_again: int | None = None
     async with asyncio.timeout(CONNECTOR_TIMEOUT_SECONDS):
         if item.status is Status.pending:
             decision: ClearanceDecision = await connector.clearance(request)
-            reason = decision.reason
-            check_again = decision.check_again_at_us
-            if decision.outcome is not ClearanceOutcome.pending:
-                new = Status(str(decision.outcome))
-        else:
-            removal: RemovalDecision = await (
-                connector.revoke_clearance(request)
-                if item.status is Status.revoking
-                else connector.cancel_clearance(request)
+            new = (
+                None
+                if decision.outcome is ClearanceOutcome.pending
+                else Status(str(decision.outcome))
             )
-            reason = removal.reason
-            check_again = removal.check_again_at_us
-            if removal.done:
-                new = Status.revoked if item.status is Status.revoking else Status.canceled
-    now = clock.now_us()
-    async with db.transaction() as conn:
-        if new is None:
-            at = now + int(config.poll_seconds * MICROS) if check_again is None else check_again
-            await repository.reschedule(conn, item.key, expected=item.status, at_us=at)
-            return 0
-        vehicle = await repository.get(conn, item.key, for_update=True)
-        if vehicle is None or vehicle.status is not item.status:
-            return 0  # changed meanwhile (a DELETE, another worker after a lost lease)
-        changed = await transition(conn, vehicle, new, Trigger.carmaker, now_us=now, reason=reason)
+            return Outcome(new, decision.reason, decision.check_again_at_us)
+        removal: RemovalDecision = await (
+            connector.revoke_clearance(request)
+            if item.status is Status.revoking
+            else connector.cancel_clearance(request)
+        )
+        ended = Status.revoked if item.status is Status.revoking else Status.canceled
+        return Outcome(ended if removal.done else None, removal.reason, removal.check_again_at_us)
+
+
+async def _apply(
+    conn: Connection, item: Claimed, outcome: Outcome, *, now_us: int, config: WorkerConfig
+) -> int:
+    if outcome.new is None:
+        at = outcome.check_again_at_us
+        if at is None:
+            at = now_us + int(config.poll_seconds * MICROS)
+        await repository.reschedule(conn, item.key, expected=item.status, at_us=at)
+        return 0
+    vehicle = await repository.get(conn, item.key, for_update=True)
+    if vehicle is None or vehicle.status is not item.status:
+        return 0  # changed meanwhile (a DELETE, another worker after a lost lease)
+    changed = await transition(
+        conn, vehicle, outcome.new, Trigger.carmaker, now_us=now_us, reason=outcome.reason
+    )
     return 1 if changed else 0
+
+
+async def _advance(
+    db: Database, registry: BrandRegistry, item: Claimed, *, clock: Clock, config: WorkerConfig
+) -> int:
+    """One claimed vehicle on its own: ask, then apply in a transaction of its own."""
+    outcome = await _ask_carmaker(registry, item, clock=clock)
+    async with db.transaction() as conn:
+        return await _apply(conn, item, outcome, now_us=clock.now_us(), config=config)
 
 
 @contextlib.asynccontextmanager
