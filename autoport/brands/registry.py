@@ -16,7 +16,7 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass, field
 
-from autoport.brands.base import BrandConnector
+from autoport.brands.base import BrandConnector, VerificationMethod
 from autoport.brands.push import PushOnlyConnector
 from autoport.brands.sandbox import SandboxBehaviour, SandboxConnector, SandboxDefaults
 from autoport.config import Settings
@@ -90,6 +90,11 @@ class BrandRegistry:
         if environment is Environment.sandbox:
             return self.sandbox
         return self.production.get(brand, self.push)
+
+    def verification_method(self, environment: Environment, brand: str) -> VerificationMethod:
+        """How owners of this brand prove ownership during consent (for the consent
+        feature's `consent_verification_methods`, when the lead wires it here)."""
+        return self.connector_for(environment, brand).verification_method
 
     def fetching_connectors(self) -> dict[str, BrandConnector]:
         """Production brands whose connector fetches on demand (for AppState.data_sources).

@@ -57,6 +57,7 @@ from autoport.ingestion.sources import (
     SourceUnavailable,
     VehicleOffline,
 )
+from autoport.kit.brands import canonical_brand
 from autoport.kit.clock import MICROS
 from autoport.kit.environments import Environment
 
@@ -83,7 +84,13 @@ class TemplateConnector(BrandConnector):
 
     @classmethod
     def from_settings(cls, settings: Settings, *, brand: str) -> TemplateConnector:
-        options = settings.brand_connector_options.get(brand, {})
+        # Options may be keyed in either brand spelling.
+        options: dict[str, str] = {}
+        for key, value in settings.brand_connector_options.items():
+            if canonical_brand(key) == brand:
+                options = value
+        if not options:
+            options = settings.brand_connector_options.get(brand, {})
         if "base_url" not in options:
             raise ValueError(f"brand_connector_options.{brand}.base_url is required")
         key_env = options.get("api_key_env", "")

@@ -233,7 +233,7 @@ def test_registry_accepts_both_spellings_and_loads_team_connectors(
                 "Mercedes-Benz": "sandbox",
                 "volvo-cars": "autoport.brands.template:TemplateConnector",
             },
-            "brand_connector_options": {"volvo_cars": {"base_url": "http://127.0.0.1:1/"}},
+            "brand_connector_options": {"volvo-cars": {"base_url": "http://127.0.0.1:1/"}},
         }
     )
     registry = BrandRegistry.from_settings(settings)
@@ -243,6 +243,8 @@ def test_registry_accepts_both_spellings_and_loads_team_connectors(
     assert volvo.base_url == "http://127.0.0.1:1"
     assert volvo.verification_method is VerificationMethod.oem_login
     assert registry.connector_for(PROD, "bmw") is registry.push
+    assert registry.verification_method(PROD, "bmw") is VerificationMethod.owner_portal
+    assert registry.verification_method(Environment.sandbox, "bmw") is VerificationMethod.instant
     # The sandbox environment: the sandbox connector for every brand.
     assert registry.connector_for(Environment.sandbox, "volvo_cars") is registry.sandbox
     assert set(registry.fetching_connectors()) == {"mercedes_benz", "sandbox", "volvo_cars"}

@@ -18,7 +18,7 @@ from autoport.brands.base import (
 from autoport.brands.registry import registry_of
 from autoport.brands.sandbox import SandboxDefaults
 from autoport.fleet.tasks import process_due
-from autoport.kit.access import fleet_clearance_approved
+from autoport.kit.access import fleet_clearance_approved, readers_of
 from autoport.kit.clock import FrozenClock, from_iso
 from autoport.kit.environments import Environment
 from autoport.kit.state import AppState
@@ -96,6 +96,12 @@ async def test_pending_becomes_approved_after_the_sandbox_delay(
         assert await fleet_clearance_approved(
             conn, environment=Environment.production, application_id=callers.fleet.id, vin=VIN
         )
+        readers = await readers_of(
+            conn, environment=Environment.production, vin=VIN, now_us=clock.now_us()
+        )
+    assert [(r.application_id, sorted(r.properties)) for r in readers] == [
+        (callers.fleet.id, ["charging.battery_level", "diagnostics.odometer"])
+    ]
 
 
 async def test_rejected_by_the_carmaker_with_a_reason(
