@@ -30,6 +30,8 @@ from autoport.kit.vin import vin_problem
 _SET_OPS = ("eq", "in")
 _TIME_OPS = ("eq", "lt", "gt", "lte", "gte")
 _TAG_OPS = ("eq", "contains")
+# Bound the SQL parameters one filter may produce (both backends cap them).
+MAX_IN_VALUES = 1000
 FIELDS = ("vin", "status", "brand", "tags", "approved_at", "inserted_at")
 
 
@@ -116,6 +118,8 @@ def _set_condition(
         else:
             if not isinstance(value, list) or not value:
                 raise _invalid(f"{path}.in", "expected a non-empty list")
+            if len(value) > MAX_IN_VALUES:
+                raise _invalid(f"{path}.in", f"at most {MAX_IN_VALUES} values")
             out.append(column.in_([convert(v, f"{path}.in[{i}]") for i, v in enumerate(value)]))
     return out
 

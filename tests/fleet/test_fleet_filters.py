@@ -119,6 +119,12 @@ async def test_filters_by_each_field_and_operator(
         ('{"approved_at": {"gte": "yesterday"}}', 422, "filter.approved_at.gte", "ISO 8601"),
         ('{"inserted_at": {"lt": 5}}', 422, "filter.inserted_at.lt", "ISO 8601"),
         ('{"status": {}}', 422, "filter.status", "operators"),
+        (
+            orjson.dumps({"vin": {"in": ["SBX00000000000001"] * 1001}}).decode(),
+            422,
+            "filter.vin.in",
+            "at most 1000",
+        ),
     ],
 )
 async def test_bad_filters_name_the_problem(
@@ -136,3 +142,10 @@ async def test_bad_filters_name_the_problem(
     error = response.json()["errors"][0]
     assert error["source"] == source
     assert words in error["detail"]
+
+
+async def test_routes_are_documented_in_the_openapi_schema(client: httpx.AsyncClient) -> None:
+    paths = (await client.get("/openapi.json")).json()["paths"]
+    assert {"/v1/eligibility", "/v1/fleets/vehicles", "/v1/fleets/vehicles/{vin}"} <= set(paths)
+    params = [p["name"] for p in paths["/v1/fleets/vehicles"]["get"]["parameters"]]
+    assert "filter" in params
