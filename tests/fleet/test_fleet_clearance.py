@@ -193,21 +193,23 @@ async def test_pending_vehicle_is_canceled_through_canceling(
     ).status_code == 409
 
 
-@pytest.mark.parametrize("ended", ["rejected", "canceled"])
+@pytest.mark.parametrize("ended", ["rejected", "error", "canceled", "revoked"])
 async def test_ended_clearance_can_be_requested_again(
     app: FastAPI, client: httpx.AsyncClient, callers: Callers, clock: FrozenClock, ended: str
 ) -> None:
-    if ended == "rejected":
-        registry_of(app.state.autoport).sandbox.defaults = SandboxDefaults(
-            clearance_delay_seconds=0, clearance_outcome=ClearanceOutcome.rejected
+    sandbox = registry_of(app.state.autoport).sandbox
+    if ended in ("rejected", "error"):
+        sandbox.defaults = SandboxDefaults(
+            clearance_delay_seconds=0, clearance_outcome=ClearanceOutcome(ended)
         )
         await add(client, callers.fleet.headers, {"vin": VIN, "brand": "sandbox"})
         await work(app, clock)
-        registry_of(app.state.autoport).sandbox.defaults = SandboxDefaults(
-            clearance_delay_seconds=0
-        )
+        sandbox.defaults = SandboxDefaults(clearance_delay_seconds=5)
     else:
         await add(client, callers.fleet.headers, {"vin": VIN, "brand": "sandbox"})
+        if ended == "revoked":
+            clock.advance(5)
+            await work(app, clock)
         await client.delete(f"/v1/fleets/vehicles/{VIN}", headers=callers.fleet.headers)
         clock.advance(2)
         await work(app, clock)
