@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from fastapi import APIRouter, FastAPI
 
 from autoport import __version__
+from autoport.brands.registry import install_brands
 from autoport.config import Settings, ensure_secrets
 from autoport.health.routes import router as health_router
 from autoport.kit.clock import Clock
@@ -32,19 +33,30 @@ def feature_routers() -> Sequence[APIRouter]:
     """Every feature's router, in one place. Imported here so that `autoport.app` stays
     cheap to import for the CLI."""
     from autoport.apps.routes import router as apps_router
+    from autoport.eligibility.routes import router as eligibility_router
+    from autoport.fleet.routes import router as fleet_router
     from autoport.ingestion.routes import router as ingestion_router
     from autoport.oauth.routes import router as oauth_router
     from autoport.vehicle_data.routes import router as vehicle_data_router
 
     # The vehicle data pull is the hottest route: matched first.
-    return [vehicle_data_router, health_router, oauth_router, apps_router, ingestion_router]
+    return [
+        vehicle_data_router,
+        health_router,
+        oauth_router,
+        apps_router,
+        ingestion_router,
+        eligibility_router,
+        fleet_router,
+    ]
 
 
 def background_tasks() -> Sequence[BackgroundTask]:
+    from autoport.fleet.tasks import fleet_worker
     from autoport.oauth.tasks import housekeeping
     from autoport.vehicle_data.tasks import history_pruner
 
-    return [housekeeping, history_pruner]
+    return [housekeeping, history_pruner, fleet_worker]
 
 
 def create_app(
@@ -60,6 +72,7 @@ def create_app(
         pool_size=settings.database_pool_size,
     )
     state = AppState(settings=settings, database=database, clock=clock or Clock())
+    install_brands(state)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:

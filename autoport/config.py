@@ -90,6 +90,40 @@ class Settings(BaseSettings):
             raise ValueError(f"not a rate limit like '600/minute': {error}") from None
         return value
 
+    # --- fleet (carmaker connectors, eligibility, fleet clearance)
+    # Which connector serves a brand: "sandbox", "push" (providers pushing through
+    # POST /v1/ingest) or "module:Class" of a team's own connector (docs/connectors.md).
+    # Brands not listed: `sandbox` -> "sandbox", every other brand -> "push".
+    brand_connectors: dict[str, str] = Field(default_factory=dict)
+    # Options of a team's connector, per brand (e.g. base_url, api_key_env: the name of the
+    # environment variable holding the API key, so the secret stays out of the file).
+    brand_connector_options: dict[str, dict[str, str]] = Field(default_factory=dict)
+    # The sandbox carmaker: how long it takes to decide a clearance and what it decides.
+    sandbox_connector_clearance_delay_seconds: float = Field(default=3.0, ge=0, le=86_400)
+    sandbox_connector_clearance_outcome: Literal["approved", "rejected", "error", "pending"] = (
+        "approved"
+    )
+    sandbox_connector_rejection_reason: str = "the carmaker refused the clearance (sandbox setting)"
+    sandbox_connector_removal_delay_seconds: float = Field(default=1.0, ge=0, le=86_400)
+    # Eligible VINs: a glob (`*`, `SBX*`) or a /regular expression/; minus the listed ones.
+    sandbox_connector_eligible_vins: str = "*"
+    sandbox_connector_ineligible_vins: list[str] = Field(default_factory=list)
+    sandbox_connector_connectivity_status: Literal["activated", "deactivated", "unknown"] = (
+        "activated"
+    )
+    sandbox_connector_primary_user_assigned: bool = True
+    # On-demand fetch: extra latency, a failure of the whole fetch, failing properties.
+    sandbox_connector_fetch_latency_seconds: float = Field(default=0.0, ge=0, le=600)
+    sandbox_connector_fetch_failure: Literal["none", "offline", "unavailable", "timeout"] = "none"
+    sandbox_connector_failing_properties: list[str] = Field(default_factory=list)
+    # The fleet worker: how often it looks for due vehicles, how many it takes at once,
+    # and how long a claim holds before another process may take the vehicle over.
+    fleet_worker_interval_seconds: float = Field(default=1.0, gt=0, le=3600)
+    fleet_worker_batch_size: int = Field(default=100, ge=1, le=10_000)
+    fleet_worker_lease_seconds: float = Field(default=60.0, gt=0, le=86_400)
+    # Most vehicles one POST /v1/fleets/vehicles may carry.
+    fleet_max_vehicles_per_request: int = Field(default=1000, ge=1, le=100_000)
+
     redis_url: str | None = None
 
     @classmethod

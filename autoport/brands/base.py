@@ -1,0 +1,129 @@
+"""The interface every carmaker connector implements.
+
+A connector answers four questions for its brand, each the way its carmaker can:
+- is a VIN eligible (and how does it deliver data, is it connected)?
+- what became of a fleet clearance request (decided on the carmaker's side,
+  asynchronously: the fleet worker asks again until the answer is final)?
+- how does an owner prove ownership during consent (a method name)?
+- fresh data on demand (`fetch`, the `autoport.ingestion.sources.DataSource` contract),
+  or None when the brand only pushes.
+Data a carmaker pushes enters through `push` (see autoport.brands.push).
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Literal
+
+from autoport.ingestion.sources import FetchResult
+from autoport.kit.environments import Environment
+
+
+class VerificationMethod(enum.StrEnum):
+    """How an owner proves ownership during consent (interface.md, consent flow)."""
+
+    instant = "instant"
+    vehicle_code = "vehicle_code"
+    oem_login = "oem_login"
+    owner_portal = "owner_portal"
+
+
+class ConnectivityStatus(enum.StrEnum):
+    activated = "activated"
+    deactivated = "deactivated"
+    unknown = "unknown"
+
+
+DataDelivery = Literal["pull", "push"]
+
+
+@dataclass(frozen=True, slots=True)
+class Eligibility:
+    eligible: bool
+    # Always present in the answer: a subset of ("pull", "push"), empty when ineligible.
+    data_delivery: tuple[DataDelivery, ...]
+    connectivity_status: ConnectivityStatus
+    primary_user_assigned: bool | None = None
+
+
+class ClearanceOutcome(enum.StrEnum):
+    pending = "pending"
+    approved = "approved"
+    rejected = "rejected"
+    error = "error"
+
+
+@dataclass(frozen=True, slots=True)
+class ClearanceDecision:
+    """The carmaker's answer about one clearance. `pending` means "ask again", at
+    `check_again_at_us` when the connector knows when (else the worker's poll interval)."""
+
+    outcome: ClearanceOutcome
+    reason: str | None = None
+    check_again_at_us: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RemovalDecision:
+    """The carmaker's answer about revoking (approved vehicle) or canceling (pending
+    request) a clearance: done, or not yet (ask again)."""
+
+    done: bool
+    reason: str | None = None
+    check_again_at_us: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ClearanceRequest:
+    """What a connector is told about a clearance it is asked about."""
+
+    environment: Environment
+    application_id: str
+    vin: str
+    brand: str
+    # When the vehicle entered its current status (pending / revoking / canceling).
+    since_us: int
+    now_us: int
+
+
+class ConnectorError(Exception):
+    """The carmaker's side could not answer now (network, outage); the fleet worker
+    retries later instead of deciding anything."""
+
+
+@dataclass
+class BrandConnector:
+    """Base class of connectors. Subclasses override what their carmaker supports; the
+    defaults describe a brand that only pushes data and decides clearances at once."""
+
+    name: str = "base"
+    verification_method: VerificationMethod = VerificationMethod.instant
+    data_delivery: tuple[DataDelivery, ...] = field(default=("push",))
+
+    @property
+    def fetches(self) -> bool:
+        """Whether `fetch` may return fresh data (then it is installed as a data source)."""
+        return "pull" in self.data_delivery
+
+    async def eligibility(self, *, environment: Environment, vin: str) -> Eligibility:
+        return Eligibility(
+            eligible=True,
+            data_delivery=self.data_delivery,
+            connectivity_status=ConnectivityStatus.unknown,
+        )
+
+    async def clearance(self, request: ClearanceRequest) -> ClearanceDecision:
+        return ClearanceDecision(ClearanceOutcome.approved)
+
+    async def revoke_clearance(self, request: ClearanceRequest) -> RemovalDecision:
+        return RemovalDecision(done=True)
+
+    async def cancel_clearance(self, request: ClearanceRequest) -> RemovalDecision:
+        return RemovalDecision(done=True)
+
+    async def fetch(
+        self, *, environment: Environment, vin: str, properties: frozenset[str]
+    ) -> FetchResult | None:
+        """`DataSource.fetch`: None means "served from what was pushed"."""
+        return None

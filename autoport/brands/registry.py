@@ -1,0 +1,155 @@
+"""Which connector serves which brand, and which brands an application may use.
+
+Brands are spoken in both spellings (`mercedes-benz`, `mercedes_benz`) and stored in the
+canonical one (`autoport.kit.brands.canonical_brand`). In the sandbox environment every
+brand is served by the sandbox connector, so a developer can try the brand values of
+production against the emulated carmaker. In production the `brand_connectors` setting
+decides; brands not listed are served by the push-only connector (data providers that
+deliver through `POST /v1/ingest`), `sandbox` by the sandbox connector.
+
+At start-up `install_brands` builds the registry and fills `AppState.data_sources` with
+the connectors that fetch on demand (the pull endpoint asks them before serving).
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+
+from autoport.brands.base import BrandConnector, VerificationMethod
+from autoport.brands.push import PushOnlyConnector
+from autoport.brands.sandbox import SandboxBehaviour, SandboxConnector, SandboxDefaults
+from autoport.config import Settings
+from autoport.kit.auth import Caller
+from autoport.kit.brands import BRANDS, canonical_brand
+from autoport.kit.clock import Clock
+from autoport.kit.environments import Environment
+from autoport.kit.errors import ApiError
+from autoport.kit.state import AppState
+
+SANDBOX_BRAND = "sandbox"
+# Where the registry lives on the AppState (it holds no field of its own for it: the
+# registry belongs to this package).
+_STATE_KEY = "brand_registry"
+
+
+class ConnectorConfigError(ValueError):
+    """`brand_connectors` names a brand or a connector that does not exist."""
+
+
+def load_connector(spec: str, *, brand: str, settings: Settings) -> BrandConnector:
+    """`package.module:Class` -> an instance. A class with `from_settings(settings, brand)`
+    is built with it (the template connector does), else called without arguments."""
+    module_name, _, class_name = spec.partition(":")
+    if not module_name or not class_name:
+        raise ConnectorConfigError(
+            f"brand_connectors[{brand!r}]: expected 'sandbox', 'push' or 'module:Class', "
+            f"got {spec!r}"
+        )
+    try:
+        cls = getattr(importlib.import_module(module_name), class_name)
+    except (ImportError, AttributeError) as error:
+        raise ConnectorConfigError(f"brand_connectors[{brand!r}]: {error}") from error
+    factory = getattr(cls, "from_settings", None)
+    connector = factory(settings, brand=brand) if factory is not None else cls()
+    if not isinstance(connector, BrandConnector):
+        raise ConnectorConfigError(
+            f"brand_connectors[{brand!r}]: {spec} is not a BrandConnector subclass"
+        )
+    return connector
+
+
+@dataclass
+class BrandRegistry:
+    sandbox: SandboxConnector
+    push: BrandConnector = field(default_factory=PushOnlyConnector)
+    # Production brands served by something other than the push-only connector.
+    production: dict[str, BrandConnector] = field(default_factory=dict)
+
+    @classmethod
+    def from_settings(cls, settings: Settings, *, clock: Clock | None = None) -> BrandRegistry:
+        sandbox = SandboxConnector(
+            defaults=SandboxDefaults.from_settings(settings), clock=clock or Clock()
+        )
+        push = PushOnlyConnector()
+        production: dict[str, BrandConnector] = {SANDBOX_BRAND: sandbox}
+        for raw_brand, spec in settings.brand_connectors.items():
+            brand = canonical_brand(raw_brand)
+            if brand is None:
+                raise ConnectorConfigError(f"brand_connectors: unknown brand {raw_brand!r}")
+            if spec == "sandbox":
+                production[brand] = sandbox
+            elif spec == "push":
+                production[brand] = push
+            else:
+                production[brand] = load_connector(spec, brand=brand, settings=settings)
+        return cls(sandbox=sandbox, push=push, production=production)
+
+    def connector_for(self, environment: Environment, brand: str) -> BrandConnector:
+        """The connector serving a canonical brand in an environment."""
+        if environment is Environment.sandbox:
+            return self.sandbox
+        return self.production.get(brand, self.push)
+
+    def verification_method(self, environment: Environment, brand: str) -> VerificationMethod:
+        """How owners of this brand prove ownership during consent (for the consent
+        feature's `consent_verification_methods`, when the lead wires it here)."""
+        return self.connector_for(environment, brand).verification_method
+
+    def fetching_connectors(self) -> dict[str, BrandConnector]:
+        """Production brands whose connector fetches on demand (for AppState.data_sources).
+        The sandbox brand's connector is among them."""
+        return {
+            brand: self.production.get(brand, self.push)
+            for brand in sorted(BRANDS)
+            if self.production.get(brand, self.push).fetches
+        }
+
+    def set_sandbox_behaviour(self, behaviour: SandboxBehaviour) -> None:
+        """The sandbox emulator installs its per-vehicle behaviour here."""
+        self.sandbox.behaviour = behaviour
+
+
+def install_brands(state: AppState) -> BrandRegistry:
+    """Build the registry for the app's settings and register the fetching connectors as
+    data sources. Called once by create_app."""
+    registry = BrandRegistry.from_settings(state.settings, clock=state.clock)
+    state.__dict__[_STATE_KEY] = registry
+    state.data_sources.update(registry.fetching_connectors())
+    return registry
+
+
+def registry_of(state: AppState) -> BrandRegistry:
+    registry = state.__dict__.get(_STATE_KEY)
+    if isinstance(registry, BrandRegistry):
+        return registry
+    return install_brands(state)
+
+
+def set_sandbox_behaviour(state: AppState, behaviour: SandboxBehaviour) -> None:
+    registry_of(state).set_sandbox_behaviour(behaviour)
+
+
+def activated_brand(caller: Caller, value: object, *, source: str = "brand") -> str:
+    """The canonical brand of a request, refused (422 naming the field) when it is not a
+    brand or not activated for the caller's application."""
+    brand = canonical_brand(value) if isinstance(value, str) else None
+    if brand is None:
+        raise ApiError(422, f"{source}: unknown brand {value!r}", source=source)
+    if brand not in caller.application_brands:
+        raise ApiError(
+            422,
+            f"{source}: the brand {brand!r} is not activated for this application",
+            source=source,
+        )
+    return brand
+
+
+def brand_problem(caller: Caller, value: object) -> tuple[str | None, str | None]:
+    """(canonical brand, None) or (None, why not) for per-item reports."""
+    brand = canonical_brand(value) if isinstance(value, str) else None
+    if brand is None:
+        return None, f"unknown brand {value!r}"
+    if brand not in caller.application_brands:
+        return None, f"the brand {brand!r} is not activated for this application"
+    return brand, None

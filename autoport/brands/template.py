@@ -1,0 +1,252 @@
+"""A template connector: copy this file to add a carmaker (docs/connectors.md).
+
+It speaks to an imagined carmaker REST API, small enough to read in one sitting and
+shaped like the real ones: every call a team must map is here, with the error handling
+autoport expects. To add carmaker "acme":
+
+1. Copy this file to `autoport/brands/acme.py`, rename `TemplateConnector`, and replace
+   the paths and the JSON mapping in each method with what the carmaker documents.
+2. Configure it (settings, TOML):
+       [brand_connectors]
+       acme = "autoport.brands.acme:AcmeConnector"
+       [brand_connector_options.acme]
+       base_url = "https://api.acme.example/v2"
+       api_key_env = "ACME_API_KEY"      # the secret itself stays in the environment
+       verification_method = "oem_login"
+3. Test it against a recorded or local double of the carmaker API
+   (tests/fleet/test_template_connector.py runs this one against a real HTTP server).
+
+The imagined API:
+- `GET  /vehicles/{vin}/eligibility` -> `{"eligible", "connected"?, "primary_user"?}`
+- `PUT  /fleets/{fleet}/clearances/{vin}` -> `{"state": requested|granted|denied|failed,
+  "message"?, "retry_after"?}`; idempotent: creates the request or returns its state
+- `DELETE /fleets/{fleet}/clearances/{vin}` -> `{"state": removing|removed}`
+- `GET  /vehicles/{vin}/data?fields=a.b,c.d` -> the pull layout
+  `{capability: {property: wrapper}}`; 409 `{"error": "asleep"}` when the car sleeps
+- pushes `{"vin", "signals": [{"name": "capability.property", "value", "at"}]}` to us.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+
+from autoport.brands.base import (
+    BrandConnector,
+    ClearanceDecision,
+    ClearanceOutcome,
+    ClearanceRequest,
+    ConnectivityStatus,
+    ConnectorError,
+    DataDelivery,
+    Eligibility,
+    RemovalDecision,
+    VerificationMethod,
+)
+from autoport.brands.push import Pusher
+from autoport.catalog import CATALOG
+from autoport.config import Settings
+from autoport.ingestion.sources import (
+    CapabilityData,
+    FetchResult,
+    SourceTimeout,
+    SourceUnavailable,
+    VehicleOffline,
+)
+from autoport.kit.brands import canonical_brand
+from autoport.kit.clock import MICROS
+from autoport.kit.environments import Environment
+
+# The carmaker's clearance states -> ours. Unknown states are a ConnectorError (retried),
+# never a guess.
+_CLEARANCE_STATES: Mapping[str, ClearanceOutcome] = {
+    "requested": ClearanceOutcome.pending,
+    "granted": ClearanceOutcome.approved,
+    "denied": ClearanceOutcome.rejected,
+    "failed": ClearanceOutcome.error,
+}
+
+
+@dataclass
+class TemplateConnector(BrandConnector):
+    name: str = "template"
+    verification_method: VerificationMethod = VerificationMethod.oem_login
+    data_delivery: tuple[DataDelivery, ...] = field(default=("pull", "push"))
+    base_url: str = "http://127.0.0.1:9"
+    api_key: str = ""
+    timeout_seconds: float = 10.0
+    # Tests and connection reuse: one client for the connector's lifetime.
+    client: httpx.AsyncClient | None = None
+
+    @classmethod
+    def from_settings(cls, settings: Settings, *, brand: str) -> TemplateConnector:
+        # Options may be keyed in either brand spelling.
+        options: dict[str, str] = {}
+        for key, value in settings.brand_connector_options.items():
+            if canonical_brand(key) == brand:
+                options = value
+        if not options:
+            options = settings.brand_connector_options.get(brand, {})
+        if "base_url" not in options:
+            raise ValueError(f"brand_connector_options.{brand}.base_url is required")
+        key_env = options.get("api_key_env", "")
+        return cls(
+            name=brand,
+            base_url=options["base_url"].rstrip("/"),
+            api_key=os.environ.get(key_env, "") if key_env else "",
+            verification_method=VerificationMethod(
+                options.get("verification_method", VerificationMethod.oem_login)
+            ),
+            timeout_seconds=float(options.get("timeout_seconds", 10.0)),
+        )
+
+    def _client(self) -> httpx.AsyncClient:
+        if self.client is None:
+            self.client = httpx.AsyncClient(
+                base_url=self.base_url,
+                timeout=self.timeout_seconds,
+                headers={"Authorization": f"Bearer {self.api_key}"} if self.api_key else {},
+            )
+        return self.client
+
+    async def _call(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
+        """One request; network trouble becomes a ConnectorError (the caller retries)."""
+        try:
+            return await self._client().request(method, path, **kwargs)
+        except httpx.TimeoutException as error:
+            raise ConnectorError(f"{self.name}: {method} {path} timed out") from error
+        except httpx.HTTPError as error:
+            raise ConnectorError(f"{self.name}: {method} {path} failed: {error}") from error
+
+    @staticmethod
+    def _json(response: httpx.Response) -> dict[str, Any]:
+        if response.status_code >= 400:
+            raise ConnectorError(f"carmaker answered {response.status_code}")
+        try:
+            body = response.json()
+        except ValueError as error:
+            raise ConnectorError("carmaker answered something that is not JSON") from error
+        if not isinstance(body, dict):
+            raise ConnectorError("carmaker answered JSON that is not an object")
+        return body
+
+    async def eligibility(self, *, environment: Environment, vin: str) -> Eligibility:
+        body = self._json(await self._call("GET", f"/vehicles/{vin}/eligibility"))
+        eligible = body.get("eligible") is True
+        connected = body.get("connected")
+        connectivity = (
+            ConnectivityStatus.unknown
+            if not isinstance(connected, bool)
+            else ConnectivityStatus.activated
+            if connected
+            else ConnectivityStatus.deactivated
+        )
+        primary = body.get("primary_user")
+        return Eligibility(
+            eligible=eligible,
+            data_delivery=self.data_delivery if eligible else (),
+            connectivity_status=connectivity,
+            primary_user_assigned=primary if isinstance(primary, bool) else None,
+        )
+
+    async def clearance(self, request: ClearanceRequest) -> ClearanceDecision:
+        path = f"/fleets/{request.application_id}/clearances/{request.vin}"
+        body = self._json(await self._call("PUT", path))
+        outcome = _CLEARANCE_STATES.get(str(body.get("state")))
+        if outcome is None:
+            raise ConnectorError(f"unknown clearance state {body.get('state')!r}")
+        message = body.get("message")
+        retry_after = body.get("retry_after")
+        check_again = None
+        if isinstance(retry_after, int | float) and retry_after > 0:
+            check_again = request.now_us + int(retry_after * MICROS)
+        return ClearanceDecision(
+            outcome,
+            reason=message if isinstance(message, str) else None,
+            check_again_at_us=check_again if outcome is ClearanceOutcome.pending else None,
+        )
+
+    async def _remove(self, request: ClearanceRequest) -> RemovalDecision:
+        path = f"/fleets/{request.application_id}/clearances/{request.vin}"
+        response = await self._call("DELETE", path)
+        if response.status_code == 404:
+            return RemovalDecision(done=True)  # the carmaker has nothing (left) to remove
+        state = self._json(response).get("state")
+        if state not in ("removing", "removed"):
+            raise ConnectorError(f"unknown removal state {state!r}")
+        return RemovalDecision(done=state == "removed")
+
+    async def revoke_clearance(self, request: ClearanceRequest) -> RemovalDecision:
+        return await self._remove(request)
+
+    async def cancel_clearance(self, request: ClearanceRequest) -> RemovalDecision:
+        return await self._remove(request)
+
+    async def fetch(
+        self, *, environment: Environment, vin: str, properties: frozenset[str]
+    ) -> FetchResult | None:
+        try:
+            response = await self._client().get(
+                f"/vehicles/{vin}/data", params={"fields": ",".join(sorted(properties))}
+            )
+        except httpx.TimeoutException as error:
+            raise SourceTimeout(f"{self.name} did not answer in time") from error
+        except httpx.HTTPError as error:
+            raise SourceUnavailable(f"{self.name} could not be reached") from error
+        if response.status_code == 409:
+            raise VehicleOffline("the vehicle is asleep")
+        if response.status_code >= 400:
+            raise SourceUnavailable(f"{self.name} answered {response.status_code}")
+        try:
+            data = response.json()
+        except ValueError as error:
+            raise SourceUnavailable(f"{self.name} answered something that is not JSON") from error
+        if not isinstance(data, dict):
+            raise SourceUnavailable(f"{self.name} answered JSON that is not an object")
+        return FetchResult(data=data)
+
+    @staticmethod
+    def translate_push(body: Mapping[str, Any]) -> tuple[str, CapabilityData]:
+        """The carmaker's push format -> (vin, pull layout). Validation is ingestion's job;
+        this only reshapes, and refuses what has no shape at all."""
+        vin = body.get("vin")
+        signals = body.get("signals")
+        if not isinstance(vin, str) or not isinstance(signals, list):
+            raise ValueError("a push needs 'vin' and a list of 'signals'")
+        data: CapabilityData = {}
+        for index, signal in enumerate(signals):
+            if not isinstance(signal, dict) or not isinstance(signal.get("name"), str):
+                raise ValueError(f"signals[{index}] needs a 'name'")
+            capability, _, prop = signal["name"].partition(".")
+            wrapper = {"data": signal.get("value"), "timestamp": signal.get("at")}
+            group = data.setdefault(capability, {})
+            known = CATALOG.get(capability, prop) if CATALOG.has_capability(capability) else None
+            # Array properties carry a list of wrappers; single ones one wrapper (the
+            # latest signal wins). Unknown names pass through for ingestion to refuse.
+            if known is not None and known.multiple:
+                group.setdefault(prop, []).append(wrapper)
+            else:
+                group[prop] = wrapper
+        return vin, data
+
+    async def receive_push(
+        self, pusher: Pusher, body: Mapping[str, Any], *, environment: Environment, now_us: int
+    ) -> Any:
+        """Hand a pushed message to ingestion (validated by the catalog there)."""
+        vin, data = self.translate_push(body)
+        return await pusher.push(
+            environment=environment,
+            vin=vin,
+            brand=self.name,
+            data=data,
+            now_us=now_us,
+            source=f"connector:{self.name}",
+        )
+
+    async def close(self) -> None:
+        if self.client is not None:
+            await self.client.aclose()

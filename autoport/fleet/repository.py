@@ -1,0 +1,229 @@
+"""SQL of fleet clearance. Every statement is scoped by environment and application
+(the key of a fleet vehicle is (environment, application_id, vin)), except the worker's
+claim, which takes due vehicles of every application and hands their keys on."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+from sqlalchemy import and_, select
+from sqlalchemy.sql import ColumnElement
+
+from autoport.db.tables.fleet import fleet_vehicles
+from autoport.fleet.states import Status
+from autoport.kit.db import Connection, Database, Row
+from autoport.kit.environments import Environment
+
+
+@dataclass(frozen=True, slots=True)
+class VehicleKey:
+    environment: Environment
+    application_id: str
+    vin: str
+
+    def params(self) -> dict[str, str]:
+        return {
+            "environment": str(self.environment),
+            "application_id": self.application_id,
+            "vin": self.vin,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class FleetVehicle:
+    key: VehicleKey
+    brand: str
+    status: Status
+    tags: dict[str, str]
+    changelog: list[dict[str, Any]]
+    reason: str | None
+    inserted_at: int
+    updated_at: int
+    approved_at: int | None
+    next_check_at: int | None
+
+    @classmethod
+    def from_row(cls, row: Row) -> FleetVehicle:
+        return cls(
+            key=VehicleKey(Environment(row["environment"]), row["application_id"], row["vin"]),
+            brand=row["brand"],
+            status=Status(row["status"]),
+            tags=orjson.loads(row["tags"]),
+            changelog=orjson.loads(row["changelog"]),
+            reason=row["reason"],
+            inserted_at=row["inserted_at"],
+            updated_at=row["updated_at"],
+            approved_at=row["approved_at"],
+            next_check_at=row["next_check_at"],
+        )
+
+
+_COLUMNS = (
+    "environment, application_id, vin, brand, status, tags, changelog, reason, "
+    "inserted_at, updated_at, approved_at, next_check_at"
+)
+_KEY = "environment = :environment AND application_id = :application_id AND vin = :vin"
+
+_INSERT = f"""
+INSERT INTO fleet_vehicles ({_COLUMNS})
+VALUES (:environment, :application_id, :vin, :brand, :status, :tags, :changelog, NULL,
+        :now, :now, NULL, :now)
+ON CONFLICT (environment, application_id, vin) DO NOTHING
+"""  # noqa: S608 - only the fixed column list is interpolated
+
+
+async def insert_pending(
+    conn: Connection,
+    key: VehicleKey,
+    *,
+    brand: str,
+    tags: dict[str, str],
+    changelog: list[dict[str, Any]],
+    now_us: int,
+) -> bool:
+    """A new pending vehicle, due for the worker at once; False when it already exists."""
+    changed = await conn.execute(
+        _INSERT,
+        {
+            **key.params(),
+            "brand": brand,
+            "status": str(Status.pending),
+            "tags": orjson.dumps(tags).decode(),
+            "changelog": orjson.dumps(changelog).decode(),
+            "now": now_us,
+        },
+    )
+    return changed == 1
+
+
+async def get(
+    conn: Connection, key: VehicleKey, *, for_update: bool = False
+) -> FleetVehicle | None:
+    # Inside a write transaction on PostgreSQL the row is locked until commit, so the
+    # read-modify-write of the changelog cannot interleave; SQLite has one writer anyway.
+    lock = " FOR UPDATE" if for_update and conn.dialect == "postgresql" else ""
+    row = await conn.fetch_one(
+        f"SELECT {_COLUMNS} FROM fleet_vehicles WHERE {_KEY}{lock}",  # noqa: S608 - fixed text
+        key.params(),
+    )
+    return None if row is None else FleetVehicle.from_row(row)
+
+
+async def update_status(
+    conn: Connection,
+    key: VehicleKey,
+    *,
+    expected: Status,
+    new: Status,
+    reason: str | None,
+    changelog: list[dict[str, Any]],
+    now_us: int,
+    next_check_at: int | None,
+    approved_at: int | None,
+    brand: str | None = None,
+    tags: dict[str, str] | None = None,
+) -> bool:
+    """Conditional on the status still being `expected`: the second of two racing writers
+    changes nothing."""
+    sets = [
+        "status = :new",
+        "reason = :reason",
+        "changelog = :changelog",
+        "updated_at = :now",
+        "next_check_at = :next_check_at",
+        "approved_at = :approved_at",
+    ]
+    params: dict[str, Any] = {
+        **key.params(),
+        "expected": str(expected),
+        "new": str(new),
+        "reason": reason,
+        "changelog": orjson.dumps(changelog).decode(),
+        "now": now_us,
+        "next_check_at": next_check_at,
+        "approved_at": approved_at,
+    }
+    if brand is not None:
+        sets.append("brand = :brand")
+        params["brand"] = brand
+    if tags is not None:
+        sets.append("tags = :tags")
+        params["tags"] = orjson.dumps(tags).decode()
+    sql = f"UPDATE fleet_vehicles SET {', '.join(sets)} WHERE {_KEY} AND status = :expected"  # noqa: S608
+    return await conn.execute(sql, params) == 1
+
+
+async def reschedule(conn: Connection, key: VehicleKey, *, expected: Status, at_us: int) -> bool:
+    """Ask the carmaker again at `at_us` (only while the status is still `expected`)."""
+    changed = await conn.execute(
+        f"UPDATE fleet_vehicles SET next_check_at = :at WHERE {_KEY} AND status = :expected",  # noqa: S608
+        {**key.params(), "expected": str(expected), "at": at_us},
+    )
+    return changed == 1
+
+
+async def select_vehicles(
+    conn: Connection,
+    *,
+    environment: Environment,
+    application_id: str,
+    conditions: Sequence[ColumnElement[bool]] = (),
+) -> list[FleetVehicle]:
+    table = fleet_vehicles
+    statement = (
+        select(table)
+        .where(
+            and_(
+                table.c.environment == str(environment),
+                table.c.application_id == application_id,
+                *conditions,
+            )
+        )
+        .order_by(table.c.inserted_at, table.c.vin)
+    )
+    return [FleetVehicle.from_row(row) for row in await conn.fetch_all(statement)]
+
+
+@dataclass(frozen=True, slots=True)
+class Claimed:
+    key: VehicleKey
+    brand: str
+    status: Status
+    since_us: int
+
+
+async def claim_due(db: Database, *, now_us: int, lease_until_us: int, limit: int) -> list[Claimed]:
+    """Take up to `limit` vehicles the worker must look at, for every application.
+
+    Claiming moves `next_check_at` to the end of the lease in the same statement, so no
+    other worker sees them as due until then (a worker that dies loses nothing: its
+    vehicles become due again when the lease ends). On PostgreSQL rows another worker is
+    claiming are skipped (FOR UPDATE SKIP LOCKED); SQLite has a single writer.
+    """
+    lock = " FOR UPDATE SKIP LOCKED" if db.dialect == "postgresql" else ""
+    sql = f"""
+    UPDATE fleet_vehicles SET next_check_at = :lease_until
+    WHERE (environment, application_id, vin) IN (
+        SELECT environment, application_id, vin FROM fleet_vehicles
+        WHERE next_check_at IS NOT NULL AND next_check_at <= :now
+          AND status IN ('pending', 'revoking', 'canceling')
+        ORDER BY next_check_at LIMIT :limit{lock}
+    )
+    RETURNING environment, application_id, vin, brand, status, updated_at
+    """  # noqa: S608 - only the fixed lock clause is interpolated
+    async with db.transaction() as conn:
+        rows = await conn.fetch_all(
+            sql, {"lease_until": lease_until_us, "now": now_us, "limit": limit}
+        )
+    return [
+        Claimed(
+            key=VehicleKey(Environment(row["environment"]), row["application_id"], row["vin"]),
+            brand=row["brand"],
+            status=Status(row["status"]),
+            since_us=row["updated_at"],
+        )
+        for row in rows
+    ]

@@ -1,0 +1,230 @@
+"""Fleet clearance: requests of the application (add, list, read, remove) and the one
+function that changes a vehicle's status (`transition`), used by requests and worker."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from autoport.brands.registry import brand_problem
+from autoport.fleet import repository
+from autoport.fleet.filters import VehicleFilter
+from autoport.fleet.repository import FleetVehicle, VehicleKey
+from autoport.fleet.states import IN_PROGRESS, Status, Trigger, allowed, target
+from autoport.kit import outbox
+from autoport.kit.auth import Caller, CallerKind, require_scope
+from autoport.kit.brands import hyphenated
+from autoport.kit.clock import to_iso
+from autoport.kit.db import Connection, Database
+from autoport.kit.errors import ApiError
+from autoport.kit.vin import vin_problem
+
+SCOPE = "fleet:clearance"
+EVENT = "fleet_clearance_changed"
+
+
+def require_fleet_caller(caller: Caller) -> None:
+    if caller.kind is not CallerKind.application:
+        raise ApiError(
+            403, "fleet clearance needs a client_credentials token", source="Authorization"
+        )
+    require_scope(caller, SCOPE)
+
+
+def checked_vin(vin: str) -> str:
+    problem = vin_problem(vin)
+    if problem is not None:
+        raise ApiError(422, f"vin: {problem}", source="vin")
+    return vin
+
+
+def changelog_entry(status: Status, now_us: int, reason: str | None) -> dict[str, Any]:
+    entry: dict[str, Any] = {"timestamp": to_iso(now_us), "status": str(status)}
+    if reason is not None:
+        entry["reason"] = reason
+    return entry
+
+
+async def transition(
+    conn: Connection,
+    vehicle: FleetVehicle,
+    new: Status,
+    trigger: Trigger,
+    *,
+    now_us: int,
+    reason: str | None = None,
+    brand: str | None = None,
+    tags: dict[str, str] | None = None,
+) -> bool:
+    """Move `vehicle` (as read in this transaction) to `new`: one changelog entry, one
+    `fleet_clearance_changed` event, in the caller's transaction. False when the row no
+    longer has the status it was read with (another process got there first)."""
+    if not allowed(vehicle.status, new, trigger):
+        raise ValueError(f"no {trigger} transition from {vehicle.status} to {new}")
+    changed = await repository.update_status(
+        conn,
+        vehicle.key,
+        expected=vehicle.status,
+        new=new,
+        reason=reason,
+        changelog=[*vehicle.changelog, changelog_entry(new, now_us, reason)],
+        now_us=now_us,
+        # Statuses the carmaker still has to settle are due for the worker at once.
+        next_check_at=now_us if new in IN_PROGRESS else None,
+        approved_at=now_us if new is Status.approved else vehicle.approved_at,
+        brand=brand,
+        tags=tags,
+    )
+    if changed:
+        await emit_change(conn, vehicle.key, new, reason, now_us)
+    return changed
+
+
+async def emit_change(
+    conn: Connection, key: VehicleKey, status: Status, reason: str | None, now_us: int
+) -> None:
+    await outbox.emit(
+        conn,
+        environment=key.environment,
+        event_type=EVENT,
+        payload={"action": str(status), "detail": reason},
+        now_us=now_us,
+        vin=key.vin,
+        application_id=key.application_id,
+    )
+
+
+def vehicle_json(vehicle: FleetVehicle) -> dict[str, Any]:
+    return {
+        "vin": vehicle.key.vin,
+        "brand": hyphenated(vehicle.brand),
+        "status": str(vehicle.status),
+        "tags": vehicle.tags,
+        "changelog": vehicle.changelog,
+    }
+
+
+def _tags_problem(tags: object) -> str | None:
+    if tags is None:
+        return None
+    if not isinstance(tags, dict):
+        return "tags must be an object of strings"
+    for name, value in tags.items():
+        if not isinstance(value, str):
+            return f"tags.{name} must be a string"
+    return None
+
+
+def _error(vin: object, description: str) -> dict[str, Any]:
+    item: dict[str, Any] = {"status": "error", "description": description}
+    item["vin"] = vin if isinstance(vin, str) else None
+    return item
+
+
+async def add_vehicles(
+    db: Database, *, caller: Caller, vehicles: list[Any], now_us: int, limit: int
+) -> list[dict[str, Any]]:
+    """One answer per requested vehicle, in order. Bad input is reported per vehicle."""
+    require_fleet_caller(caller)
+    if len(vehicles) > limit:
+        raise ApiError(422, f"vehicles: at most {limit} vehicles per request", source="vehicles")
+    results: list[dict[str, Any]] = []
+    async with db.transaction() as conn:
+        for item in vehicles:
+            results.append(await _add_one(conn, caller, item, now_us))
+    return results
+
+
+async def _add_one(conn: Connection, caller: Caller, item: Any, now_us: int) -> dict[str, Any]:
+    if not isinstance(item, dict):
+        return _error(None, "each vehicle must be an object with vin and brand")
+    vin = item.get("vin")
+    problem = vin_problem(vin)
+    if problem is not None:
+        return _error(vin, f"vin: {problem}")
+    assert isinstance(vin, str)
+    brand, why = brand_problem(caller, item.get("brand"))
+    if brand is None:
+        return _error(vin, f"brand: {why}")
+    tags_problem = _tags_problem(item.get("tags"))
+    if tags_problem is not None:
+        return _error(vin, tags_problem)
+    tags: dict[str, str] | None = item.get("tags")
+    key = VehicleKey(caller.environment, caller.application_id, vin)
+    created = await repository.insert_pending(
+        conn,
+        key,
+        brand=brand,
+        tags=tags or {},
+        changelog=[changelog_entry(Status.pending, now_us, None)],
+        now_us=now_us,
+    )
+    if created:
+        await emit_change(conn, key, Status.pending, None, now_us)
+        return _answer(vin, Status.pending, tags or {}, None)
+    existing = await repository.get(conn, key, for_update=True)
+    if existing is None:  # removed between the insert and the read: cannot happen here
+        raise RuntimeError("fleet vehicle vanished inside a transaction")
+    again = target(existing.status, Trigger.request)
+    if again is None:
+        return _answer(
+            vin, existing.status, existing.tags, f"already registered, status {existing.status}"
+        )
+    new_tags = existing.tags if tags is None else tags
+    await transition(
+        conn, existing, again, Trigger.request, now_us=now_us, brand=brand, tags=new_tags
+    )
+    return _answer(vin, again, new_tags, f"clearance requested again (was {existing.status})")
+
+
+def _answer(
+    vin: str, status: Status, tags: dict[str, str], description: str | None
+) -> dict[str, Any]:
+    item: dict[str, Any] = {"vin": vin, "status": str(status)}
+    if description is not None:
+        item["description"] = description
+    if tags:
+        item["tags"] = tags
+    return item
+
+
+async def list_vehicles(
+    db: Database, *, caller: Caller, vehicle_filter: VehicleFilter
+) -> list[dict[str, Any]]:
+    require_fleet_caller(caller)
+    vehicles = await repository.select_vehicles(
+        db.reader,
+        environment=caller.environment,
+        application_id=caller.application_id,
+        conditions=vehicle_filter.conditions(),
+    )
+    return [vehicle_json(v) for v in vehicles if vehicle_filter.matches_tags(v.tags)]
+
+
+async def get_vehicle(db: Database, *, caller: Caller, vin: str) -> dict[str, Any]:
+    require_fleet_caller(caller)
+    key = VehicleKey(caller.environment, caller.application_id, checked_vin(vin))
+    vehicle = await repository.get(db.reader, key)
+    if vehicle is None:
+        raise ApiError(404, f"no fleet vehicle with VIN {vin}", source="vin")
+    return vehicle_json(vehicle)
+
+
+async def remove_vehicle(db: Database, *, caller: Caller, vin: str, now_us: int) -> dict[str, Any]:
+    """Approved -> revoking, pending -> canceling; the worker finishes with the carmaker."""
+    require_fleet_caller(caller)
+    key = VehicleKey(caller.environment, caller.application_id, checked_vin(vin))
+    async with db.transaction() as conn:
+        vehicle = await repository.get(conn, key, for_update=True)
+        if vehicle is None:
+            raise ApiError(404, f"no fleet vehicle with VIN {vin}", source="vin")
+        new = target(vehicle.status, Trigger.remove)
+        if new is None:
+            if vehicle.status in IN_PROGRESS:
+                detail = f"the vehicle is already being removed (status {vehicle.status})"
+            else:
+                detail = f"the vehicle's clearance has ended (status {vehicle.status})"
+            raise ApiError(409, detail, source="vin")
+        await transition(conn, vehicle, new, Trigger.remove, now_us=now_us)
+        updated = await repository.get(conn, key)
+    assert updated is not None
+    return vehicle_json(updated)

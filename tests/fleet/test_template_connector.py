@@ -1,0 +1,169 @@
+"""The template connector against a real HTTP server playing the carmaker (uvicorn on a
+free loopback port): the mapping of every call, and network trouble."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from autoport.brands.base import (
+    ClearanceOutcome,
+    ClearanceRequest,
+    ConnectivityStatus,
+    ConnectorError,
+)
+from autoport.brands.template import TemplateConnector
+from autoport.ingestion.sources import SourceTimeout, SourceUnavailable, VehicleOffline
+from autoport.kit.environments import Environment
+
+VIN = "ACM00000000000001"
+PROD = Environment.production
+
+
+class Carmaker:
+    """State of the pretend carmaker, steered by the tests."""
+
+    def __init__(self) -> None:
+        self.clearance_state: dict[str, Any] = {"state": "requested", "retry_after": 30}
+        self.removal_state = "removing"
+        self.data_status = 200
+        self.data_delay = 0.0
+        self.seen: list[tuple[str, str, str | None]] = []
+
+    def app(self) -> Starlette:
+        async def eligibility(request: Request) -> Response:
+            self.seen.append(("GET", request.url.path, request.headers.get("authorization")))
+            vin = request.path_params["vin"]
+            if vin == VIN:
+                return JSONResponse({"eligible": True, "connected": False, "primary_user": True})
+            return JSONResponse({"eligible": False})
+
+        async def clearance(request: Request) -> Response:
+            self.seen.append((request.method, request.url.path, None))
+            if request.method == "DELETE":
+                return JSONResponse({"state": self.removal_state})
+            return JSONResponse(self.clearance_state)
+
+        async def data(request: Request) -> Response:
+            await asyncio.sleep(self.data_delay)
+            if self.data_status != 200:
+                return JSONResponse({"error": "asleep"}, status_code=self.data_status)
+            fields = request.query_params["fields"].split(",")
+            assert fields == ["charging.battery_level"]
+            return JSONResponse(
+                {"charging": {"battery_level": {"data": 0.4, "timestamp": "2026-01-01T00:00:00Z"}}}
+            )
+
+        return Starlette(
+            routes=[
+                Route("/vehicles/{vin}/eligibility", eligibility),
+                Route("/fleets/{fleet}/clearances/{vin}", clearance, methods=["PUT", "DELETE"]),
+                Route("/vehicles/{vin}/data", data),
+            ]
+        )
+
+
+@pytest.fixture
+async def carmaker() -> AsyncIterator[tuple[Carmaker, str]]:
+    fake = Carmaker()
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(fake.app(), log_level="error", lifespan="off"))
+    task = asyncio.create_task(server.serve(sockets=[sock]))
+    while not server.started:
+        await asyncio.sleep(0.01)
+    try:
+        yield fake, f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        await task
+        sock.close()
+
+
+def _request() -> ClearanceRequest:
+    return ClearanceRequest(PROD, "A" * 24, VIN, "acme", since_us=0, now_us=1_000_000)
+
+
+async def test_eligibility_is_mapped_from_the_carmaker(carmaker: tuple[Carmaker, str]) -> None:
+    fake, url = carmaker
+    connector = TemplateConnector(name="acme", base_url=url, api_key="k-123")
+    try:
+        result = await connector.eligibility(environment=PROD, vin=VIN)
+        assert result.eligible is True
+        assert result.connectivity_status is ConnectivityStatus.deactivated
+        assert result.primary_user_assigned is True
+        assert result.data_delivery == ("pull", "push")
+        assert fake.seen[0][2] == "Bearer k-123"
+        other = await connector.eligibility(environment=PROD, vin="ACM00000000000002")
+        assert other.eligible is False and other.data_delivery == ()
+    finally:
+        await connector.close()
+
+
+async def test_clearance_states_are_mapped(carmaker: tuple[Carmaker, str]) -> None:
+    fake, url = carmaker
+    connector = TemplateConnector(name="acme", base_url=url)
+    try:
+        pending = await connector.clearance(_request())
+        assert pending.outcome is ClearanceOutcome.pending
+        assert pending.check_again_at_us == 31_000_000
+        fake.clearance_state = {"state": "denied", "message": "no fleet contract"}
+        denied = await connector.clearance(_request())
+        assert (denied.outcome, denied.reason) == (ClearanceOutcome.rejected, "no fleet contract")
+        fake.clearance_state = {"state": "granted"}
+        assert (await connector.clearance(_request())).outcome is ClearanceOutcome.approved
+        fake.clearance_state = {"state": "mystery"}
+        with pytest.raises(ConnectorError, match="mystery"):
+            await connector.clearance(_request())
+        assert not (await connector.revoke_clearance(_request())).done
+        fake.removal_state = "removed"
+        assert (await connector.cancel_clearance(_request())).done
+        assert ("PUT", f"/fleets/{'A' * 24}/clearances/{VIN}", None) in fake.seen
+    finally:
+        await connector.close()
+
+
+async def test_fetch_maps_data_and_failures(carmaker: tuple[Carmaker, str]) -> None:
+    fake, url = carmaker
+    connector = TemplateConnector(name="acme", base_url=url, timeout_seconds=0.3)
+    asked = frozenset({"charging.battery_level"})
+    try:
+        result = await connector.fetch(environment=PROD, vin=VIN, properties=asked)
+        assert result is not None
+        assert result.data["charging"]["battery_level"]["data"] == 0.4
+        fake.data_status = 409
+        with pytest.raises(VehicleOffline):
+            await connector.fetch(environment=PROD, vin=VIN, properties=asked)
+        fake.data_status = 502
+        with pytest.raises(SourceUnavailable):
+            await connector.fetch(environment=PROD, vin=VIN, properties=asked)
+        fake.data_status, fake.data_delay = 200, 1.0
+        with pytest.raises(SourceTimeout):
+            await connector.fetch(environment=PROD, vin=VIN, properties=asked)
+    finally:
+        await connector.close()
+
+
+async def test_unreachable_carmaker_is_a_connector_error() -> None:
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    sock.close()  # nothing listens there now
+    connector = TemplateConnector(name="acme", base_url=f"http://127.0.0.1:{port}")
+    try:
+        with pytest.raises(ConnectorError):
+            await connector.eligibility(environment=PROD, vin=VIN)
+        with pytest.raises(SourceUnavailable):
+            await connector.fetch(environment=PROD, vin=VIN, properties=frozenset())
+    finally:
+        await connector.close()
