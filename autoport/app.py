@@ -29,11 +29,15 @@ BackgroundTask = Callable[[AppState], contextlib.AbstractAsyncContextManager[Non
 
 def feature_routers() -> Sequence[APIRouter]:
     """Every feature's router, in one place."""
-    return [health_router]
+    from autoport.streaming.routes import router as streaming_router
+
+    return [health_router, streaming_router]
 
 
 def background_tasks() -> Sequence[BackgroundTask]:
-    return []
+    from autoport.streaming.tasks import streaming_worker
+
+    return [streaming_worker]
 
 
 def create_app(

@@ -180,6 +180,9 @@ def admin_token(
 
 def register() -> None:
     """Attach the features' sub-command groups (imported here to keep start-up light)."""
+    from autoport.streaming.cli import app as streaming_app
+
+    app.add_typer(streaming_app)
 
 
 def main() -> None:
