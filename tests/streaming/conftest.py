@@ -198,7 +198,7 @@ async def stored_messages(db: Database, application_id: str) -> list[tuple[int, 
 
 
 @dataclass
-class TestTokens:
+class StreamTokens:
     """Test bearer tokens -> Callers built from the application rows."""
 
     database: Callable[[], Database]
@@ -242,14 +242,14 @@ class TestTokens:
         )
 
 
-def install_tokens(app: FastAPI) -> TestTokens:
-    tokens = TestTokens(database=lambda: app.state.autoport.database, issued={})
+def install_tokens(app: FastAPI) -> StreamTokens:
+    tokens = StreamTokens(database=lambda: app.state.autoport.database, issued={})
     app.state.authenticator = tokens.authenticate
     return tokens
 
 
 @pytest.fixture
-def tokens(app: FastAPI) -> TestTokens:
+def tokens(app: FastAPI) -> StreamTokens:
     """THE test authenticator of the ASGI `app` fixture (see module docstring)."""
     return install_tokens(app)
 
@@ -267,7 +267,7 @@ def free_port() -> int:
 class LiveServer:
     app: FastAPI
     base_url: str
-    tokens: TestTokens
+    tokens: StreamTokens
 
     @property
     def database(self) -> Database:
