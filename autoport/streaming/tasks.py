@@ -9,6 +9,7 @@ import contextlib
 import os
 import uuid
 from collections.abc import AsyncIterator
+from typing import Any
 
 import structlog
 
@@ -28,6 +29,8 @@ MQTT_POLL_SECONDS = 1.0
 MQTT_LEASE_SECONDS = 30.0
 MQTT_PUBLISH_TIMEOUT = 10.0
 MAX_BACKOFF_SECONDS = 30.0
+# Messages paho keeps in flight before it waits for PUBACKs.
+IN_FLIGHT = 200
 
 
 def _worker_id(kind: str) -> str:
@@ -119,6 +122,7 @@ class MqttPublisher:
         self.hub = hub_of(state)
         self.worker_id = _worker_id("mqtt-publisher")
         self.connected = asyncio.Event()
+        self._acks = asyncio.Event()
 
     async def run(self) -> None:
         import aiomqtt
@@ -134,9 +138,9 @@ class MqttPublisher:
                     identifier=self.worker_id,
                     timeout=MQTT_PUBLISH_TIMEOUT,
                     keepalive=15,
-                    max_inflight_messages=200,
+                    max_inflight_messages=IN_FLIGHT,
                 ) as client:
-                    client.pending_calls_threshold = 100_000
+                    self._hook_acks(client)
                     log.info("mqtt publisher connected", host=self.address.host)
                     self.connected.set()
                     backoff = 0.2
@@ -174,6 +178,50 @@ class MqttPublisher:
         counts = await asyncio.gather(*(self._publish_app(client, item) for item in due))
         return sum(counts)
 
+    async def _publish_batch(self, client: Any, topic: str, bodies: list[bytes]) -> None:
+        """Publish at QoS 1 and return once the broker acknowledged every message.
+
+        Why paho directly: aiomqtt's `publish` awaits one message at a time and scans
+        all pending calls on each (quadratic); here paho queues the batch, keeps its
+        in-flight window full by itself, and one event per PUBACK batch wakes us."""
+        import aiomqtt
+        from paho.mqtt.client import MQTT_ERR_SUCCESS
+
+        paho = client._client
+        disconnected: asyncio.Future[None] = client._disconnected
+        infos = []
+        for body in bodies:
+            info = paho.publish(topic, body, 1)
+            if info.rc != MQTT_ERR_SUCCESS:
+                raise aiomqtt.MqttCodeError(info.rc, "could not publish")
+            infos.append(info)
+        deadline = asyncio.get_running_loop().time() + MQTT_PUBLISH_TIMEOUT
+        acked = 0
+        while True:
+            # PUBACKs arrive in order, so scanning from the first unacknowledged is linear.
+            while acked < len(infos) and infos[acked].is_published():
+                acked += 1
+            if acked == len(infos):
+                return
+            if disconnected.done():
+                raise aiomqtt.MqttError("disconnected before every PUBACK arrived")
+            left = deadline - asyncio.get_running_loop().time()
+            if left <= 0:
+                raise aiomqtt.MqttError("timed out waiting for PUBACKs")
+            self._acks.clear()
+            await wait_for(self._acks, min(left, 0.5))
+
+    def _hook_acks(self, client: Any) -> None:
+        """Wake `_publish_batch` on each PUBACK (paho calls back on the loop's thread)."""
+        paho = client._client
+        original = paho.on_publish
+
+        def on_publish(*args: Any) -> None:
+            original(*args)
+            self._acks.set()
+
+        paho.on_publish = on_publish
+
     async def _publish_app(self, client: object, due: repository.MqttDue) -> int:
         db = self.state.database
         messages = await repository.messages_after(
@@ -185,13 +233,7 @@ class MqttPublisher:
         )
         if messages:
             topic = topic_of(due.environment, due.application_id)
-            # All publishes in flight at once; any failure raises before the cursor moves.
-            # (a TaskGroup cancels the rest when one fails).
-            async with asyncio.TaskGroup() as group:
-                for m in messages:
-                    group.create_task(
-                        client.publish(topic, payload=m.message.encode(), qos=1)  # type: ignore[attr-defined]
-                    )
+            await self._publish_batch(client, topic, [m.message.encode() for m in messages])
             upto = messages[-1].seq
         else:
             # Nothing logged beyond the cursor: pruned while MQTT was off.
