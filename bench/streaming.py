@@ -23,7 +23,6 @@ import os
 import secrets
 import shutil
 import socket
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -107,7 +106,7 @@ async def _subscribe(
     password: str,
     token: str,
     expected: int,
-    timeout: float,
+    limit_seconds: float,
     results: Any,
     ready: Any,
 ) -> None:
@@ -119,8 +118,6 @@ async def _subscribe(
     topic = f"sandbox/level13/{app_id}"
     outcome: dict[str, list[float]] = {"mqtt": [], "sse": []}
     last: dict[str, float] = {}
-    waiting = 2 if mode == "autoport" else 1
-    started = asyncio.Event()
 
     def latency_of(body: bytes) -> float:
         message = orjson.loads(body)
@@ -144,7 +141,7 @@ async def _subscribe(
     async def sse() -> None:
         headers = {"Authorization": f"Bearer {token}"}
         async with (
-            httpx.AsyncClient(base_url=http_base, timeout=None) as client,
+            httpx.AsyncClient(base_url=http_base, timeout=httpx.Timeout(10.0, read=None)) as client,
             client.stream("GET", "/sandbox/v1/stream", headers=headers) as response,
         ):
             ready.put("sse")
@@ -156,9 +153,8 @@ async def _subscribe(
                         return
 
     tasks = [mqtt()] if mode == "baseline" else [mqtt(), sse()]
-    del waiting, started
     with contextlib.suppress(TimeoutError):
-        await asyncio.wait_for(asyncio.gather(*tasks), timeout)
+        await asyncio.wait_for(asyncio.gather(*tasks), limit_seconds)
     results.put({"latencies": outcome, "last": last})
 
 
@@ -241,7 +237,8 @@ def report(
     print(
         f"{name:<26} {got:>6}/{expected:<6} msgs  {rate:>8.0f} msg/s  "
         f"{rate * points:>8.0f} points/s  p50 {percentile(latencies, 0.5):>7.1f} ms  "
-        f"p99 {percentile(latencies, 0.99):>7.1f} ms  max {max(latencies, default=float('nan')):>7.1f} ms"
+        f"p99 {percentile(latencies, 0.99):>7.1f} ms  "
+        f"max {max(latencies, default=float('nan')):>7.1f} ms"
     )
 
 
@@ -257,9 +254,6 @@ async def main(args: argparse.Namespace) -> int:
     from autoport.streaming import mosquitto
     from autoport.streaming.mosquitto import broker_address
 
-    if not os.path.exists(MOSQUITTO):
-        print(f"mosquitto not found at {MOSQUITTO}", file=sys.stderr)
-        return 2
     rate, seconds = (200.0, 2.0) if args.quick else (args.rate, args.seconds)
     expected = int(rate * seconds)
     work = Path(tempfile.mkdtemp(prefix="autoport-bench-streaming-"))
@@ -332,7 +326,7 @@ async def main(args: argparse.Namespace) -> int:
         run_as=getpass.getuser() if os.geteuid() == 0 else None,
     )
     mosquitto.write(files, work / "mosquitto")
-    broker = subprocess.Popen(
+    broker = subprocess.Popen(  # noqa: ASYNC220 - starts the broker and returns at once
         [MOSQUITTO, "-c", str(work / "mosquitto" / "mosquitto.conf")],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -366,7 +360,9 @@ async def main(args: argparse.Namespace) -> int:
             )
         )
         serve = asyncio.create_task(server.serve())
-        while not server.started:
+        for _ in range(500):
+            if server.started:
+                break
             await asyncio.sleep(0.02)
         print(
             f"autoport streaming benchmark: {expected} events x {POINTS_PER_EVENT} data points "
@@ -485,5 +481,12 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
+def run(argv: list[str] | None = None) -> int:
+    if not os.path.exists(MOSQUITTO):
+        print(f"mosquitto not found at {MOSQUITTO}", file=sys.stderr)
+        return 2
+    return asyncio.run(main(parse(argv)))
+
+
 if __name__ == "__main__":
-    sys.exit(asyncio.run(main(parse())))
+    sys.exit(run())
