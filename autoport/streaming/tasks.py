@@ -44,6 +44,7 @@ class StreamBuilder:
         self.state = state
         self.hub = hub_of(state)
         self.worker_id = _worker_id("stream-builder")
+        self.batch = BATCH
         self._next_prune = 0.0
 
     async def _has_work(self) -> bool:
@@ -65,7 +66,7 @@ class StreamBuilder:
             consumer=CONSUMER,
             worker_id=self.worker_id,
             now_us=self.state.clock.now_us(),
-            limit=BATCH,
+            limit=self.batch,
         )
         if not events:
             return 0
@@ -106,7 +107,7 @@ class StreamBuilder:
                 log.exception("stream builder batch failed")
                 handled = 0
                 await asyncio.sleep(1.0)
-            if handled < BATCH:
+            if handled < self.batch:
                 await asyncio.sleep(poll)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
 
 import orjson
@@ -364,3 +365,39 @@ def test_permitted_data_skips_unknown_shapes() -> None:
         data, frozenset({"charging.battery_level", "charging.status", "x.y"})
     ) == {"charging": {"battery_level": point(0.1)}}
     assert orjson.dumps(permitted_data(data, frozenset())) == b"{}"
+
+
+async def test_concurrent_builders_write_each_message_exactly_once(
+    app: FastAPI, clock: FrozenClock
+) -> None:
+    db = db_of(app)
+    vins = [new_vin() for _ in range(4)]
+    app_id = await create_application(db)
+    for vin in vins:
+        await grant_consent(
+            db, application_id=app_id, vin=vin, properties=["charging.battery_level"]
+        )
+    total = 240
+    for i in range(total):
+        await ingest(
+            db,
+            at_us=clock.now_us(),
+            vin=vins[i % 4],
+            data={"charging": {"battery_level": point(i)}},
+        )
+    state: AppState = app.state.autoport
+    workers = [StreamBuilder(state) for _ in range(3)]
+    for worker in workers:
+        worker.batch = 20
+
+    async def drain(worker: StreamBuilder) -> None:
+        while await outbox_count(db):
+            await worker.run_once()
+            await asyncio.sleep(0)
+
+    await asyncio.gather(*(drain(w) for w in workers))
+    messages = await stored_messages(db, app_id)
+    # Sequence numbers have no gap and no duplicate; every event became one message.
+    assert [seq for seq, _ in messages] == list(range(1, total + 1))
+    values = [m["data"]["charging"]["battery_level"][0]["data"] for _, m in messages]
+    assert sorted(values) == list(range(total))

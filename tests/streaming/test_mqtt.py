@@ -181,3 +181,74 @@ async def test_broker_down_during_ingestion_then_up_all_messages_arrive(
                 break
             await asyncio.sleep(0.05)
         assert await database.fetch_value("SELECT mqtt_seq FROM stream_cursors") == 20
+
+
+async def connects(broker: Broker, username: str, password: str) -> bool:
+    try:
+        async with aiomqtt.Client(
+            "127.0.0.1", broker.port, username=username, password=password, timeout=5
+        ):
+            return True
+    except aiomqtt.MqttError:
+        return False
+
+
+async def test_new_credentials_work_once_the_broker_reloads_and_old_ones_stop(
+    database: Database, broker: Broker
+) -> None:
+    app_id = await create_application(database)
+    await broker.write_config(database)
+    await broker.start()
+    password = await issue_credentials(database, app_id)
+    assert not await connects(broker, app_id, password)
+
+    await broker.write_config(database)
+    broker.reload()
+    for _ in range(100):
+        if await connects(broker, app_id, password):
+            break
+        await asyncio.sleep(0.05)
+    assert await connects(broker, app_id, password)
+
+    replaced = await issue_credentials(database, app_id)
+    await broker.write_config(database)
+    broker.reload()
+    for _ in range(100):
+        if not await connects(broker, app_id, password):
+            break
+        await asyncio.sleep(0.05)
+    assert not await connects(broker, app_id, password)
+    assert await connects(broker, app_id, replaced)
+
+
+async def test_published_messages_and_lag_are_measured(
+    database: Database, broker: Broker, mqtt_settings: Settings
+) -> None:
+    from prometheus_client import REGISTRY
+
+    def sample(name: str) -> float:
+        return REGISTRY.get_sample_value(name, {"transport": "mqtt"}) or 0.0
+
+    vin = new_vin()
+    app_id = await create_application(database)
+    await grant_consent(
+        database, application_id=app_id, vin=vin, properties=["charging.battery_level"]
+    )
+    password = await issue_credentials(database, app_id)
+    await broker.write_config(database)
+    await broker.start()
+    before = sample("autoport_stream_messages_published_total")
+    lag_before = sample("autoport_stream_publish_lag_seconds_count")
+    async with (
+        live_server(mqtt_settings),
+        subscriber(broker, app_id, password, topic_of(TOPIC, app_id)) as sub,
+    ):
+        for level in (0.1, 0.2, 0.3):
+            await ingest(database, vin=vin, data={"charging": {"battery_level": point(level)}})
+        assert len(await receive(sub, 3, timeout=10)) == 3
+        for _ in range(100):
+            if sample("autoport_stream_messages_published_total") - before >= 3:
+                break
+            await asyncio.sleep(0.05)
+    assert sample("autoport_stream_messages_published_total") - before == 3
+    assert sample("autoport_stream_publish_lag_seconds_count") - lag_before == 3
