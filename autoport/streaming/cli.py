@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -57,7 +58,11 @@ def mosquitto_config(
     ] = None,
     bind: Annotated[str, typer.Option(help="Listener address.")] = "127.0.0.1",
     user: Annotated[
-        str | None, typer.Option(help="System user Mosquitto runs as when started as root.")
+        str | None,
+        typer.Option(
+            help="System user Mosquitto runs as when started as root (`user` in the "
+            "configuration); when run as root, the written files are given to it."
+        ),
     ] = None,
 ) -> None:
     """Mosquitto's configuration for autoport: a password-protected listener, the
@@ -73,6 +78,9 @@ def mosquitto_config(
         return
     for path in mosquitto.write(files, target):
         typer.echo(f"wrote {path}")
+    if user is not None and os.geteuid() == 0:
+        mosquitto.hand_over(target, user)
+        typer.echo(f"files owned by {user}")
     typer.echo(f"run: mosquitto -c {target.resolve() / 'mosquitto.conf'}")
 
 
@@ -99,11 +107,8 @@ async def _issue(settings: Settings, application_id: str) -> dict[str, Any] | No
     if settings.mqtt_config_dir is not None:
         files = mosquitto.render(settings, directory=settings.mqtt_config_dir, applications=rows)
         # Only the credential files: an operator's edits to mosquitto.conf stay.
-        written = [
-            str(p)
-            for p in mosquitto.write(files, settings.mqtt_config_dir)
-            if p.name in ("passwd", "acl")
-        ]
+        paths = mosquitto.write(files, settings.mqtt_config_dir, only=frozenset({"passwd", "acl"}))
+        written = [str(path) for path in paths]
     address = mosquitto.broker_address(settings)
     return {
         "application_id": application_id,

@@ -11,6 +11,7 @@ or, by default, one derived from `token_hmac_key` (so nothing more needs storing
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import hmac
 import os
@@ -140,8 +141,11 @@ def render(
     )
 
 
-def write(files: MosquittoFiles, directory: Path) -> list[Path]:
-    """Write the files (the password file readable by its owner only)."""
+def write(
+    files: MosquittoFiles, directory: Path, *, only: frozenset[str] | None = None
+) -> list[Path]:
+    """Write the files (the password file readable by its owner only); `only` names
+    the ones to write (e.g. the credential files, leaving an edited mosquitto.conf)."""
     directory.mkdir(parents=True, exist_ok=True)
     (directory / "data").mkdir(exist_ok=True)
     written = []
@@ -150,11 +154,33 @@ def write(files: MosquittoFiles, directory: Path) -> list[Path]:
         ("passwd", files.passwd, 0o600),
         ("acl", files.acl, 0o644),
     ):
+        if only is not None and name not in only:
+            continue
         path = directory / name
         tmp = path.with_suffix(".tmp")
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
         with os.fdopen(fd, "w") as handle:
             handle.write(text)
+        if path.exists():
+            # A rewrite keeps the owner (the broker's user must still read it).
+            previous = path.stat()
+            with contextlib.suppress(PermissionError):
+                os.chown(tmp, previous.st_uid, previous.st_gid)
         os.replace(tmp, path)
         written.append(path)
     return written
+
+
+def hand_over(directory: Path, user: str) -> None:
+    """Give the files and the persistence directory to the user Mosquitto runs as
+    (it reads the password file after dropping root privileges)."""
+    import pwd
+
+    entry = pwd.getpwnam(user)
+    for path in (
+        directory,
+        directory / "data",
+        *(directory / n for n in ("mosquitto.conf", "passwd", "acl")),
+    ):
+        if path.exists():
+            os.chown(path, entry.pw_uid, entry.pw_gid)

@@ -108,3 +108,17 @@ def test_mosquitto_config_writes_the_files(data_dir: Path) -> None:
 def test_a_malformed_mqtt_url_is_refused(url: str, tmp_path: Path) -> None:
     with pytest.raises(ValidationError, match="mqtt_url"):
         Settings(data_dir=tmp_path, mqtt_url=url)
+
+
+def test_credentials_leave_an_edited_mosquitto_conf_alone(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    conf_dir = data_dir / "mosquitto"
+    monkeypatch.setenv("AUTOPORT_MQTT_CONFIG_DIR", str(conf_dir))
+    assert runner.invoke(app, ["mosquitto-config", "--user", "mosquitto"]).exit_code == 0
+    config = (conf_dir / "mosquitto.conf").read_text()
+    assert "user mosquitto" in config
+    app_id = make_application(data_dir)
+    assert runner.invoke(app, ["credentials", app_id]).exit_code == 0
+    assert (conf_dir / "mosquitto.conf").read_text() == config
+    assert app_id in (conf_dir / "passwd").read_text()
