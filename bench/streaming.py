@@ -162,30 +162,41 @@ async def _subscribe(
 
 
 async def ingest_at_rate(
-    db: Any, vins: list[str], rate: float, seconds: float
+    db: Any, vins: list[str], rate: float, seconds: float, concurrency: int
 ) -> tuple[int, float]:
+    """One transaction per event, as ingestion does; up to `concurrency` at once (the
+    ingest endpoint serves many requests at once; SQLite serializes them anyway)."""
     from autoport.kit import outbox
     from autoport.kit.clock import now_us
     from autoport.kit.environments import Environment
 
     total = int(rate * seconds)
+    slots = asyncio.Semaphore(concurrency)
+    pending: set[asyncio.Task[None]] = set()
+
+    async def one(i: int) -> None:
+        async with slots:
+            vin = vins[i % len(vins)]
+            now = now_us()
+            async with db.transaction() as conn:
+                await outbox.emit(
+                    conn,
+                    environment=Environment.sandbox,
+                    event_type="vehicle_data_changed",
+                    payload={"vin": vin, "brand": "sandbox", "data": event_data(now, i)},
+                    now_us=now,
+                    vin=vin,
+                )
+
     start = time.monotonic()
     for i in range(total):
-        due = start + i / rate
-        delay = due - time.monotonic()
+        delay = start + i / rate - time.monotonic()
         if delay > 0:
             await asyncio.sleep(delay)
-        vin = vins[i % len(vins)]
-        now = now_us()
-        async with db.transaction() as conn:
-            await outbox.emit(
-                conn,
-                environment=Environment.sandbox,
-                event_type="vehicle_data_changed",
-                payload={"vin": vin, "brand": "sandbox", "data": event_data(now, i)},
-                now_us=now,
-                vin=vin,
-            )
+        task = asyncio.create_task(one(i))
+        pending.add(task)
+        task.add_done_callback(pending.discard)
+    await asyncio.gather(*pending)
     return total, time.monotonic() - start
 
 
@@ -390,7 +401,8 @@ async def main(args: argparse.Namespace) -> int:
             await asyncio.get_running_loop().run_in_executor(None, ready.get, True, 30)
         await asyncio.sleep(0.5)
         first_send = time.monotonic()
-        await ingest_at_rate(db_of(app), vins, rate, seconds)
+        sent, took = await ingest_at_rate(db_of(app), vins, rate, seconds, args.concurrency)
+        print(f"ingest driver: {sent} events in {took:.2f} s ({sent / took:.0f} events/s)")
         outcome = await asyncio.get_running_loop().run_in_executor(
             None, results.get, True, seconds + 40
         )
@@ -477,6 +489,7 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--quick", action="store_true", help="a 2 s smoke run")
     parser.add_argument("--rate", type=float, default=600.0, help="events per second")
     parser.add_argument("--seconds", type=float, default=10.0)
+    parser.add_argument("--concurrency", type=int, default=8, help="ingest transactions at once")
     parser.add_argument("--database-url", default=None, help="PostgreSQL URL (default SQLite)")
     return parser.parse_args(argv)
 

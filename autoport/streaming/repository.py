@@ -7,6 +7,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from sqlalchemy import delete
+
+from autoport.db.tables.outbox import outbox
 from autoport.kit.db import Connection, Database
 from autoport.kit.environments import Environment
 
@@ -63,6 +66,16 @@ VALUES (:environment, :application_id, :seq, :message_id, :vin, :message,
 
 async def insert_messages(conn: Connection, rows: Sequence[dict[str, Any]]) -> None:
     await conn.execute_many(_INSERT_MESSAGE, rows)
+
+
+async def complete_events(conn: Connection, *, event_ids: list[int], worker_id: str) -> int:
+    """`kit.outbox.complete` in one statement: that one deletes row by row, a round trip
+    per event, which on PostgreSQL was most of a 500-event batch's time. Only rows this
+    worker still holds are removed."""
+    if not event_ids:
+        return 0
+    statement = delete(outbox).where(outbox.c.id.in_(event_ids), outbox.c.claimed_by == worker_id)
+    return await conn.execute(statement)
 
 
 _AFTER = """

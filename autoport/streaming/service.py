@@ -13,7 +13,7 @@ import structlog
 
 from autoport.kit import outbox
 from autoport.kit.access import Reader, readers_of
-from autoport.kit.db import Connection
+from autoport.kit.db import Connection, Database
 from autoport.kit.environments import Environment
 from autoport.kit.state import AppState
 from autoport.streaming import repository
@@ -85,32 +85,55 @@ class LostLease(Exception):
     """Another worker took over some of the claimed events (our lease expired)."""
 
 
+def _event_vin(event: outbox.OutboxEvent) -> str | None:
+    vin = event.vin or event.payload.get("vin")
+    return vin if isinstance(vin, str) else None
+
+
+ReadersByVin = Mapping[tuple[Environment, str], list[Reader]]
+
+
+async def lookup_readers(
+    db: Database, events: list[outbox.OutboxEvent], *, now_us: int, concurrency: int = 8
+) -> dict[tuple[Environment, str], list[Reader]]:
+    """Who may read each VIN of the data events, looked up before the write transaction
+    (shorter on SQLite's single writer) and, on PostgreSQL, several VINs at once."""
+    keys = {
+        (event.environment, vin)
+        for event in events
+        if event.event_type == DATA_EVENT and (vin := _event_vin(event)) is not None
+    }
+    slots = asyncio.Semaphore(concurrency)
+
+    async def one(key: tuple[Environment, str]) -> tuple[tuple[Environment, str], list[Reader]]:
+        async with slots:
+            readers = await readers_of(db.reader, environment=key[0], vin=key[1], now_us=now_us)
+        return key, readers
+
+    return dict(await asyncio.gather(*(one(key) for key in sorted(keys))))
+
+
 async def write_messages(
     conn: Connection,
     events: list[outbox.OutboxEvent],
+    readers: ReadersByVin,
     *,
     worker_id: str,
     now_us: int,
 ) -> dict[StreamKey, int]:
     """Build and log the messages of claimed events and complete the events, in the
     caller's transaction. Returns the last sequence number written per application."""
-    readers_cache: dict[tuple[Environment, str], list[Reader]] = {}
     per_app: dict[StreamKey, list[BuiltMessage]] = {}
     for event in events:
         if event.event_type != DATA_EVENT:
             if event.event_type not in ACKNOWLEDGED_EVENTS:
                 log.warning("unexpected stream event acknowledged", event_type=event.event_type)
             continue
-        vin = event.vin or event.payload.get("vin")
-        if not isinstance(vin, str):
+        vin = _event_vin(event)
+        if vin is None:
             log.warning("stream event without vin ignored", outbox_id=event.id)
             continue
-        key = (event.environment, vin)
-        readers = readers_cache.get(key)
-        if readers is None:
-            readers = await readers_of(conn, environment=event.environment, vin=vin, now_us=now_us)
-            readers_cache[key] = readers
-        for message in messages_for(event, readers):
+        for message in messages_for(event, readers.get((event.environment, vin), ())):
             per_app.setdefault((message.environment, message.application_id), []).append(message)
 
     latest: dict[StreamKey, int] = {}
@@ -143,7 +166,7 @@ async def write_messages(
     if rows:
         await repository.insert_messages(conn, rows)
     ids = [event.id for event in events]
-    done = await outbox.complete(conn, event_ids=ids, worker_id=worker_id)
+    done = await repository.complete_events(conn, event_ids=ids, worker_id=worker_id)
     if done != len(ids):
         # Rolling back leaves the events to the worker that holds them now, so no
         # message is written twice.

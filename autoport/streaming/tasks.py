@@ -18,7 +18,14 @@ from autoport.kit.state import AppState
 from autoport.streaming import repository
 from autoport.streaming.metrics import MESSAGES_PUBLISHED, PUBLISH_LAG
 from autoport.streaming.mosquitto import BrokerAddress, broker_address, topic_of
-from autoport.streaming.service import CONSUMER, LostLease, hub_of, wait_for, write_messages
+from autoport.streaming.service import (
+    CONSUMER,
+    LostLease,
+    hub_of,
+    lookup_readers,
+    wait_for,
+    write_messages,
+)
 
 log = structlog.get_logger("autoport.streaming")
 
@@ -70,10 +77,12 @@ class StreamBuilder:
         )
         if not events:
             return 0
+        now = self.state.clock.now_us()
+        readers = await lookup_readers(db, events, now_us=now)
         try:
             async with db.transaction() as conn:
                 latest = await write_messages(
-                    conn, events, worker_id=self.worker_id, now_us=self.state.clock.now_us()
+                    conn, events, readers, worker_id=self.worker_id, now_us=now
                 )
         except LostLease as error:
             log.warning("stream events taken over by another worker", detail=str(error))
