@@ -12,7 +12,7 @@ from typing import Any
 import structlog
 
 from autoport.kit import outbox
-from autoport.kit.access import Reader, readers_of
+from autoport.kit.access import Reader
 from autoport.kit.db import Connection, Database
 from autoport.kit.environments import Environment
 from autoport.kit.state import AppState
@@ -24,7 +24,7 @@ log = structlog.get_logger("autoport.streaming")
 
 CONSUMER = "streaming"
 DATA_EVENT = "vehicle_data_changed"
-# Other events routed to this consumer change who may read, which `readers_of` sees at
+# Other events routed to this consumer change who may read, which the reader lookup sees at
 # the next data event; they produce no message and are acknowledged.
 ACKNOWLEDGED_EVENTS = frozenset({"authorization_changed", "fleet_clearance_changed"})
 
@@ -94,23 +94,22 @@ ReadersByVin = Mapping[tuple[Environment, str], list[Reader]]
 
 
 async def lookup_readers(
-    db: Database, events: list[outbox.OutboxEvent], *, now_us: int, concurrency: int = 8
+    db: Database, events: list[outbox.OutboxEvent], *, now_us: int
 ) -> dict[tuple[Environment, str], list[Reader]]:
-    """Who may read each VIN of the data events, looked up before the write transaction
-    (shorter on SQLite's single writer) and, on PostgreSQL, several VINs at once."""
-    keys = {
-        (event.environment, vin)
-        for event in events
-        if event.event_type == DATA_EVENT and (vin := _event_vin(event)) is not None
-    }
-    slots = asyncio.Semaphore(concurrency)
-
-    async def one(key: tuple[Environment, str]) -> tuple[tuple[Environment, str], list[Reader]]:
-        async with slots:
-            readers = await readers_of(db.reader, environment=key[0], vin=key[1], now_us=now_us)
-        return key, readers
-
-    return dict(await asyncio.gather(*(one(key) for key in sorted(keys))))
+    """Who may read each VIN of the data events: two queries per environment, run
+    before the write transaction (which stays short on SQLite's single writer)."""
+    vins_by_env: dict[Environment, set[str]] = {}
+    for event in events:
+        if event.event_type == DATA_EVENT and (vin := _event_vin(event)) is not None:
+            vins_by_env.setdefault(event.environment, set()).add(vin)
+    found: dict[tuple[Environment, str], list[Reader]] = {}
+    for environment, vins in vins_by_env.items():
+        per_vin = await repository.readers_of_many(
+            db.reader, environment=environment, vins=sorted(vins), now_us=now_us
+        )
+        for vin, readers in per_vin.items():
+            found[(environment, vin)] = readers
+    return found
 
 
 async def write_messages(

@@ -401,3 +401,49 @@ async def test_concurrent_builders_write_each_message_exactly_once(
     assert [seq for seq, _ in messages] == list(range(1, total + 1))
     values = [m["data"]["charging"]["battery_level"][0]["data"] for _, m in messages]
     assert sorted(values) == list(range(total))
+
+
+async def test_batched_reader_lookup_agrees_with_kit_access(
+    app: FastAPI, clock: FrozenClock
+) -> None:
+    from autoport.kit.access import readers_of
+    from autoport.streaming.repository import readers_of_many
+
+    db = db_of(app)
+    now = clock.now_us()
+    vins = [new_vin() for _ in range(4)]
+    both = await create_application(db, properties=["diagnostics.odometer"])
+    await grant_consent(db, application_id=both, vin=vins[0], properties=["charging.battery_level"])
+    await clear_fleet_vehicle(db, application_id=both, vin=vins[0])
+    consent = await create_application(db)
+    await grant_consent(db, application_id=consent, vin=vins[0], properties=["doors.positions"])
+    await grant_consent(db, application_id=consent, vin=vins[1], properties=["doors.positions"])
+    expired = await create_application(db)
+    await grant_consent(
+        db,
+        application_id=expired,
+        vin=vins[1],
+        properties=["charging.battery_level"],
+        valid_from=now - 2 * HOUR_US,
+        valid_until=now - HOUR_US,
+    )
+    revoked = await create_application(db)
+    await grant_consent(
+        db,
+        application_id=revoked,
+        vin=vins[2],
+        properties=["charging.battery_level"],
+        status="revoked",
+    )
+    fleet_pending = await create_application(db, properties=["charging.battery_level"])
+    await clear_fleet_vehicle(db, application_id=fleet_pending, vin=vins[2], status="pending")
+    disabled = await create_application(db, properties=["charging.battery_level"])
+    await clear_fleet_vehicle(db, application_id=disabled, vin=vins[3])
+    await db.execute("UPDATE applications SET disabled_at = 1 WHERE id = :id", {"id": disabled})
+
+    many = await readers_of_many(db.reader, environment=Environment.sandbox, vins=vins, now_us=now)
+    for vin in vins:
+        one = await readers_of(db.reader, environment=Environment.sandbox, vin=vin, now_us=now)
+        assert many[vin] == one, vin
+    assert [r.application_id for r in many[vins[0]]] == sorted([both, consent])
+    assert many[vins[2]] == [] and many[vins[3]] == []
