@@ -37,6 +37,7 @@ def feature_routers() -> Sequence[APIRouter]:
     from autoport.fleet.routes import router as fleet_router
     from autoport.ingestion.routes import router as ingestion_router
     from autoport.oauth.routes import router as oauth_router
+    from autoport.streaming.routes import router as streaming_router
     from autoport.vehicle_data.routes import router as vehicle_data_router
 
     # The vehicle data pull is the hottest route: matched first.
@@ -48,15 +49,17 @@ def feature_routers() -> Sequence[APIRouter]:
         ingestion_router,
         eligibility_router,
         fleet_router,
+        streaming_router,
     ]
 
 
 def background_tasks() -> Sequence[BackgroundTask]:
     from autoport.fleet.tasks import fleet_worker
     from autoport.oauth.tasks import housekeeping
+    from autoport.streaming.tasks import streaming_worker
     from autoport.vehicle_data.tasks import history_pruner
 
-    return [housekeeping, history_pruner, fleet_worker]
+    return [housekeeping, history_pruner, fleet_worker, streaming_worker]
 
 
 def create_app(

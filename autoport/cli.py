@@ -182,9 +182,11 @@ def register() -> None:
     """Attach the features' sub-command groups (imported here to keep start-up light)."""
     from autoport.apps.cli import app as apps_app
     from autoport.ingestion.cli import app as providers_app
+    from autoport.streaming.cli import app as streaming_app
 
     app.add_typer(apps_app, name="apps")
     app.add_typer(providers_app, name="providers")
+    app.add_typer(streaming_app)
 
 
 def main() -> None:

@@ -123,6 +123,21 @@ class Settings(BaseSettings):
     fleet_worker_lease_seconds: float = Field(default=60.0, gt=0, le=86_400)
     # Most vehicles one POST /v1/fleets/vehicles may carry.
     fleet_max_vehicles_per_request: int = Field(default=1000, ge=1, le=100_000)
+    # --- streaming
+    # MQTT transport: mqtt://[user:password@]host[:port] of a Mosquitto configured by
+    # `autoport streaming mosquitto-config`. Off when unset. Without user:password the
+    # publisher uses `autoport-publisher` and a password derived from token_hmac_key.
+    mqtt_url: str | None = None
+    # Where `autoport streaming credentials` rewrites Mosquitto's password and ACL files
+    # (then reload the broker: SIGHUP). None: print them with `mosquitto-config`.
+    mqtt_config_dir: Path | None = None
+    # Messages stay replayable (SSE Last-Event-ID) this long, and longer while unpublished.
+    stream_retention_hours: float = Field(default=72.0, gt=0)
+    # How often the worker looks for new outbox events when idle (other replicas' SSE
+    # streams also poll the log this often; this process wakes them at once).
+    stream_poll_seconds: float = Field(default=0.02, gt=0, le=10)
+    # SSE keep-alive comment interval.
+    stream_keepalive_seconds: float = Field(default=15.0, gt=0, le=300)
 
     redis_url: str | None = None
 
@@ -150,6 +165,16 @@ class Settings(BaseSettings):
         if parts.scheme not in ("http", "https") or not parts.netloc:
             raise ValueError("must be an absolute http(s) URL")
         return value.rstrip("/")
+
+    @field_validator("mqtt_url")
+    @classmethod
+    def _mqtt_url(cls, value: str | None) -> str | None:
+        if value is None or value == "":
+            return None
+        parts = urlsplit(value)
+        if parts.scheme not in ("mqtt", "tcp") or not parts.hostname:
+            raise ValueError("must look like mqtt://[user:password@]host[:port]")
+        return value
 
     @field_validator("database_url")
     @classmethod
@@ -198,6 +223,11 @@ class Settings(BaseSettings):
             "listen": f"{self.host}:{self.port}",
             "log_level": self.log_level,
             "redis_url": "configured" if self.redis_url else None,
+            "mqtt": (
+                f"{urlsplit(self.mqtt_url).hostname}:{urlsplit(self.mqtt_url).port or 1883}"
+                if self.mqtt_url
+                else None
+            ),
         }
 
 

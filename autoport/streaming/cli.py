@@ -1,0 +1,147 @@
+"""`autoport streaming ...`: Mosquitto configuration and per-application credentials."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from autoport.config import Settings, ensure_secrets
+from autoport.kit.clock import now_us
+from autoport.kit.db import create_database
+from autoport.streaming import mosquitto, repository
+
+app = typer.Typer(
+    name="streaming",
+    help="Streaming: Mosquitto configuration and MQTT credentials of applications.",
+    no_args_is_help=True,
+)
+
+
+def _settings() -> Settings:
+    from autoport.cli import load_settings
+
+    settings, _ = ensure_secrets(load_settings())
+    return settings
+
+
+async def _render(
+    settings: Settings, directory: Path, port: int | None, bind: str, run_as: str | None
+) -> mosquitto.MosquittoFiles:
+    db = create_database(settings.resolved_database_url, schema=settings.database_schema)
+    await db.connect()
+    try:
+        rows = await repository.mqtt_credentials(db.reader)
+    finally:
+        await db.close()
+    return mosquitto.render(
+        settings, directory=directory, applications=rows, port=port, bind=bind, run_as=run_as
+    )
+
+
+@app.command("mosquitto-config")
+def mosquitto_config(
+    directory: Annotated[
+        Path | None,
+        typer.Option(
+            "--dir",
+            help="Write mosquitto.conf, passwd and acl here (default: mqtt_config_dir). "
+            "Without a directory the three files are printed.",
+        ),
+    ] = None,
+    port: Annotated[
+        int | None, typer.Option(help="Listener port (default: the port of mqtt_url, or 1883).")
+    ] = None,
+    bind: Annotated[str, typer.Option(help="Listener address.")] = "127.0.0.1",
+    user: Annotated[
+        str | None,
+        typer.Option(
+            help="System user Mosquitto runs as when started as root (`user` in the "
+            "configuration); when run as root, the written files are given to it."
+        ),
+    ] = None,
+) -> None:
+    """Mosquitto's configuration for autoport: a password-protected listener, the
+    password file (autoport's publisher and every application with credentials) and the
+    ACL (each application reads only its own topic)."""
+    settings = _settings()
+    target = directory or settings.mqtt_config_dir
+    files = asyncio.run(_render(settings, target or Path("mosquitto"), port, bind, user))
+    if target is None:
+        typer.echo("# ---- mosquitto.conf\n" + files.config)
+        typer.echo("# ---- passwd\n" + files.passwd)
+        typer.echo("# ---- acl\n" + files.acl)
+        return
+    for path in mosquitto.write(files, target):
+        typer.echo(f"wrote {path}")
+    if user is not None and os.geteuid() == 0:
+        mosquitto.hand_over(target, user)
+        typer.echo(f"files owned by {user}")
+    typer.echo(f"run: mosquitto -c {target.resolve() / 'mosquitto.conf'}")
+
+
+async def _issue(settings: Settings, application_id: str) -> dict[str, Any] | None:
+    db = create_database(settings.resolved_database_url, schema=settings.database_schema)
+    await db.connect()
+    try:
+        environment = await repository.application_environment(db.reader, application_id)
+        if environment is None:
+            return None
+        password = mosquitto.new_password()
+        async with db.transaction() as conn:
+            await repository.store_mqtt_password(
+                conn,
+                environment=environment,
+                application_id=application_id,
+                password_hash=mosquitto.password_hash(password),
+                now_us=now_us(),
+            )
+        rows = await repository.mqtt_credentials(db.reader)
+    finally:
+        await db.close()
+    written: list[str] = []
+    if settings.mqtt_config_dir is not None:
+        files = mosquitto.render(settings, directory=settings.mqtt_config_dir, applications=rows)
+        # Only the credential files: an operator's edits to mosquitto.conf stay.
+        paths = mosquitto.write(files, settings.mqtt_config_dir, only=frozenset({"passwd", "acl"}))
+        written = [str(path) for path in paths]
+    address = mosquitto.broker_address(settings)
+    return {
+        "application_id": application_id,
+        "environment": str(environment),
+        "host": address.host if address else "127.0.0.1",
+        "port": address.port if address else mosquitto.DEFAULT_PORT,
+        "username": application_id,
+        "password": password,
+        "topic": mosquitto.topic_of(environment, application_id),
+        "qos": 1,
+        "files_updated": written,
+    }
+
+
+@app.command("credentials")
+def credentials(
+    application_id: Annotated[str, typer.Argument(help="The application id (24 hex).")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Issue MQTT credentials for an application (a new password each time: the old one
+    stops working once the broker reloads its password file). The password is shown
+    once; autoport keeps only its hash."""
+    settings = _settings()
+    issued = asyncio.run(_issue(settings, application_id.strip().upper()))
+    if issued is None:
+        typer.secho(f"no application with id {application_id}", fg=typer.colors.RED, err=True)
+        raise typer.Exit(1)
+    if as_json:
+        typer.echo(json.dumps(issued, indent=2, sort_keys=True))
+        return
+    for name in ("application_id", "environment", "host", "port", "username", "password", "topic"):
+        typer.echo(f"{name}: {issued[name]}")
+    if issued["files_updated"]:
+        typer.echo("updated " + ", ".join(issued["files_updated"]) + " (reload Mosquitto: SIGHUP)")
+    else:
+        typer.echo("now run `autoport streaming mosquitto-config --dir <dir>` and reload Mosquitto")

@@ -1,0 +1,291 @@
+"""SQL of the stream log, its cursors and MQTT credentials. Every read is scoped by the
+environment and the application it serves."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+from sqlalchemy import bindparam, delete, text
+
+from autoport.db.tables.outbox import outbox
+from autoport.kit.access import Reader
+from autoport.kit.db import Connection, Database
+from autoport.kit.environments import Environment
+
+
+@dataclass(frozen=True, slots=True)
+class LoggedMessage:
+    seq: int
+    message: str
+    ingested_at: int
+
+
+@dataclass(frozen=True, slots=True)
+class MqttDue:
+    environment: Environment
+    application_id: str
+    mqtt_seq: int
+    last_seq: int
+
+
+_ALLOCATE = """
+INSERT INTO stream_cursors (environment, application_id, last_seq, mqtt_seq, updated_at)
+VALUES (:environment, :application_id, :count, 0, :now)
+ON CONFLICT (environment, application_id) DO UPDATE
+SET last_seq = stream_cursors.last_seq + excluded.last_seq, updated_at = excluded.updated_at
+RETURNING last_seq
+"""
+
+
+async def allocate_seqs(
+    conn: Connection, *, environment: Environment, application_id: str, count: int, now_us: int
+) -> int:
+    """Reserve `count` sequence numbers; returns the first. The upsert takes the cursor
+    row's lock until commit, so a later writer's numbers are committed after ours and a
+    reader following the sequence never skips a message that commits late."""
+    last = await conn.fetch_value(
+        _ALLOCATE,
+        {
+            "environment": str(environment),
+            "application_id": application_id,
+            "count": count,
+            "now": now_us,
+        },
+    )
+    return int(last) - count + 1
+
+
+_INSERT_MESSAGE = """
+INSERT INTO stream_messages (environment, application_id, seq, message_id, vin, message,
+                             ingested_at, created_at)
+VALUES (:environment, :application_id, :seq, :message_id, :vin, :message,
+        :ingested_at, :created_at)
+"""
+
+
+async def insert_messages(conn: Connection, rows: Sequence[dict[str, Any]]) -> None:
+    await conn.execute_many(_INSERT_MESSAGE, rows)
+
+
+async def complete_events(conn: Connection, *, event_ids: list[int], worker_id: str) -> int:
+    """`kit.outbox.complete` in one statement: that one deletes row by row, a round trip
+    per event, which on PostgreSQL was most of a 500-event batch's time. Only rows this
+    worker still holds are removed."""
+    if not event_ids:
+        return 0
+    statement = delete(outbox).where(outbox.c.id.in_(event_ids), outbox.c.claimed_by == worker_id)
+    return await conn.execute(statement)
+
+
+# The rule of `autoport.kit.access.readers_of` (approved consent inside its validity
+# window, or approved fleet clearance of an enabled application), for many VINs in one
+# round trip each: per-VIN lookups were most of a batch's time on PostgreSQL.
+# tests/streaming/test_messages.py checks both give the same answer.
+_CONSENT_READERS_MANY = (
+    "SELECT vin, application_id, properties FROM authorizations "
+    "WHERE environment = :environment AND vin IN :vins AND status = 'approved' "
+    "AND valid_from <= :now AND (valid_until IS NULL OR valid_until > :now)"
+)
+_FLEET_READERS_MANY = (
+    "SELECT f.vin AS vin, a.id AS application_id, a.properties AS properties "
+    "FROM fleet_vehicles f JOIN applications a ON a.id = f.application_id "
+    "WHERE f.environment = :environment AND f.vin IN :vins AND f.status = 'approved' "
+    "AND a.disabled_at IS NULL"
+)
+
+
+async def readers_of_many(
+    conn: Connection, *, environment: Environment, vins: Sequence[str], now_us: int
+) -> dict[str, list[Reader]]:
+    """For each VIN, every application that may read it now (as `readers_of`)."""
+    merged: dict[str, dict[str, set[str]]] = {vin: {} for vin in vins}
+    if not vins:
+        return {}
+    for sql in (_CONSENT_READERS_MANY, _FLEET_READERS_MANY):
+        # The values are bound into the statement: an expanding IN is rendered when
+        # compiled, which needs them.
+        values = {"environment": str(environment), "now": now_us}
+        statement = text(sql).bindparams(
+            bindparam("vins", value=list(vins), expanding=True),
+            *(bindparam(name, value=value) for name, value in values.items() if f":{name}" in sql),
+        )
+        for row in await conn.fetch_all(statement):
+            apps = merged.setdefault(row["vin"], {})
+            apps.setdefault(row["application_id"], set()).update(orjson.loads(row["properties"]))
+    return {
+        vin: [Reader(app_id, frozenset(props)) for app_id, props in sorted(apps.items())]
+        for vin, apps in merged.items()
+    }
+
+
+_AFTER = """
+SELECT seq, message, ingested_at FROM stream_messages
+WHERE environment = :environment AND application_id = :application_id AND seq > :after
+ORDER BY seq LIMIT :limit
+"""
+
+
+async def messages_after(
+    conn: Connection,
+    *,
+    environment: Environment,
+    application_id: str,
+    after: int,
+    limit: int,
+) -> list[LoggedMessage]:
+    rows = await conn.fetch_all(
+        _AFTER,
+        {
+            "environment": str(environment),
+            "application_id": application_id,
+            "after": after,
+            "limit": limit,
+        },
+    )
+    return [LoggedMessage(row["seq"], row["message"], row["ingested_at"]) for row in rows]
+
+
+async def last_seq(conn: Connection, *, environment: Environment, application_id: str) -> int:
+    value = await conn.fetch_value(
+        "SELECT last_seq FROM stream_cursors "
+        "WHERE environment = :environment AND application_id = :application_id",
+        {"environment": str(environment), "application_id": application_id},
+    )
+    return int(value or 0)
+
+
+async def oldest_seq(
+    conn: Connection, *, environment: Environment, application_id: str
+) -> int | None:
+    value = await conn.fetch_value(
+        "SELECT MIN(seq) FROM stream_messages "
+        "WHERE environment = :environment AND application_id = :application_id",
+        {"environment": str(environment), "application_id": application_id},
+    )
+    return None if value is None else int(value)
+
+
+async def any_mqtt_due(conn: Connection) -> bool:
+    value = await conn.fetch_value("SELECT 1 FROM stream_cursors WHERE last_seq > mqtt_seq LIMIT 1")
+    return value is not None
+
+
+async def claim_mqtt_due(
+    db: Database, *, worker_id: str, now_us: int, lease_us: int, limit: int
+) -> list[MqttDue]:
+    """Lease applications with unpublished messages, so that several replicas never
+    publish the same application's messages at once (a lease that is not renewed
+    expires and another publisher takes over from the cursor)."""
+    lock = " FOR UPDATE SKIP LOCKED" if db.dialect == "postgresql" else ""
+    sql = f"""
+    UPDATE stream_cursors SET mqtt_lease_until = :until, mqtt_lease_by = :worker
+    WHERE (environment, application_id) IN (
+        SELECT environment, application_id FROM stream_cursors
+        WHERE last_seq > mqtt_seq
+          AND (mqtt_lease_until IS NULL OR mqtt_lease_until < :now OR mqtt_lease_by = :worker)
+        ORDER BY updated_at LIMIT :limit{lock}
+    )
+    RETURNING environment, application_id, mqtt_seq, last_seq
+    """  # noqa: S608 - only the fixed lock clause is interpolated
+    async with db.transaction() as conn:
+        rows = await conn.fetch_all(
+            sql, {"until": now_us + lease_us, "worker": worker_id, "now": now_us, "limit": limit}
+        )
+    return [
+        MqttDue(Environment(r["environment"]), r["application_id"], r["mqtt_seq"], r["last_seq"])
+        for r in rows
+    ]
+
+
+async def advance_mqtt(
+    conn: Connection,
+    *,
+    environment: Environment,
+    application_id: str,
+    seq: int,
+    worker_id: str,
+) -> bool:
+    """Move the publish cursor forward (only after the broker acknowledged everything up
+    to `seq`), only while this publisher still holds the lease."""
+    changed = await conn.execute(
+        "UPDATE stream_cursors SET mqtt_seq = :seq "
+        "WHERE environment = :environment AND application_id = :application_id "
+        "AND mqtt_lease_by = :worker AND mqtt_seq < :seq",
+        {
+            "seq": seq,
+            "environment": str(environment),
+            "application_id": application_id,
+            "worker": worker_id,
+        },
+    )
+    return changed > 0
+
+
+async def release_mqtt_leases(conn: Connection, *, worker_id: str) -> None:
+    await conn.execute(
+        "UPDATE stream_cursors SET mqtt_lease_until = NULL, mqtt_lease_by = NULL "
+        "WHERE mqtt_lease_by = :worker",
+        {"worker": worker_id},
+    )
+
+
+async def prune(conn: Connection, *, before_us: int, keep_unpublished: bool) -> int:
+    """Forget messages older than the retention; while MQTT is on, never one the
+    broker has not acknowledged yet (an outage delays messages, it does not drop them)."""
+    if keep_unpublished:
+        return await conn.execute(
+            "DELETE FROM stream_messages WHERE created_at < :before AND seq <= ("
+            " SELECT c.mqtt_seq FROM stream_cursors c"
+            " WHERE c.environment = stream_messages.environment"
+            " AND c.application_id = stream_messages.application_id)",
+            {"before": before_us},
+        )
+    return await conn.execute(
+        "DELETE FROM stream_messages WHERE created_at < :before", {"before": before_us}
+    )
+
+
+# --------------------------------------------------------------- MQTT credentials
+
+
+async def application_environment(conn: Connection, application_id: str) -> Environment | None:
+    value = await conn.fetch_value(
+        "SELECT environment FROM applications WHERE id = :id", {"id": application_id}
+    )
+    return None if value is None else Environment(value)
+
+
+async def store_mqtt_password(
+    conn: Connection,
+    *,
+    environment: Environment,
+    application_id: str,
+    password_hash: str,
+    now_us: int,
+) -> None:
+    await conn.execute(
+        "INSERT INTO stream_mqtt_credentials "
+        "(environment, application_id, password_hash, created_at, updated_at) "
+        "VALUES (:environment, :application_id, :hash, :now, :now) "
+        "ON CONFLICT (application_id) DO UPDATE "
+        "SET password_hash = excluded.password_hash, updated_at = excluded.updated_at",
+        {
+            "environment": str(environment),
+            "application_id": application_id,
+            "hash": password_hash,
+            "now": now_us,
+        },
+    )
+
+
+async def mqtt_credentials(conn: Connection) -> list[tuple[Environment, str, str]]:
+    """(environment, application id, password hash) of every enabled application."""
+    rows = await conn.fetch_all(
+        "SELECT c.environment, c.application_id, c.password_hash "
+        "FROM stream_mqtt_credentials c JOIN applications a ON a.id = c.application_id "
+        "WHERE a.disabled_at IS NULL ORDER BY c.application_id"
+    )
+    return [(Environment(r["environment"]), r["application_id"], r["password_hash"]) for r in rows]

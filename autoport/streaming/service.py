@@ -1,0 +1,223 @@
+"""Turning outbox events into per-application stream messages, and the in-process hub
+that wakes transports when new messages are committed."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import structlog
+
+from autoport.kit import outbox
+from autoport.kit.access import Reader
+from autoport.kit.db import Connection, Database
+from autoport.kit.environments import Environment
+from autoport.kit.state import AppState
+from autoport.streaming import repository
+from autoport.streaming.metrics import MESSAGES_BUILT
+from autoport.streaming.schemas import StreamData, encode_message
+
+log = structlog.get_logger("autoport.streaming")
+
+CONSUMER = "streaming"
+DATA_EVENT = "vehicle_data_changed"
+# Other events routed to this consumer change who may read, which the reader lookup sees at
+# the next data event; they produce no message and are acknowledged.
+ACKNOWLEDGED_EVENTS = frozenset({"authorization_changed", "fleet_clearance_changed"})
+
+StreamKey = tuple[Environment, str]  # (environment, application_id)
+
+
+def permitted_data(data: Mapping[str, Any], properties: frozenset[str]) -> StreamData:
+    """The part of `data` ({capability: {property: wrapper | [wrapper]}}) whose
+    "capability.property" is in `properties`; every value becomes a list of wrappers."""
+    kept: StreamData = {}
+    for capability, values in data.items():
+        if not isinstance(values, Mapping):
+            continue
+        group: dict[str, list[dict[str, Any]]] = {}
+        for name, value in values.items():
+            if f"{capability}.{name}" not in properties:
+                continue
+            wrappers = value if isinstance(value, list) else [value]
+            wrappers = [w for w in wrappers if isinstance(w, dict)]
+            if wrappers:
+                group[name] = wrappers
+        if group:
+            kept[capability] = group
+    return kept
+
+
+@dataclass(frozen=True, slots=True)
+class BuiltMessage:
+    environment: Environment
+    application_id: str
+    vin: str
+    message_id: str
+    body: bytes
+    ingested_at: int
+
+
+def messages_for(event: outbox.OutboxEvent, readers: Iterable[Reader]) -> list[BuiltMessage]:
+    """One message per reader that may see at least one of the event's properties."""
+    payload = event.payload
+    vin = event.vin or payload.get("vin")
+    data = payload.get("data")
+    if not isinstance(vin, str) or not isinstance(data, Mapping):
+        log.warning("stream event without vin or data ignored", outbox_id=event.id)
+        return []
+    built = []
+    for reader in readers:
+        visible = permitted_data(data, reader.properties)
+        if not visible:
+            continue
+        mid, body = encode_message(reader.application_id, vin, visible)
+        built.append(
+            BuiltMessage(event.environment, reader.application_id, vin, mid, body, event.created_at)
+        )
+    return built
+
+
+class LostLease(Exception):
+    """Another worker took over some of the claimed events (our lease expired)."""
+
+
+def _event_vin(event: outbox.OutboxEvent) -> str | None:
+    vin = event.vin or event.payload.get("vin")
+    return vin if isinstance(vin, str) else None
+
+
+ReadersByVin = Mapping[tuple[Environment, str], list[Reader]]
+
+
+async def lookup_readers(
+    db: Database, events: list[outbox.OutboxEvent], *, now_us: int
+) -> dict[tuple[Environment, str], list[Reader]]:
+    """Who may read each VIN of the data events: two queries per environment, run
+    before the write transaction (which stays short on SQLite's single writer)."""
+    vins_by_env: dict[Environment, set[str]] = {}
+    for event in events:
+        if event.event_type == DATA_EVENT and (vin := _event_vin(event)) is not None:
+            vins_by_env.setdefault(event.environment, set()).add(vin)
+    found: dict[tuple[Environment, str], list[Reader]] = {}
+    for environment, vins in vins_by_env.items():
+        per_vin = await repository.readers_of_many(
+            db.reader, environment=environment, vins=sorted(vins), now_us=now_us
+        )
+        for vin, readers in per_vin.items():
+            found[(environment, vin)] = readers
+    return found
+
+
+async def write_messages(
+    conn: Connection,
+    events: list[outbox.OutboxEvent],
+    readers: ReadersByVin,
+    *,
+    worker_id: str,
+    now_us: int,
+) -> dict[StreamKey, int]:
+    """Build and log the messages of claimed events and complete the events, in the
+    caller's transaction. Returns the last sequence number written per application."""
+    per_app: dict[StreamKey, list[BuiltMessage]] = {}
+    for event in events:
+        if event.event_type != DATA_EVENT:
+            if event.event_type not in ACKNOWLEDGED_EVENTS:
+                log.warning("unexpected stream event acknowledged", event_type=event.event_type)
+            continue
+        vin = _event_vin(event)
+        if vin is None:
+            log.warning("stream event without vin ignored", outbox_id=event.id)
+            continue
+        for message in messages_for(event, readers.get((event.environment, vin), ())):
+            per_app.setdefault((message.environment, message.application_id), []).append(message)
+
+    latest: dict[StreamKey, int] = {}
+    rows: list[dict[str, Any]] = []
+    # Cursor rows are locked in one global order so that concurrent workers cannot deadlock.
+    for app_key in sorted(per_app):
+        messages = per_app[app_key]
+        environment, application_id = app_key
+        first = await repository.allocate_seqs(
+            conn,
+            environment=environment,
+            application_id=application_id,
+            count=len(messages),
+            now_us=now_us,
+        )
+        for offset, message in enumerate(messages):
+            rows.append(
+                {
+                    "environment": str(environment),
+                    "application_id": application_id,
+                    "seq": first + offset,
+                    "message_id": message.message_id,
+                    "vin": message.vin,
+                    "message": message.body.decode(),
+                    "ingested_at": message.ingested_at,
+                    "created_at": now_us,
+                }
+            )
+        latest[app_key] = first + len(messages) - 1
+    if rows:
+        await repository.insert_messages(conn, rows)
+    ids = [event.id for event in events]
+    done = await repository.complete_events(conn, event_ids=ids, worker_id=worker_id)
+    if done != len(ids):
+        # Rolling back leaves the events to the worker that holds them now, so no
+        # message is written twice.
+        raise LostLease(f"{len(ids) - done} of {len(ids)} events were taken over")
+    MESSAGES_BUILT.inc(len(rows))
+    return latest
+
+
+class StreamHub:
+    """Wakes this process's SSE streams and MQTT publisher as soon as messages are
+    committed. Other replicas' writes are found by polling (the fallback)."""
+
+    def __init__(self) -> None:
+        self._waiters: dict[StreamKey, asyncio.Event] = {}
+        self._any = asyncio.Event()
+
+    def waiter(self, key: StreamKey) -> asyncio.Event:
+        """Take the event *before* reading the log: a notify between the read and the
+        wait then still wakes the reader."""
+        event = self._waiters.get(key)
+        if event is None:
+            event = self._waiters[key] = asyncio.Event()
+        return event
+
+    def any_waiter(self) -> asyncio.Event:
+        return self._any
+
+    def notify(self, keys: Iterable[StreamKey]) -> None:
+        woke = False
+        for key in keys:
+            woke = True
+            event = self._waiters.pop(key, None)
+            if event is not None:
+                event.set()
+        if woke:
+            self._any.set()
+            self._any = asyncio.Event()
+
+
+async def wait_for(event: asyncio.Event, seconds: float) -> None:
+    """Wait until `event` is set or `seconds` pass, whichever is first."""
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(event.wait(), seconds)
+
+
+_HUB_ATTRIBUTE = "streaming_hub"
+
+
+def hub_of(state: AppState) -> StreamHub:
+    """The hub of this app (kept on its AppState: one per app, created on first use)."""
+    hub = getattr(state, _HUB_ATTRIBUTE, None)
+    if not isinstance(hub, StreamHub):
+        hub = StreamHub()
+        setattr(state, _HUB_ATTRIBUTE, hub)
+    return hub

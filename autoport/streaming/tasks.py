@@ -1,0 +1,282 @@
+"""Background work of streaming: the message builder (outbox -> stream log, with log
+pruning) and the MQTT publisher (stream log -> broker). Both can run in every replica
+at once: outbox rows and publish cursors are leased, never shared."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import uuid
+from collections.abc import AsyncIterator
+from typing import Any
+
+import structlog
+
+from autoport.kit import outbox
+from autoport.kit.state import AppState
+from autoport.streaming import repository
+from autoport.streaming.metrics import MESSAGES_PUBLISHED, PUBLISH_LAG
+from autoport.streaming.mosquitto import BrokerAddress, broker_address, topic_of
+from autoport.streaming.service import (
+    CONSUMER,
+    LostLease,
+    hub_of,
+    lookup_readers,
+    wait_for,
+    write_messages,
+)
+
+log = structlog.get_logger("autoport.streaming")
+
+BATCH = 500
+PRUNE_EVERY_SECONDS = 60.0
+# Replicas that did not write a message learn about it by polling this often.
+MQTT_POLL_SECONDS = 1.0
+MQTT_LEASE_SECONDS = 30.0
+MQTT_PUBLISH_TIMEOUT = 10.0
+MAX_BACKOFF_SECONDS = 30.0
+# Messages paho keeps in flight before it waits for PUBACKs.
+IN_FLIGHT = 200
+
+
+def _worker_id(kind: str) -> str:
+    return f"{kind}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+
+
+class StreamBuilder:
+    """Claims the streaming consumer's outbox events and writes the messages."""
+
+    def __init__(self, state: AppState) -> None:
+        self.state = state
+        self.hub = hub_of(state)
+        self.worker_id = _worker_id("stream-builder")
+        self.batch = BATCH
+        self._next_prune = 0.0
+
+    async def _has_work(self) -> bool:
+        value = await self.state.database.fetch_value(
+            "SELECT 1 FROM outbox WHERE consumer = :consumer AND available_at <= :now "
+            "AND (claimed_until IS NULL OR claimed_until < :now) LIMIT 1",
+            {"consumer": CONSUMER, "now": self.state.clock.now_us()},
+        )
+        return value is not None
+
+    async def run_once(self) -> int:
+        """One batch; returns the number of events handled."""
+        db = self.state.database
+        # A cheap read first: an idle poll must not take SQLite's write lock.
+        if not await self._has_work():
+            return 0
+        events = await outbox.claim(
+            db,
+            consumer=CONSUMER,
+            worker_id=self.worker_id,
+            now_us=self.state.clock.now_us(),
+            limit=self.batch,
+        )
+        if not events:
+            return 0
+        now = self.state.clock.now_us()
+        readers = await lookup_readers(db, events, now_us=now)
+        try:
+            async with db.transaction() as conn:
+                latest = await write_messages(
+                    conn, events, readers, worker_id=self.worker_id, now_us=now
+                )
+        except LostLease as error:
+            log.warning("stream events taken over by another worker", detail=str(error))
+            return 0
+        self.hub.notify(latest)
+        return len(events)
+
+    async def prune(self) -> int:
+        settings = self.state.settings
+        before = self.state.clock.now_us() - int(settings.stream_retention_hours * 3_600_000_000)
+        async with self.state.database.transaction() as conn:
+            return await repository.prune(
+                conn, before_us=before, keep_unpublished=settings.mqtt_url is not None
+            )
+
+    async def run(self) -> None:
+        loop = asyncio.get_running_loop()
+        poll = self.state.settings.stream_poll_seconds
+        while True:
+            try:
+                handled = await self.run_once()
+                if loop.time() >= self._next_prune:
+                    self._next_prune = loop.time() + PRUNE_EVERY_SECONDS
+                    pruned = await self.prune()
+                    if pruned:
+                        log.info("stream messages pruned", count=pruned)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                # The events stay in the outbox (their lease expires); keep serving.
+                log.exception("stream builder batch failed")
+                handled = 0
+                await asyncio.sleep(1.0)
+            if handled < self.batch:
+                await asyncio.sleep(poll)
+
+
+class MqttPublisher:
+    """Publishes each application's log to its topic at QoS 1. The cursor moves only
+    after the broker's PUBACK for every message up to it; on any failure the client
+    reconnects with backoff and republishes from the cursor (at-least-once: duplicates
+    carry the same message_id)."""
+
+    def __init__(self, state: AppState, address: BrokerAddress) -> None:
+        self.state = state
+        self.address = address
+        self.hub = hub_of(state)
+        self.worker_id = _worker_id("mqtt-publisher")
+        self.connected = asyncio.Event()
+        self._acks = asyncio.Event()
+
+    async def run(self) -> None:
+        import aiomqtt
+
+        backoff = 0.2
+        while True:
+            try:
+                async with aiomqtt.Client(
+                    self.address.host,
+                    self.address.port,
+                    username=self.address.username,
+                    password=self.address.password,
+                    identifier=self.worker_id,
+                    timeout=MQTT_PUBLISH_TIMEOUT,
+                    keepalive=15,
+                    max_inflight_messages=IN_FLIGHT,
+                ) as client:
+                    self._hook_acks(client)
+                    log.info("mqtt publisher connected", host=self.address.host)
+                    self.connected.set()
+                    backoff = 0.2
+                    await self._publish_forever(client)
+            except asyncio.CancelledError:
+                raise
+            except Exception as error:
+                # Includes aiomqtt.MqttError: broker down, refused, or a publish timeout.
+                self.connected.clear()
+                log.warning("mqtt publisher disconnected", error=str(error), retry_in=backoff)
+                with contextlib.suppress(Exception):
+                    async with self.state.database.transaction() as conn:
+                        await repository.release_mqtt_leases(conn, worker_id=self.worker_id)
+                await asyncio.sleep(backoff)
+                backoff = min(backoff * 2, MAX_BACKOFF_SECONDS)
+
+    async def _publish_forever(self, client: object) -> None:
+        while True:
+            waiter = self.hub.any_waiter()
+            published = await self.publish_due(client)
+            if not published:
+                await wait_for(waiter, MQTT_POLL_SECONDS)
+
+    async def publish_due(self, client: object) -> int:
+        db = self.state.database
+        if not await repository.any_mqtt_due(db.reader):
+            return 0
+        due = await repository.claim_mqtt_due(
+            db,
+            worker_id=self.worker_id,
+            now_us=self.state.clock.now_us(),
+            lease_us=int(MQTT_LEASE_SECONDS * 1_000_000),
+            limit=100,
+        )
+        counts = await asyncio.gather(*(self._publish_app(client, item) for item in due))
+        return sum(counts)
+
+    async def _publish_batch(self, client: Any, topic: str, bodies: list[bytes]) -> None:
+        """Publish at QoS 1 and return once the broker acknowledged every message.
+
+        Why paho directly: aiomqtt's `publish` awaits one message at a time and scans
+        all pending calls on each (quadratic); here paho queues the batch, keeps its
+        in-flight window full by itself, and one event per PUBACK batch wakes us."""
+        import aiomqtt
+        from paho.mqtt.client import MQTT_ERR_SUCCESS
+
+        paho = client._client
+        disconnected: asyncio.Future[None] = client._disconnected
+        infos = []
+        for body in bodies:
+            info = paho.publish(topic, body, 1)
+            if info.rc != MQTT_ERR_SUCCESS:
+                raise aiomqtt.MqttCodeError(info.rc, "could not publish")
+            infos.append(info)
+        deadline = asyncio.get_running_loop().time() + MQTT_PUBLISH_TIMEOUT
+        acked = 0
+        while True:
+            # PUBACKs arrive in order, so scanning from the first unacknowledged is linear.
+            while acked < len(infos) and infos[acked].is_published():
+                acked += 1
+            if acked == len(infos):
+                return
+            if disconnected.done():
+                raise aiomqtt.MqttError("disconnected before every PUBACK arrived")
+            left = deadline - asyncio.get_running_loop().time()
+            if left <= 0:
+                raise aiomqtt.MqttError("timed out waiting for PUBACKs")
+            self._acks.clear()
+            await wait_for(self._acks, min(left, 0.5))
+
+    def _hook_acks(self, client: Any) -> None:
+        """Wake `_publish_batch` on each PUBACK (paho calls back on the loop's thread)."""
+        paho = client._client
+        original = paho.on_publish
+
+        def on_publish(*args: Any) -> None:
+            original(*args)
+            self._acks.set()
+
+        paho.on_publish = on_publish
+
+    async def _publish_app(self, client: object, due: repository.MqttDue) -> int:
+        db = self.state.database
+        messages = await repository.messages_after(
+            db.reader,
+            environment=due.environment,
+            application_id=due.application_id,
+            after=due.mqtt_seq,
+            limit=BATCH,
+        )
+        if messages:
+            topic = topic_of(due.environment, due.application_id)
+            await self._publish_batch(client, topic, [m.message.encode() for m in messages])
+            upto = messages[-1].seq
+        else:
+            # Nothing logged beyond the cursor: pruned while MQTT was off.
+            upto = due.last_seq
+        async with db.transaction() as conn:
+            await repository.advance_mqtt(
+                conn,
+                environment=due.environment,
+                application_id=due.application_id,
+                seq=upto,
+                worker_id=self.worker_id,
+            )
+        now = self.state.clock.now_us()
+        MESSAGES_PUBLISHED.labels("mqtt").inc(len(messages))
+        for m in messages:
+            PUBLISH_LAG.labels("mqtt").observe(max(0, now - m.ingested_at) / 1_000_000)
+        return len(messages)
+
+
+@contextlib.asynccontextmanager
+async def streaming_worker(state: AppState) -> AsyncIterator[None]:
+    """The builder always runs (SSE is built in); the MQTT publisher when configured."""
+    tasks = [asyncio.create_task(StreamBuilder(state).run(), name="stream-builder")]
+    address = broker_address(state.settings)
+    if address is not None:
+        tasks.append(
+            asyncio.create_task(MqttPublisher(state, address).run(), name="mqtt-publisher")
+        )
+    try:
+        yield
+    finally:
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task

@@ -1,0 +1,255 @@
+"""`GET /v1/stream`: Server-Sent Events against a real uvicorn server."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+import orjson
+import pytest
+from fastapi import FastAPI
+
+from autoport.config import Settings
+from autoport.kit.db import Database
+from tests.streaming.conftest import (
+    LiveServer,
+    StreamTokens,
+    create_application,
+    grant_consent,
+    ingest,
+    live_server,
+    new_vin,
+    point,
+)
+
+
+class SseReader:
+    """A minimal SSE parser over an httpx streaming response."""
+
+    def __init__(self, response: httpx.Response) -> None:
+        self.response = response
+        self.lines = response.aiter_lines()
+        self.comments: list[str] = []
+
+    async def next_event(self, timeout: float = 10.0) -> dict[str, str]:
+        async def read() -> dict[str, str]:
+            event: dict[str, str] = {}
+            async for line in self.lines:
+                if line == "":
+                    if "data" in event or "event" in event:
+                        return event
+                    continue
+                if line.startswith(":"):
+                    self.comments.append(line)
+                    continue
+                name, _, value = line.partition(":")
+                event[name] = value[1:] if value.startswith(" ") else value
+            raise EOFError("stream ended")
+
+        return await asyncio.wait_for(read(), timeout)
+
+
+@contextlib.asynccontextmanager
+async def open_sse(
+    client: httpx.AsyncClient, token: str, last_event_id: str | None = None
+) -> AsyncIterator[SseReader]:
+    headers = {"Authorization": f"Bearer {token}", "Accept": "text/event-stream"}
+    if last_event_id is not None:
+        headers["Last-Event-ID"] = last_event_id
+    async with client.stream("GET", "/sandbox/v1/stream", headers=headers) as response:
+        assert response.status_code == 200, await response.aread()
+        assert response.headers["content-type"].startswith("text/event-stream")
+        yield SseReader(response)
+
+
+async def feed(db: Database, vin: str, levels: list[float]) -> None:
+    for level in levels:
+        await ingest(db, vin=vin, data={"charging": {"battery_level": point(level)}})
+
+
+async def logged(db: Database, count: int) -> None:
+    """Wait until the worker has written `count` messages."""
+    for _ in range(500):
+        if await db.fetch_value("SELECT COUNT(*) FROM stream_messages") == count:
+            return
+        await asyncio.sleep(0.02)
+    raise AssertionError(f"the worker did not write {count} messages")
+
+
+def level_of(event: dict[str, str]) -> float:
+    message: dict[str, Any] = orjson.loads(event["data"])
+    value: float = message["data"]["charging"]["battery_level"][0]["data"]
+    return value
+
+
+@pytest.fixture
+async def server(settings: Settings) -> AsyncIterator[LiveServer]:
+    async with live_server(settings) as live:
+        yield live
+
+
+async def test_sse_resume_with_last_event_id_gets_every_missed_message_once(
+    server: LiveServer,
+) -> None:
+    db = server.database
+    vin = new_vin()
+    app_id = await create_application(db)
+    await grant_consent(db, application_id=app_id, vin=vin, properties=["charging.battery_level"])
+    token = server.tokens.application(app_id)
+
+    async with httpx.AsyncClient(base_url=server.base_url, timeout=10) as client:
+        received: list[dict[str, str]] = []
+        async with open_sse(client, token) as sse:
+            await feed(db, vin, [0.01, 0.02, 0.03])
+            for _ in range(3):
+                received.append(await sse.next_event())
+        assert [e["id"] for e in received] == ["1", "2", "3"]
+        assert [level_of(e) for e in received] == [0.01, 0.02, 0.03]
+        message = orjson.loads(received[0]["data"])
+        assert message["application_id"] == app_id
+        assert message["vin"] == vin
+
+        # Down while five more messages are written.
+        await feed(db, vin, [0.04, 0.05, 0.06, 0.07, 0.08])
+        await asyncio.sleep(0.3)
+
+        async with open_sse(client, token, last_event_id="3") as sse:
+            resumed = [await sse.next_event() for _ in range(5)]
+            await feed(db, vin, [0.09])
+            resumed.append(await sse.next_event())
+    assert [e["id"] for e in resumed] == ["4", "5", "6", "7", "8", "9"]
+    assert [level_of(e) for e in resumed] == [0.04, 0.05, 0.06, 0.07, 0.08, 0.09]
+
+
+async def test_sse_without_last_event_id_starts_with_the_next_message(
+    server: LiveServer,
+) -> None:
+    db = server.database
+    vin = new_vin()
+    app_id = await create_application(db)
+    await grant_consent(db, application_id=app_id, vin=vin, properties=["charging.battery_level"])
+    token = server.tokens.application(app_id)
+    await feed(db, vin, [0.1, 0.2])
+    await logged(db, 2)
+    async with httpx.AsyncClient(base_url=server.base_url, timeout=10) as client:
+        async with open_sse(client, token) as sse:
+            await feed(db, vin, [0.3])
+            event = await sse.next_event()
+        assert event["id"] == "3"
+        assert level_of(event) == 0.3
+        # `0` replays everything retained.
+        async with open_sse(client, token, last_event_id="0") as sse:
+            replay = [await sse.next_event() for _ in range(3)]
+    assert [level_of(e) for e in replay] == [0.1, 0.2, 0.3]
+
+
+async def test_sse_streams_only_the_callers_messages(server: LiveServer) -> None:
+    db = server.database
+    vin_a, vin_b = new_vin(), new_vin()
+    app_a = await create_application(db)
+    app_b = await create_application(db)
+    await grant_consent(db, application_id=app_a, vin=vin_a, properties=["charging.battery_level"])
+    await grant_consent(db, application_id=app_b, vin=vin_b, properties=["charging.battery_level"])
+    async with (
+        httpx.AsyncClient(base_url=server.base_url, timeout=10) as client,
+        open_sse(client, server.tokens.application(app_b)) as sse,
+    ):
+        await feed(db, vin_a, [0.5])
+        await feed(db, vin_b, [0.6])
+        event = await sse.next_event()
+    message = orjson.loads(event["data"])
+    assert (message["application_id"], message["vin"], event["id"]) == (app_b, vin_b, "1")
+
+
+async def test_sse_reports_a_gap_when_missed_messages_were_pruned(server: LiveServer) -> None:
+    db = server.database
+    vin = new_vin()
+    app_id = await create_application(db)
+    await grant_consent(db, application_id=app_id, vin=vin, properties=["charging.battery_level"])
+    await feed(db, vin, [0.1, 0.2, 0.3])
+    await logged(db, 3)
+    await db.execute("DELETE FROM stream_messages WHERE seq < 3")
+    async with (
+        httpx.AsyncClient(base_url=server.base_url, timeout=10) as client,
+        open_sse(client, server.tokens.application(app_id), last_event_id="1") as sse,
+    ):
+        gap = await sse.next_event()
+        event = await sse.next_event()
+    assert gap["event"] == "gap"
+    assert orjson.loads(gap["data"]) == {"requested_after": 1, "first_available": 3}
+    assert event["id"] == "3"
+
+
+async def test_sse_sends_keep_alive_comments_when_idle(settings: Settings) -> None:
+    quick = settings.model_copy(update={"stream_keepalive_seconds": 0.2})
+    async with live_server(quick) as server:
+        app_id = await create_application(server.database)
+        async with (
+            httpx.AsyncClient(base_url=server.base_url, timeout=10) as client,
+            open_sse(client, server.tokens.application(app_id)) as sse,
+        ):
+            with pytest.raises(TimeoutError):
+                await sse.next_event(timeout=0.7)
+    assert ": keep-alive" in sse.comments
+
+
+# ----------------------------------------------------------------- refusals (ASGI)
+
+
+async def test_stream_without_a_token_is_401(
+    app: FastAPI, client: httpx.AsyncClient, tokens: StreamTokens
+) -> None:
+    response = await client.get("/sandbox/v1/stream")
+    assert response.status_code == 401
+    assert response.json()["errors"][0]["source"] == "Authorization"
+
+
+async def test_stream_with_a_vehicle_token_is_403(
+    client: httpx.AsyncClient, tokens: StreamTokens, app: FastAPI
+) -> None:
+    app_id = await create_application(app.state.autoport.database)
+    response = await client.get(
+        "/sandbox/v1/stream", headers={"Authorization": f"Bearer {tokens.vehicle(app_id)}"}
+    )
+    assert response.status_code == 403
+    assert "client_credentials" in response.json()["errors"][0]["detail"]
+
+
+async def test_stream_without_the_vehicle_data_scope_is_403(
+    client: httpx.AsyncClient, tokens: StreamTokens, app: FastAPI
+) -> None:
+    app_id = await create_application(app.state.autoport.database)
+    token = tokens.application(app_id, scopes="fleet:clearance")
+    response = await client.get("/sandbox/v1/stream", headers={"Authorization": f"Bearer {token}"})
+    assert response.status_code == 403
+    assert response.json()["errors"][0]["source"] == "scope"
+
+
+@pytest.mark.parametrize("value", ["abc", "-1", "1.5", "99999999999999999999"])
+async def test_stream_refuses_a_malformed_last_event_id(
+    client: httpx.AsyncClient, tokens: StreamTokens, app: FastAPI, value: str
+) -> None:
+    app_id = await create_application(app.state.autoport.database)
+    response = await client.get(
+        "/sandbox/v1/stream",
+        headers={"Authorization": f"Bearer {tokens.application(app_id)}", "Last-Event-ID": value},
+    )
+    assert response.status_code == 400
+    assert response.json()["errors"][0]["source"] == "Last-Event-ID"
+
+
+async def test_a_production_application_token_is_401_on_the_sandbox(
+    client: httpx.AsyncClient, tokens: StreamTokens, app: FastAPI
+) -> None:
+    from autoport.kit.environments import Environment
+
+    app_id = await create_application(
+        app.state.autoport.database, environment=Environment.production
+    )
+    response = await client.get(
+        "/sandbox/v1/stream", headers={"Authorization": f"Bearer {tokens.application(app_id)}"}
+    )
+    assert response.status_code == 401
