@@ -14,6 +14,7 @@ from fastapi import APIRouter, FastAPI
 
 from autoport import __version__
 from autoport.config import Settings, ensure_secrets
+from autoport.consent.routes import consent_router
 from autoport.health.routes import router as health_router
 from autoport.kit.clock import Clock
 from autoport.kit.db import create_database
@@ -29,7 +30,7 @@ BackgroundTask = Callable[[AppState], contextlib.AbstractAsyncContextManager[Non
 
 def feature_routers() -> Sequence[APIRouter]:
     """Every feature's router, in one place."""
-    return [health_router]
+    return [health_router, consent_router]
 
 
 def background_tasks() -> Sequence[BackgroundTask]:

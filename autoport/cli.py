@@ -180,6 +180,9 @@ def admin_token(
 
 def register() -> None:
     """Attach the features' sub-command groups (imported here to keep start-up light)."""
+    from autoport.consent.cli import app as consent_cli
+
+    app.add_typer(consent_cli, name="consent")
 
 
 def main() -> None:
