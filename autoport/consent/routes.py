@@ -120,7 +120,7 @@ def error_page(request: Request, problem: ErrorPage, locale: str | None = None) 
         switch=None,
         stylesheet=_page_url(request, "static/consent.css"),
     )
-    if problem.kind in ("expired", "finished", "no_session"):
+    if problem.kind == "finished":
         response.delete_cookie(COOKIE, path=_prefix(request) + "/oauth")
     return response
 
