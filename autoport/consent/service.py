@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
+import structlog
+
 from autoport.config import Settings
 from autoport.consent import repository, verification
 from autoport.consent.repository import Application, Session
@@ -26,6 +28,8 @@ from autoport.kit.crypto import new_token, same, token_hash
 from autoport.kit.db import Connection, Database
 from autoport.kit.environments import Environment
 from autoport.kit.vin import vin_problem
+
+log = structlog.get_logger("autoport.consent")
 
 MICROS = 1_000_000
 LOCALES = ("en-GB", "de-DE")
@@ -205,10 +209,10 @@ async def start(
     if not request.redirect_uri or request.redirect_uri not in app.redirect_uris:
         raise ErrorPage("bad_redirect_uri")
     state = request.state
+    redirect_uri = request.redirect_uri
 
     def fail(error: str, description: str) -> RedirectError:
-        return RedirectError(app.redirect_uris[app.redirect_uris.index(request.redirect_uri)],
-                             error, description, state)  # fmt: skip
+        return RedirectError(redirect_uri, error, description, state)
 
     if state is not None and len(state) > MAX_STATE_LENGTH:
         return fail("invalid_request", f"state is longer than {MAX_STATE_LENGTH} characters")
@@ -254,31 +258,35 @@ async def start(
             return fail("invalid_request", f"vin {vin_error}")
         vin = request.vin
     token = new_token("cs_")
-    method = None
-    await _insert_session(
-        db,
-        key=key,
-        token=token,
-        values={
-            "id": uuid.uuid4().hex,
-            "environment": environment,
-            "application_id": app.id,
-            "redirect_uri": request.redirect_uri,
-            "state": state,
-            "code_challenge": request.code_challenge or None,
-            "code_challenge_method": (request.code_challenge_method or "S256")
-            if request.code_challenge
-            else None,
-            "valid_from": valid_from,
-            "valid_until": valid_until,
-            "locale": locale_from(request.locale, accept_language),
-            "brand": brand,
-            "vin": vin,
-            "method": method,
-            "created_at": now_us,
-            "expires_at": now_us + settings.consent_session_seconds * MICROS,
-        },
-    )
+    try:
+        await _insert_session(
+            db,
+            key=key,
+            token=token,
+            values={
+                "id": uuid.uuid4().hex,
+                "environment": environment,
+                "application_id": app.id,
+                "redirect_uri": request.redirect_uri,
+                "state": state,
+                "code_challenge": request.code_challenge or None,
+                "code_challenge_method": (request.code_challenge_method or "S256")
+                if request.code_challenge
+                else None,
+                "valid_from": valid_from,
+                "valid_until": valid_until,
+                "locale": locale_from(request.locale, accept_language),
+                "brand": brand,
+                "vin": vin,
+                "method": None,
+                "created_at": now_us,
+                "expires_at": now_us + settings.consent_session_seconds * MICROS,
+            },
+        )
+    except Exception:
+        # The database is busy or away: the application may retry (RFC 6749 §4.1.2.1).
+        log.exception("consent session could not be stored", application_id=app.id)
+        return fail("temporarily_unavailable", "the service is busy; please try again")
     return Started(session_token=token, locale=locale_from(request.locale, accept_language))
 
 

@@ -12,12 +12,11 @@ read join this test when the oauth branch is merged (RecordingOAuth stands in fo
 from __future__ import annotations
 
 import asyncio
-import re
 import socket
 import threading
-from concurrent.futures import ThreadPoolExecutor
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -51,12 +50,9 @@ def free_port() -> int:
 
 
 class _Callback(BaseHTTPRequestHandler):
-    """The application's redirect URI: records what it received."""
-
-    received: list[str] = []
+    """The application's redirect URI (the browser test reads what arrived from the URL)."""
 
     def do_GET(self) -> None:
-        type(self).received.append(self.path)
         body = b"<!doctype html><title>Application</title><h1>Back at the application</h1>"
         self.send_response(200)
         self.send_header("Content-Type", "text/html")
@@ -276,9 +272,7 @@ def test_owner_consents_with_each_verification_method(
     elif method == "oem_login":
         expect_heading(page, words["verify"])
         shot(page, f"{name}-3-verify")
-        page.get_by_role(
-            "button", name=words["sign_in"].format(brand=BRAND_NAMES[brand])
-        ).click()
+        page.get_by_role("button", name=words["sign_in"].format(brand=BRAND_NAMES[brand])).click()
         page.wait_for_url("**/oauth/oem/mercedes_benz/login?state=*")
         shot(page, f"{name}-3b-carmaker-login")
         page.locator("#email").fill("owner@example.com")
@@ -380,9 +374,7 @@ def test_missing_csrf_token(server: Server, page: Any) -> None:
     shot(page, "error-missing-csrf")
 
 
-def test_unregistered_redirect_uri_and_unknown_client_stay_here(
-    server: Server, page: Any
-) -> None:
+def test_unregistered_redirect_uri_and_unknown_client_stay_here(server: Server, page: Any) -> None:
     app = server.application()
     url = server.entry_url(app, redirect_uri="https://attacker.example/steal")
     response = page.goto(url)

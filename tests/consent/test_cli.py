@@ -30,6 +30,11 @@ def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path
 
 
+def entry_request(params: dict[str, str]) -> service.EntryRequest:
+    fields = service.EntryRequest.__dataclass_fields__
+    return service.EntryRequest(**{name: params.get(name) for name in fields})
+
+
 def consent_until_verification(data_dir: Path, brand: str, *, approve: bool = False) -> str:
     """Run the flow's service steps for VIN up to verification (or the decision)."""
     settings, _ = ensure_secrets(
@@ -47,10 +52,7 @@ def consent_until_verification(data_dir: Path, brand: str, *, approve: bool = Fa
                 settings=settings,
                 key=key,
                 environment=Environment.sandbox,
-                request=service.EntryRequest(**app.entry_params(brand=brand, vin=VIN), **{
-                    name: None for name in ("validity_start_date", "validity_end_date",
-                                            "locale", "code_challenge", "code_challenge_method")
-                }),  # fmt: skip
+                request=entry_request(app.entry_params(brand=brand, vin=VIN)),
                 accept_language=None,
                 now_us=now_us(),
             )

@@ -14,7 +14,7 @@ from autoport.kit.clock import FrozenClock, to_iso
 from autoport.kit.db import Database
 from autoport.kit.environments import Environment
 
-from .conftest import VIN, RecordingOAuth, ConsentApp, insert_application, query_of
+from .conftest import VIN, ConsentApp, RecordingOAuth, insert_application, query_of
 
 ENTRY = "/sandbox/oauth/new"
 PAGES = "/sandbox/oauth/consent"
@@ -33,9 +33,7 @@ async def post(client: httpx.AsyncClient, step: str, **form: str) -> httpx.Respo
     return await client.post(f"{PAGES}/{step}", data={"csrf_token": csrf_of(page), **form})
 
 
-async def start(
-    client: httpx.AsyncClient, app: ConsentApp, **params: str
-) -> httpx.Response:
+async def start(client: httpx.AsyncClient, app: ConsentApp, **params: str) -> httpx.Response:
     response = await client.get(ENTRY, params=app.entry_params(**params))
     return response
 
@@ -182,8 +180,10 @@ async def test_instant_flow_ends_at_the_redirect_uri_with_a_code_and_an_approved
     assert "cs_" not in started.headers["location"]  # nothing secret in the URL
     cookie = started.headers["set-cookie"]
     assert "HttpOnly" in cookie and "samesite=lax" in cookie.lower()
-    assert (await post(browser_client, "brand", brand="sandbox")).headers["location"].endswith(
-        "/vehicle"
+    assert (
+        (await post(browser_client, "brand", brand="sandbox"))
+        .headers["location"]
+        .endswith("/vehicle")
     )
     # instant: the VIN is enough; straight on to the review.
     after_vin = await post(browser_client, "vehicle", vin=VIN.lower())
@@ -429,3 +429,21 @@ async def test_locale_parameter_wins_and_the_switch_changes_language(
     assert "The application asks for 4 data items:" in english.text
     assert "1 Mar 2027, 12:30:00 UTC" in english.text
     assert 'lang="en-GB"' in english.text
+
+
+async def test_busy_database_at_the_entry_point_is_temporarily_unavailable(
+    browser_client: httpx.AsyncClient, db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sqlite3
+
+    from autoport.consent import repository
+
+    app = await insert_application(db)
+
+    async def locked(*args: object, **kwargs: object) -> None:
+        raise sqlite3.OperationalError("database is locked")
+
+    monkeypatch.setattr(repository, "insert_session", locked)
+    query = query_of((await start(browser_client, app)).headers["location"])
+    assert query["error"] == "temporarily_unavailable"
+    assert query["state"] == "st-42"

@@ -18,9 +18,10 @@ def test_every_template_message_is_translated_to_german() -> None:
             continue
         if isinstance(message.id, tuple):
             singular, plural = message.id
-            if german.ngettext(singular, plural, 1) == singular and german.ngettext(
-                singular, plural, 2
-            ) == plural:
+            if (
+                german.ngettext(singular, plural, 1) == singular
+                and german.ngettext(singular, plural, 2) == plural
+            ):
                 missing.append(singular)
         elif german.gettext(message.id) == message.id and message.id not in {"%(brand)s ID"}:
             missing.append(message.id)
@@ -33,9 +34,7 @@ def test_translations_keep_their_placeholders() -> None:
         ids = message.id if isinstance(message.id, tuple) else (message.id,)
         if not ids[0]:
             continue
-        translated = (
-            german.ngettext(ids[0], ids[1], 2) if len(ids) == 2 else german.gettext(ids[0])
-        )
+        translated = german.ngettext(ids[0], ids[1], 2) if len(ids) == 2 else german.gettext(ids[0])
         assert set(PLACEHOLDER.findall(translated)) == set(PLACEHOLDER.findall(ids[-1])), ids
 
 

@@ -339,7 +339,10 @@ async def test_admin_decision_needs_the_admin_token_and_a_known_grant(
 
 
 async def test_consent_with_the_oauth_service_missing_redirects_with_server_error(
-    browser_client: httpx.AsyncClient, db: Database, consent_app: object, recording_oauth: RecordingOAuth
+    browser_client: httpx.AsyncClient,
+    db: Database,
+    consent_app: object,
+    recording_oauth: RecordingOAuth,
 ) -> None:
     async def broken(*args: object, **kwargs: object) -> str:
         raise RuntimeError("authorization server down")
