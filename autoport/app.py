@@ -15,6 +15,7 @@ from fastapi import APIRouter, FastAPI
 from autoport import __version__
 from autoport.config import Settings, ensure_secrets
 from autoport.consent.routes import consent_router
+from autoport.consent.tasks import session_purger
 from autoport.health.routes import router as health_router
 from autoport.kit.clock import Clock
 from autoport.kit.db import create_database
@@ -34,7 +35,7 @@ def feature_routers() -> Sequence[APIRouter]:
 
 
 def background_tasks() -> Sequence[BackgroundTask]:
-    return []
+    return [session_purger]
 
 
 def create_app(

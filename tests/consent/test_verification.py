@@ -357,3 +357,27 @@ async def test_consent_with_the_oauth_service_missing_redirects_with_server_erro
     assert query["error"] == "server_error" and query["state"] == "st-42"
     # The grant was rolled back with the failed code.
     assert await stored_authorizations(db) == []
+
+
+async def test_expired_sessions_are_purged_but_running_lockouts_stay(
+    browser_client: httpx.AsyncClient, db: Database, clock: FrozenClock
+) -> None:
+    from autoport.consent.tasks import purge_expired_sessions
+
+    await to_verify(browser_client, db, "bmw")
+    code = await code_on_display(db, clock)
+    for _ in range(5):
+        await post(browser_client, "verify", action="code", code=wrong(code))
+    browser_client.cookies.clear()
+    await to_verify(browser_client, db, "sandbox")
+    assert await db.fetch_value("SELECT COUNT(*) FROM consent_sessions") == 2
+    clock.advance(900 + 3601)
+    lockout_us = 10_000 * 1_000_000
+    await db.execute("UPDATE consent_vehicle_codes SET locked_until = locked_until + :more",
+                     {"more": lockout_us})  # fmt: skip
+    assert await purge_expired_sessions(db, now_us=clock.now_us()) == 1
+    assert await db.fetch_value("SELECT COUNT(*) FROM consent_vehicle_codes") == 1
+    clock.advance(10_000)
+    assert await purge_expired_sessions(db, now_us=clock.now_us()) == 1
+    assert await db.fetch_value("SELECT COUNT(*) FROM consent_sessions") == 0
+    assert await db.fetch_value("SELECT COUNT(*) FROM consent_vehicle_codes") == 0
