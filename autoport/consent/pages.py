@@ -76,8 +76,10 @@ def gettext(locale: str, message: str) -> str:
     return translations(locale).gettext(message)
 
 
-def consent_groups(properties: tuple[str, ...], locale: str) -> list[Any]:
-    return group_for_consent(properties, locale)
+@lru_cache(maxsize=512)
+def consent_groups(properties: tuple[str, ...], locale: str) -> tuple[Any, ...]:
+    """Cached: an application's list is the same for every owner (catalog is immutable)."""
+    return tuple(group_for_consent(properties, locale))
 
 
 def content_security_policy(form_targets: tuple[str, ...] = ()) -> str:

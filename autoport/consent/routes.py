@@ -29,10 +29,10 @@ from autoport.consent.verification import (
 )
 from autoport.kit.auth import AdminDep
 from autoport.kit.brands import hyphenated
-from autoport.kit.environments import Environment, EnvironmentDep
+from autoport.kit.environments import Environment, environment_of
 from autoport.kit.errors import ApiError
 from autoport.kit.routing import api_router, json_response
-from autoport.kit.state import AppState, StateDep
+from autoport.kit.state import AppState
 
 log = structlog.get_logger("autoport.consent")
 
@@ -65,6 +65,13 @@ admin_router = api_router(tags=["admin"])
 
 
 # ----------------------------------------------------------------------- helpers
+
+
+def _where_am_i(request: Request) -> tuple[AppState, Environment]:
+    # Read directly rather than through the kit's sync dependencies, which FastAPI runs
+    # in a thread pool: a thread hop per dependency doubled these pages' cost.
+    state: AppState = request.app.state.autoport
+    return state, environment_of(request)
 
 
 def _keys(state: AppState) -> tuple[bytes, bytes]:
@@ -209,9 +216,10 @@ async def _post(
 
 
 @entry_router.get(DEFAULT_ENTRY)
-async def consent_entry(request: Request, state: StateDep, env: EnvironmentDep) -> Response:
+async def consent_entry(request: Request) -> Response:
     """The consent entry point (`auth_url`): checks the application's request, opens a
     session and sends the browser to the first page."""
+    state, env = _where_am_i(request)
     query = request.query_params
     entry = service.EntryRequest(
         **{name: query.get(name) for name in service.EntryRequest.__dataclass_fields__}
@@ -257,7 +265,8 @@ async def consent_stylesheet() -> Response:
 
 
 @router.get(PAGES + "/brand")
-async def brand_page(request: Request, state: StateDep, env: EnvironmentDep) -> Response:
+async def brand_page(request: Request) -> Response:
+    state, env = _where_am_i(request)
     try:
         ctx, early = await _page(request, state, env, "brand")
     except ErrorPage as problem:
@@ -268,7 +277,8 @@ async def brand_page(request: Request, state: StateDep, env: EnvironmentDep) -> 
 
 
 @router.post(PAGES + "/brand")
-async def brand_submit(request: Request, state: StateDep, env: EnvironmentDep) -> Response:
+async def brand_submit(request: Request) -> Response:
+    state, env = _where_am_i(request)
     try:
         ctx, form = await _post(request, state, env)
         await service.choose_brand(
@@ -288,7 +298,8 @@ async def brand_submit(request: Request, state: StateDep, env: EnvironmentDep) -
 
 
 @router.get(PAGES + "/vehicle")
-async def vehicle_page(request: Request, state: StateDep, env: EnvironmentDep) -> Response:
+async def vehicle_page(request: Request) -> Response:
+    state, env = _where_am_i(request)
     try:
         ctx, early = await _page(request, state, env, "vehicle")
     except ErrorPage as problem:
@@ -304,7 +315,8 @@ async def vehicle_page(request: Request, state: StateDep, env: EnvironmentDep) -
 
 
 @router.post(PAGES + "/vehicle")
-async def vehicle_submit(request: Request, state: StateDep, env: EnvironmentDep) -> Response:
+async def vehicle_submit(request: Request) -> Response:
+    state, env = _where_am_i(request)
     try:
         ctx, form = await _post(request, state, env)
         key, _ = _keys(state)
@@ -332,7 +344,8 @@ async def vehicle_submit(request: Request, state: StateDep, env: EnvironmentDep)
 
 
 @router.get(PAGES + "/verify")
-async def verify_page(request: Request, state: StateDep, env: EnvironmentDep) -> Response:
+async def verify_page(request: Request) -> Response:
+    state, env = _where_am_i(request)
     try:
         ctx, early = await _page(request, state, env, "verify")
     except ErrorPage as problem:
@@ -368,7 +381,8 @@ def _verify_render(
 
 
 @router.post(PAGES + "/verify")
-async def verify_submit(request: Request, state: StateDep, env: EnvironmentDep) -> Response:
+async def verify_submit(request: Request) -> Response:
+    state, env = _where_am_i(request)
     key, secret = _keys(state)
     now = state.clock.now_us()
     try:
@@ -414,8 +428,9 @@ async def verify_submit(request: Request, state: StateDep, env: EnvironmentDep) 
 
 
 @router.get(PAGES + "/oem-callback")
-async def oem_callback(request: Request, state: StateDep, env: EnvironmentDep) -> Response:
+async def oem_callback(request: Request) -> Response:
     """Where the carmaker's login sends the owner back."""
+    state, env = _where_am_i(request)
     key, secret = _keys(state)
     try:
         ctx = await _context(request, state, env)
@@ -435,7 +450,8 @@ async def oem_callback(request: Request, state: StateDep, env: EnvironmentDep) -
 
 
 @router.get(PAGES + "/review")
-async def review_page(request: Request, state: StateDep, env: EnvironmentDep) -> Response:
+async def review_page(request: Request) -> Response:
+    state, env = _where_am_i(request)
     try:
         ctx, early = await _page(request, state, env, "review")
     except ErrorPage as problem:
@@ -461,7 +477,8 @@ def _review_render(request: Request, ctx: Context, status: int = 200) -> Respons
 
 
 @router.post(PAGES + "/review")
-async def review_submit(request: Request, state: StateDep, env: EnvironmentDep) -> Response:
+async def review_submit(request: Request) -> Response:
+    state, env = _where_am_i(request)
     try:
         ctx, form = await _post(request, state, env)
         decision = form.get("decision")
@@ -492,10 +509,9 @@ async def review_submit(request: Request, state: StateDep, env: EnvironmentDep) 
 
 
 @router.get(OEM + "/{brand}/login")
-async def oem_login_page(
-    request: Request, brand: str, state: StateDep, env: EnvironmentDep
-) -> Response:
+async def oem_login_page(request: Request, brand: str) -> Response:
     """A carmaker's own login, simulated: what `oem_login` verification redirects to."""
+    state, _ = _where_am_i(request)
     _, secret = _keys(state)
     locale = _request_locale(request)
     signed = request.query_params.get("state", "")
@@ -515,9 +531,8 @@ async def oem_login_page(
 
 
 @router.post(OEM + "/{brand}/login")
-async def oem_login_submit(
-    request: Request, brand: str, state: StateDep, env: EnvironmentDep
-) -> Response:
+async def oem_login_submit(request: Request, brand: str) -> Response:
+    state, _ = _where_am_i(request)
     _, secret = _keys(state)
     locale = _request_locale(request)
     form = await _form(request)
@@ -581,18 +596,20 @@ async def _owner_decision(
 
 @admin_router.post("/admin/v1/consent/authorizations/{authorization_id}/approve")
 async def approve_pending_authorization(
-    request: Request, authorization_id: str, _: AdminDep, state: StateDep, env: EnvironmentDep
+    request: Request, authorization_id: str, _: AdminDep
 ) -> Response:
     """The carmaker reports that the owner approved a pending (owner_portal) grant:
     its status becomes `approved` and `authorization_changed` is emitted."""
+    state, env = _where_am_i(request)
     return await _owner_decision(request, state, env, authorization_id, True)
 
 
 @admin_router.post("/admin/v1/consent/authorizations/{authorization_id}/reject")
 async def reject_pending_authorization(
-    request: Request, authorization_id: str, _: AdminDep, state: StateDep, env: EnvironmentDep
+    request: Request, authorization_id: str, _: AdminDep
 ) -> Response:
     """The carmaker reports that the owner rejected a pending (owner_portal) grant."""
+    state, env = _where_am_i(request)
     return await _owner_decision(request, state, env, authorization_id, False)
 
 
