@@ -60,7 +60,7 @@ def environment(locale: str) -> Environment:
     )
     env.install_gettext_translations(translations(locale), newstyle=True)  # type: ignore[attr-defined]
     env.globals["locale"] = locale
-    env.globals["html_lang"] = locale.split("-")[0] + "-" + locale.split("-")[1]
+    env.globals["html_lang"] = locale
     env.filters["datetime"] = lambda us: format_instant(us, locale)
     env.filters["number"] = lambda value: format_decimal(value, locale=babel_locale(locale))
     return env

@@ -26,6 +26,7 @@ from autoport.consent.verification import (
     oem_result,
     simulated_oem_owns,
     unsign,
+    vehicle_code_locked_until,
 )
 from autoport.kit.auth import AdminDep
 from autoport.kit.brands import hyphenated
@@ -352,7 +353,16 @@ async def verify_page(request: Request) -> Response:
         return error_page(request, problem)
     if early:
         return early
-    return _verify_render(request, state, ctx)
+    locked = None
+    if ctx.session.method == Method.vehicle_code and ctx.session.vin is not None:
+        # Say so at once rather than after the owner typed a code in vain.
+        locked = await vehicle_code_locked_until(
+            state.database.reader,
+            environment=env,
+            vin=ctx.session.vin,
+            now_us=state.clock.now_us(),
+        )
+    return _verify_render(request, state, ctx, locked_until=locked)
 
 
 def _verify_render(

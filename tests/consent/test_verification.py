@@ -381,3 +381,17 @@ async def test_expired_sessions_are_purged_but_running_lockouts_stay(
     assert await purge_expired_sessions(db, now_us=clock.now_us()) == 1
     assert await db.fetch_value("SELECT COUNT(*) FROM consent_sessions") == 0
     assert await db.fetch_value("SELECT COUNT(*) FROM consent_vehicle_codes") == 0
+
+
+async def test_verify_page_says_at_once_when_the_vin_is_locked_out(
+    browser_client: httpx.AsyncClient, db: Database, clock: FrozenClock
+) -> None:
+    await to_verify(browser_client, db, "bmw")
+    code = await code_on_display(db, clock)
+    for _ in range(5):
+        await post(browser_client, "verify", action="code", code=wrong(code))
+    browser_client.cookies.clear()
+    await to_verify(browser_client, db, "bmw")
+    page = await browser_client.get(f"{PAGES}/verify")
+    assert "Too many wrong codes" in page.text
+    assert 'name="code"' not in page.text
