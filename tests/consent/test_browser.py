@@ -174,8 +174,21 @@ def page(browser: Any, request: pytest.FixtureRequest) -> Iterator[Any]:
     context = browser.new_context(locale=locale, viewport={"width": 1000, "height": 800})
     tab = context.new_page()
     tab.set_default_timeout(10_000)
+    # A CSP violation, a failed stylesheet or any other console error fails the test.
+    # (Error pages answer 4xx on purpose; Chromium logs that for the document itself.)
+    problems: list[str] = []
+
+    def on_console(message: Any) -> None:
+        url = str(message.location.get("url", ""))
+        expected = "Failed to load resource" in message.text and not url.endswith(".css")
+        if message.type == "error" and not expected:
+            problems.append(f"{message.text} ({url})")
+
+    tab.on("console", on_console)
+    tab.on("pageerror", lambda error: problems.append(str(error)))
     try:
         yield tab
+        assert problems == []
     finally:
         context.close()
 

@@ -447,3 +447,24 @@ async def test_busy_database_at_the_entry_point_is_temporarily_unavailable(
     query = query_of((await start(browser_client, app)).headers["location"])
     assert query["error"] == "temporarily_unavailable"
     assert query["state"] == "st-42"
+
+
+async def test_entry_point_follows_the_auth_url_setting(
+    settings: object, clock: FrozenClock, recording_oauth: RecordingOAuth
+) -> None:
+    from autoport.app import create_app
+
+    from .conftest import consent_settings
+
+    custom = consent_settings(settings, auth_url="https://consent.example.com/authorize")  # type: ignore[arg-type]
+    app = create_app(custom, clock=clock, run_background=False)
+    app.state.consent_oauth = recording_oauth.port()
+    async with app.router.lifespan_context(app):
+        application = await insert_application(app.state.autoport.database)
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1:8080") as c:
+            moved = await c.get("/sandbox/authorize", params=application.entry_params())
+            assert moved.status_code == 303
+            assert moved.headers["location"] == "/sandbox/oauth/consent/brand"
+            old = await c.get("/sandbox/oauth/new", params=application.entry_params())
+            assert old.status_code == 404
