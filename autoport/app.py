@@ -33,6 +33,7 @@ def feature_routers() -> Sequence[APIRouter]:
     """Every feature's router, in one place. Imported here so that `autoport.app` stays
     cheap to import for the CLI."""
     from autoport.apps.routes import router as apps_router
+    from autoport.consent.routes import consent_router
     from autoport.eligibility.routes import router as eligibility_router
     from autoport.fleet.routes import router as fleet_router
     from autoport.ingestion.routes import router as ingestion_router
@@ -50,16 +51,18 @@ def feature_routers() -> Sequence[APIRouter]:
         eligibility_router,
         fleet_router,
         streaming_router,
+        consent_router,
     ]
 
 
 def background_tasks() -> Sequence[BackgroundTask]:
+    from autoport.consent.tasks import session_purger
     from autoport.fleet.tasks import fleet_worker
     from autoport.oauth.tasks import housekeeping
     from autoport.streaming.tasks import streaming_worker
     from autoport.vehicle_data.tasks import history_pruner
 
-    return [housekeeping, history_pruner, fleet_worker, streaming_worker]
+    return [housekeeping, history_pruner, fleet_worker, streaming_worker, session_purger]
 
 
 def create_app(

@@ -181,12 +181,14 @@ def admin_token(
 def register() -> None:
     """Attach the features' sub-command groups (imported here to keep start-up light)."""
     from autoport.apps.cli import app as apps_app
+    from autoport.consent.cli import app as consent_app
     from autoport.ingestion.cli import app as providers_app
     from autoport.streaming.cli import app as streaming_app
 
     app.add_typer(apps_app, name="apps")
     app.add_typer(providers_app, name="providers")
     app.add_typer(streaming_app)
+    app.add_typer(consent_app, name="consent")
 
 
 def main() -> None:

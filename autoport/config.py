@@ -25,6 +25,9 @@ from pydantic_settings import (
 
 SECRETS_FILE_NAME = "secrets.json"
 
+ConsentMethod = Literal["instant", "vehicle_code", "oem_login", "owner_portal"]
+_INSTANT: ConsentMethod = "instant"
+
 
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="AUTOPORT_", extra="forbid")
@@ -138,6 +141,20 @@ class Settings(BaseSettings):
     stream_poll_seconds: float = Field(default=0.02, gt=0, le=10)
     # SSE keep-alive comment interval.
     stream_keepalive_seconds: float = Field(default=15.0, gt=0, le=300)
+    # --- consent
+    # Ownership verification per brand (canonical brand -> method); brands not listed use
+    # consent_default_verification_method. Methods: instant, vehicle_code, oem_login,
+    # owner_portal (see docs/consent.md).
+    consent_verification_methods: dict[str, ConsentMethod] = Field(
+        default_factory=lambda: {"sandbox": _INSTANT}
+    )
+    consent_default_verification_method: ConsentMethod = "owner_portal"
+    # How long an owner may take from the entry point to the decision.
+    consent_session_seconds: int = Field(default=900, ge=60, le=86_400)
+    # The one-time code a vehicle displays: lifetime, wrong tries allowed, then lockout.
+    consent_vehicle_code_seconds: int = Field(default=600, ge=30, le=3600)
+    consent_vehicle_code_attempts: int = Field(default=5, ge=1, le=20)
+    consent_vehicle_code_lockout_seconds: int = Field(default=900, ge=0, le=86_400)
 
     redis_url: str | None = None
 
@@ -175,6 +192,19 @@ class Settings(BaseSettings):
         if parts.scheme not in ("mqtt", "tcp") or not parts.hostname:
             raise ValueError("must look like mqtt://[user:password@]host[:port]")
         return value
+
+    @field_validator("consent_verification_methods")
+    @classmethod
+    def _known_brands(cls, value: dict[str, ConsentMethod]) -> dict[str, ConsentMethod]:
+        from autoport.kit.brands import canonical_brand
+
+        methods: dict[str, ConsentMethod] = {}
+        for name, method in value.items():
+            brand = canonical_brand(name)
+            if brand is None:
+                raise ValueError(f"unknown brand {name!r}")
+            methods[brand] = method
+        return methods
 
     @field_validator("database_url")
     @classmethod

@@ -5,6 +5,6 @@ epoch (UTC), JSON is TEXT, and every feature row carries its `environment`.
 """
 
 from autoport.db import metadata
-from autoport.db.tables import apps, fleet, oauth, outbox, streaming, vehicle_data
+from autoport.db.tables import apps, consent, fleet, oauth, outbox, streaming, vehicle_data
 
-__all__ = ["apps", "fleet", "metadata", "oauth", "outbox", "streaming", "vehicle_data"]
+__all__ = ["apps", "consent", "fleet", "metadata", "oauth", "outbox", "streaming", "vehicle_data"]

@@ -1,0 +1,1 @@
+"""The owner's consent flow: pages, ownership verification, pending approvals."""

@@ -1,0 +1,629 @@
+"""The consent pages (server-rendered, no JavaScript), the simulated carmaker login of
+the sandbox, and the admin call through which a carmaker reports an owner's decision.
+
+Routes stay thin: parse the form, check the CSRF token, call the service, render or
+redirect (303 after every POST).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import parse_qs, urlencode, urlsplit
+
+import structlog
+from fastapi import APIRouter, Request
+from fastapi.routing import APIRoute
+from starlette.responses import RedirectResponse, Response
+from starlette.routing import Match
+from starlette.types import Scope
+
+from autoport.consent import pages, service
+from autoport.consent.schemas import OwnerDecision, OwnerDecisionResult
+from autoport.consent.service import Context, ErrorPage, FormProblem
+from autoport.consent.verification import (
+    CodeCheck,
+    Method,
+    oem_result,
+    simulated_oem_owns,
+    unsign,
+    vehicle_code_locked_until,
+)
+from autoport.kit.auth import AdminDep
+from autoport.kit.brands import hyphenated
+from autoport.kit.environments import Environment, environment_of
+from autoport.kit.errors import ApiError
+from autoport.kit.routing import api_router, json_response
+from autoport.kit.state import AppState
+
+log = structlog.get_logger("autoport.consent")
+
+COOKIE = "autoport_consent"
+PAGES = "/oauth/consent"
+OEM = "/oauth/oem"
+DEFAULT_ENTRY = "/oauth/new"
+
+
+def entry_path(state: AppState) -> str:
+    return urlsplit(state.settings.auth_url).path.rstrip("/") or DEFAULT_ENTRY
+
+
+class AuthUrlRoute(APIRoute):
+    """Matches the configured `auth_url`'s path (read at request time, so the operator's
+    setting decides where the entry point lives)."""
+
+    def matches(self, scope: Scope) -> tuple[Match, Scope]:
+        if scope["type"] != "http":
+            return Match.NONE, {}
+        state: AppState = scope["app"].state.autoport
+        if scope["path"].rstrip("/") != entry_path(state):
+            return Match.NONE, {}
+        return super().matches({**scope, "path": self.path})
+
+
+router = APIRouter(include_in_schema=False)
+entry_router = APIRouter(include_in_schema=False, route_class=AuthUrlRoute)
+admin_router = api_router(tags=["admin"])
+
+
+# ----------------------------------------------------------------------- helpers
+
+
+def _where_am_i(request: Request) -> tuple[AppState, Environment]:
+    # Read directly rather than through the kit's sync dependencies, which FastAPI runs
+    # in a thread pool: a thread hop per dependency doubled these pages' cost.
+    state: AppState = request.app.state.autoport
+    return state, environment_of(request)
+
+
+def _keys(state: AppState) -> tuple[bytes, bytes]:
+    secret = state.settings.session_secret
+    if secret is None:
+        raise RuntimeError("secrets were not loaded (config.ensure_secrets)")
+    return state.token_key, secret.get_secret_value().encode()
+
+
+def _prefix(request: Request) -> str:
+    return str(request.scope.get("root_path", ""))
+
+
+def _page_url(request: Request, step: str) -> str:
+    return f"{_prefix(request)}{PAGES}/{step}"
+
+
+def _oauth(request: Request) -> service.OAuthPort:
+    port: service.OAuthPort | None = getattr(request.app.state, "consent_oauth", None)
+    return port or service.default_oauth_port()
+
+
+def _see_other(url: str) -> Response:
+    return pages.security_headers(RedirectResponse(url, status_code=303))
+
+
+def _origin(uri: str) -> str:
+    parts = urlsplit(uri)
+    if parts.scheme in ("http", "https"):
+        return f"{parts.scheme}://{parts.netloc}"
+    return f"{parts.scheme}:"
+
+
+async def _form(request: Request) -> dict[str, str]:
+    body = (await request.body()).decode("utf-8", errors="replace")
+    return {name: values[-1] for name, values in parse_qs(body, keep_blank_values=True).items()}
+
+
+def _request_locale(request: Request) -> str:
+    return service.locale_from(
+        request.query_params.get("lang") or request.query_params.get("locale"),
+        request.headers.get("accept-language"),
+    )
+
+
+def error_page(request: Request, problem: ErrorPage, locale: str | None = None) -> Response:
+    chosen = locale or _request_locale(request)
+    response = pages.render(
+        "error.html",
+        chosen,
+        status=problem.status,
+        kind=problem.kind,
+        switch=None,
+        stylesheet=_page_url(request, "static/consent.css"),
+    )
+    if problem.kind == "finished":
+        response.delete_cookie(COOKIE, path=_prefix(request) + "/oauth")
+    return response
+
+
+async def _context(request: Request, state: AppState, env: Environment) -> Context:
+    key, _ = _keys(state)
+    return await service.load(
+        state.database,
+        key=key,
+        environment=env,
+        token=request.cookies.get(COOKIE),
+        now_us=state.clock.now_us(),
+    )
+
+
+def _where(ctx: Context) -> str:
+    """The first step the session still needs."""
+    session = ctx.session
+    if session.brand is None:
+        return "brand"
+    if session.vin is None or session.method is None:
+        return "vehicle"
+    if service.requires_verification(ctx):
+        return "verify"
+    return "review"
+
+
+_ORDER = ("brand", "vehicle", "verify", "review")
+
+
+def _common(request: Request, ctx: Context, step: str) -> dict[str, Any]:
+    state: AppState = request.app.state.autoport
+    _, secret = _keys(state)
+    token = request.cookies.get(COOKIE, "")
+    return {
+        "application": ctx.application,
+        "session": ctx.session,
+        "csrf_token": service.csrf_token(secret, token),
+        "step": step,
+        "steps": _ORDER,
+        "url": lambda name: _page_url(request, name),
+        "switch": {
+            code: f"{_page_url(request, step)}?{urlencode({'lang': code})}"
+            for code in pages.LOCALES
+        },
+        "languages": pages.LANGUAGE_NAMES,
+        "stylesheet": _page_url(request, "static/consent.css"),
+        "brand_label": brand_label,
+    }
+
+
+def brand_label(brand: str) -> str:
+    names = {"mercedes_benz": "Mercedes-Benz", "bmw": "BMW", "ds": "DS", "man": "MAN",
+             "mini": "MINI", "land_rover": "Land Rover", "volvo_cars": "Volvo Cars",
+             "alfaromeo": "Alfa Romeo", "sandbox": "Sandbox"}  # fmt: skip
+    return names.get(brand, hyphenated(brand).replace("-", " ").title())
+
+
+async def _page(
+    request: Request, state: AppState, env: Environment, step: str
+) -> tuple[Context, Response | None]:
+    """Load the session for a page GET; handle `?lang=` and steps taken out of order."""
+    ctx = await _context(request, state, env)
+    lang = request.query_params.get("lang")
+    if lang:
+        await service.set_locale(state.database, ctx, locale=lang, now_us=state.clock.now_us())
+        return ctx, _see_other(_page_url(request, step))
+    reached = _where(ctx)
+    if _ORDER.index(step) > _ORDER.index(reached):
+        return ctx, _see_other(_page_url(request, reached))
+    return ctx, None
+
+
+async def _post(
+    request: Request, state: AppState, env: Environment
+) -> tuple[Context, dict[str, str]]:
+    ctx = await _context(request, state, env)
+    form = await _form(request)
+    _, secret = _keys(state)
+    if not service.csrf_valid(secret, request.cookies.get(COOKIE, ""), form.get("csrf_token")):
+        raise ErrorPage("csrf", status=403)
+    return ctx, form
+
+
+# -------------------------------------------------------------------- entry point
+
+
+@entry_router.get(DEFAULT_ENTRY)
+async def consent_entry(request: Request) -> Response:
+    """The consent entry point (`auth_url`): checks the application's request, opens a
+    session and sends the browser to the first page."""
+    state, env = _where_am_i(request)
+    query = request.query_params
+    entry = service.EntryRequest(
+        **{name: query.get(name) for name in service.EntryRequest.__dataclass_fields__}
+    )
+    key, _ = _keys(state)
+    try:
+        started = await service.start(
+            state.database,
+            settings=state.settings,
+            key=key,
+            environment=env,
+            request=entry,
+            accept_language=request.headers.get("accept-language"),
+            now_us=state.clock.now_us(),
+        )
+    except ErrorPage as problem:
+        return error_page(request, problem)
+    if isinstance(started, service.RedirectError):
+        return _see_other(started.url)
+    response = _see_other(_page_url(request, "brand"))
+    response.set_cookie(
+        COOKIE,
+        started.session_token,
+        max_age=state.settings.consent_session_seconds,
+        path=_prefix(request) + "/oauth",
+        httponly=True,
+        secure=state.settings.base_url.startswith("https://"),
+        samesite="lax",
+    )
+    return response
+
+
+# ------------------------------------------------------------------------- pages
+
+
+@router.get(PAGES + "/static/consent.css")
+async def consent_stylesheet() -> Response:
+    return Response(
+        pages.stylesheet(),
+        media_type="text/css",
+        headers={"Cache-Control": "public, max-age=3600", "X-Content-Type-Options": "nosniff"},
+    )
+
+
+@router.get(PAGES + "/brand")
+async def brand_page(request: Request) -> Response:
+    state, env = _where_am_i(request)
+    try:
+        ctx, early = await _page(request, state, env, "brand")
+    except ErrorPage as problem:
+        return error_page(request, problem)
+    if early:
+        return early
+    return pages.render("brand.html", ctx.session.locale, **_common(request, ctx, "brand"))
+
+
+@router.post(PAGES + "/brand")
+async def brand_submit(request: Request) -> Response:
+    state, env = _where_am_i(request)
+    try:
+        ctx, form = await _post(request, state, env)
+        await service.choose_brand(
+            state.database, ctx, brand=form.get("brand"), now_us=state.clock.now_us()
+        )
+    except ErrorPage as problem:
+        return error_page(request, problem)
+    except FormProblem as problem:
+        return pages.render(
+            "brand.html",
+            ctx.session.locale,
+            status=problem.status,
+            problem=problem,
+            **_common(request, ctx, "brand"),
+        )
+    return _see_other(_page_url(request, "vehicle"))
+
+
+@router.get(PAGES + "/vehicle")
+async def vehicle_page(request: Request) -> Response:
+    state, env = _where_am_i(request)
+    try:
+        ctx, early = await _page(request, state, env, "vehicle")
+    except ErrorPage as problem:
+        return error_page(request, problem)
+    if early:
+        return early
+    return pages.render(
+        "vehicle.html",
+        ctx.session.locale,
+        vin=ctx.session.vin or "",
+        **_common(request, ctx, "vehicle"),
+    )
+
+
+@router.post(PAGES + "/vehicle")
+async def vehicle_submit(request: Request) -> Response:
+    state, env = _where_am_i(request)
+    try:
+        ctx, form = await _post(request, state, env)
+        key, _ = _keys(state)
+        await service.enter_vin(
+            state.database,
+            ctx,
+            settings=state.settings,
+            key=key,
+            vin=form.get("vin"),
+            now_us=state.clock.now_us(),
+        )
+    except ErrorPage as problem:
+        return error_page(request, problem)
+    except FormProblem as problem:
+        return pages.render(
+            "vehicle.html",
+            ctx.session.locale,
+            status=problem.status,
+            problem=problem,
+            vin=problem.values.get("vin", ""),
+            **_common(request, ctx, "vehicle"),
+        )
+    ctx = await _context(request, state, env)
+    return _see_other(_page_url(request, _where(ctx)))
+
+
+@router.get(PAGES + "/verify")
+async def verify_page(request: Request) -> Response:
+    state, env = _where_am_i(request)
+    try:
+        ctx, early = await _page(request, state, env, "verify")
+    except ErrorPage as problem:
+        return error_page(request, problem)
+    if early:
+        return early
+    locked = None
+    if ctx.session.method == Method.vehicle_code and ctx.session.vin is not None:
+        # Say so at once rather than after the owner typed a code in vain.
+        locked = await vehicle_code_locked_until(
+            state.database.reader,
+            environment=env,
+            vin=ctx.session.vin,
+            now_us=state.clock.now_us(),
+        )
+    return _verify_render(request, state, ctx, locked_until=locked)
+
+
+def _verify_render(
+    request: Request,
+    state: AppState,
+    ctx: Context,
+    *,
+    status: int = 200,
+    notice: str | None = None,
+    attempts_left: int | None = None,
+    locked_until: int | None = None,
+) -> Response:
+    method = Method(ctx.session.method or Method.instant)
+    return pages.render(
+        "verify.html",
+        ctx.session.locale,
+        status=status,
+        method=str(method),
+        notice=notice,
+        attempts_left=attempts_left,
+        locked_until=locked_until,
+        verified=not service.requires_verification(ctx),
+        request_sent=request.query_params.get("sent") == "1",
+        **_common(request, ctx, "verify"),
+    )
+
+
+@router.post(PAGES + "/verify")
+async def verify_submit(request: Request) -> Response:
+    state, env = _where_am_i(request)
+    key, secret = _keys(state)
+    now = state.clock.now_us()
+    try:
+        ctx, form = await _post(request, state, env)
+        action = form.get("action", "")
+        if action == "new_code":
+            locked = await service.new_vehicle_code(
+                state.database, ctx, settings=state.settings, key=key, now_us=now
+            )
+            if locked is not None:
+                return _verify_render(request, state, ctx, status=429, locked_until=locked)
+            return _see_other(_page_url(request, "verify") + "?sent=1")
+        if action == "oem_login":
+            signed = await service.begin_oem_login(
+                state.database, ctx, key=key, secret=secret, now_us=now
+            )
+            target = f"{_prefix(request)}{OEM}/{ctx.session.brand}/login"
+            return _see_other(f"{target}?{urlencode({'state': signed})}")
+        if action == "code":
+            result = await service.submit_vehicle_code(
+                state.database,
+                ctx,
+                settings=state.settings,
+                key=key,
+                code=form.get("code"),
+                now_us=now,
+            )
+            if result.outcome is CodeCheck.accepted:
+                return _see_other(_page_url(request, "review"))
+            if result.outcome is CodeCheck.wrong:
+                return _verify_render(
+                    request, state, ctx, status=422, notice="wrong",
+                    attempts_left=result.attempts_left,
+                )  # fmt: skip
+            if result.outcome is CodeCheck.locked:
+                return _verify_render(
+                    request, state, ctx, status=429, locked_until=result.locked_until_us
+                )
+            return _verify_render(request, state, ctx, status=422, notice="expired_code")
+    except ErrorPage as problem:
+        return error_page(request, problem)
+    return _verify_render(request, state, ctx, status=400, notice="unknown_action")
+
+
+@router.get(PAGES + "/oem-callback")
+async def oem_callback(request: Request) -> Response:
+    """Where the carmaker's login sends the owner back."""
+    state, env = _where_am_i(request)
+    key, secret = _keys(state)
+    try:
+        ctx = await _context(request, state, env)
+        ok = await service.finish_oem_login(
+            state.database,
+            ctx,
+            key=key,
+            secret=secret,
+            result=request.query_params.get("result"),
+            now_us=state.clock.now_us(),
+        )
+    except ErrorPage as problem:
+        return error_page(request, problem)
+    if not ok:
+        return _verify_render(request, state, ctx, status=403, notice="oem_failed")
+    return _see_other(_page_url(request, "review"))
+
+
+@router.get(PAGES + "/review")
+async def review_page(request: Request) -> Response:
+    state, env = _where_am_i(request)
+    try:
+        ctx, early = await _page(request, state, env, "review")
+    except ErrorPage as problem:
+        return error_page(request, problem)
+    if early:
+        return early
+    return _review_render(request, ctx)
+
+
+def _review_render(request: Request, ctx: Context, status: int = 200) -> Response:
+    locale = ctx.session.locale
+    groups = pages.consent_groups(ctx.application.properties, locale)
+    return pages.render(
+        "review.html",
+        locale,
+        status=status,
+        form_targets=(_origin(ctx.session.redirect_uri),),
+        groups=groups,
+        item_count=sum(len(group.items) for group in groups),
+        pending=Method(ctx.session.method or Method.instant).grant_starts_pending,
+        **_common(request, ctx, "review"),
+    )
+
+
+@router.post(PAGES + "/review")
+async def review_submit(request: Request) -> Response:
+    state, env = _where_am_i(request)
+    try:
+        ctx, form = await _post(request, state, env)
+        decision = form.get("decision")
+        if decision not in ("approve", "deny"):
+            return _review_render(request, ctx, status=400)
+        try:
+            result = await service.decide(
+                state.database,
+                ctx,
+                approve=decision == "approve",
+                oauth=_oauth(request),
+                now_us=state.clock.now_us(),
+            )
+        except ErrorPage:
+            raise
+        except Exception:
+            # The owner still goes back to the application, which learns to retry.
+            log.exception("consent decision failed", session_id=ctx.session.id)
+            return _see_other(service.server_error_url(ctx))
+    except ErrorPage as problem:
+        return error_page(request, problem)
+    response = _see_other(result.redirect_url)
+    response.delete_cookie(COOKIE, path=_prefix(request) + "/oauth")
+    return response
+
+
+# ----------------------------------------------------- simulated carmaker (sandbox)
+
+
+@router.get(OEM + "/{brand}/login")
+async def oem_login_page(request: Request, brand: str) -> Response:
+    """A carmaker's own login, simulated: what `oem_login` verification redirects to."""
+    state, _ = _where_am_i(request)
+    _, secret = _keys(state)
+    locale = _request_locale(request)
+    signed = request.query_params.get("state", "")
+    payload = unsign(secret, "oem-state", signed, now_us=state.clock.now_us())
+    if payload is None or payload.get("brand") != brand:
+        return error_page(request, ErrorPage("oem_state", status=400), locale)
+    return pages.render(
+        "oem_login.html",
+        locale,
+        oem_brand=brand_label(brand),
+        signed_state=signed,
+        vin=payload.get("vin"),
+        action=f"{_prefix(request)}{OEM}/{brand}/login",
+        stylesheet=_page_url(request, "static/consent.css"),
+        switch=None,
+    )
+
+
+@router.post(OEM + "/{brand}/login")
+async def oem_login_submit(request: Request, brand: str) -> Response:
+    state, _ = _where_am_i(request)
+    _, secret = _keys(state)
+    locale = _request_locale(request)
+    form = await _form(request)
+    now = state.clock.now_us()
+    # The signed state is this page's CSRF protection: it is bound to one consent
+    # session's nonce and expires.
+    payload = unsign(secret, "oem-state", form.get("state", ""), now_us=now)
+    if payload is None or payload.get("brand") != brand:
+        return error_page(request, ErrorPage("oem_state", status=400), locale)
+    account = form.get("email", "").strip()
+    if not simulated_oem_owns(account, form.get("password", "")):
+        return pages.render(
+            "oem_login.html",
+            locale,
+            status=401,
+            oem_brand=brand_label(brand),
+            signed_state=form.get("state", ""),
+            vin=payload.get("vin"),
+            action=f"{_prefix(request)}{OEM}/{brand}/login",
+            stylesheet=_page_url(request, "static/consent.css"),
+            email=account,
+            failed=True,
+            switch=None,
+        )
+    result = oem_result(secret, state=payload, account=account, now_us=now)
+    return _see_other(f"{_page_url(request, 'oem-callback')}?{urlencode({'result': result})}")
+
+
+# ---------------------------------------------------------------------- admin API
+
+
+async def _owner_decision(
+    request: Request,
+    state: AppState,
+    env: Environment,
+    authorization_id: str,
+    approved: bool,
+) -> Response:
+    body = await request.body()
+    detail = None
+    if body:
+        try:
+            detail = OwnerDecision.model_validate_json(body).detail
+        except ValueError as error:
+            raise ApiError(422, f"body: {error}", source="detail") from None
+    try:
+        status = await service.report_owner_decision(
+            state.database,
+            environment=env,
+            authorization_id=authorization_id,
+            approved=approved,
+            oauth=_oauth(request),
+            now_us=state.clock.now_us(),
+            detail=detail,
+        )
+    except service.StatusProblem as problem:
+        raise ApiError(problem.status, problem.detail, source="authorization_id") from None
+    result = OwnerDecisionResult(authorization_id=authorization_id, status=status)
+    return json_response(result.model_dump())
+
+
+@admin_router.post("/admin/v1/consent/authorizations/{authorization_id}/approve")
+async def approve_pending_authorization(
+    request: Request, authorization_id: str, _: AdminDep
+) -> Response:
+    """The carmaker reports that the owner approved a pending (owner_portal) grant:
+    its status becomes `approved` and `authorization_changed` is emitted."""
+    state, env = _where_am_i(request)
+    return await _owner_decision(request, state, env, authorization_id, True)
+
+
+@admin_router.post("/admin/v1/consent/authorizations/{authorization_id}/reject")
+async def reject_pending_authorization(
+    request: Request, authorization_id: str, _: AdminDep
+) -> Response:
+    """The carmaker reports that the owner rejected a pending (owner_portal) grant."""
+    state, env = _where_am_i(request)
+    return await _owner_decision(request, state, env, authorization_id, False)
+
+
+consent_router = APIRouter()
+consent_router.include_router(entry_router)
+consent_router.include_router(router)
+consent_router.include_router(admin_router)

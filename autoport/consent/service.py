@@ -1,0 +1,686 @@
+"""The consent flow's logic: the entry point's checks, the session, each step, and the
+owner's decision. Routes (routes.py) only parse forms and render what this returns.
+
+The authorization code and the grant's later status changes belong to the authorization
+server (autoport.oauth.service, contracts.md). They are reached through `OAuthPort`, one
+seam with the two contract functions, so the flow can be exercised end to end before and
+after the oauth package is present.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import Awaitable
+from dataclasses import dataclass
+from typing import Any, Protocol
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+import structlog
+
+from autoport.config import Settings
+from autoport.consent import repository, verification
+from autoport.consent.repository import Application, Session
+from autoport.consent.verification import CodeCheck, CodeResult, Method
+from autoport.kit.brands import canonical_brand
+from autoport.kit.clock import from_iso
+from autoport.kit.crypto import new_token, same, token_hash
+from autoport.kit.db import Connection, Database
+from autoport.kit.environments import Environment
+from autoport.kit.vin import vin_problem
+
+log = structlog.get_logger("autoport.consent")
+
+MICROS = 1_000_000
+LOCALES = ("en-GB", "de-DE")
+# RFC 7636 §4.2: 43-128 characters of the unreserved set.
+_CODE_CHALLENGE = re.compile(r"^[A-Za-z0-9._~-]{43,128}$")
+MAX_STATE_LENGTH = 2048
+
+
+# ------------------------------------------------------------------------ oauth seam
+
+
+class IssueCode(Protocol):
+    def __call__(
+        self,
+        conn: Connection,
+        *,
+        environment: Environment,
+        application_id: str,
+        authorization_id: str,
+        redirect_uri: str,
+        code_challenge: str | None,
+        code_challenge_method: str | None,
+        now_us: int,
+    ) -> Awaitable[str]: ...
+
+
+class SetStatus(Protocol):
+    def __call__(
+        self,
+        conn: Connection,
+        *,
+        environment: Environment,
+        authorization_id: str,
+        status: str,
+        now_us: int,
+        detail: str | None = None,
+    ) -> Awaitable[Any]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class OAuthPort:
+    issue_authorization_code: IssueCode
+    set_authorization_status: SetStatus
+
+
+def default_oauth_port() -> OAuthPort:
+    """The authorization server's functions (autoport.oauth.service, contracts.md)."""
+    from autoport.oauth import service as oauth  # type: ignore[import-not-found,unused-ignore]
+
+    return OAuthPort(
+        issue_authorization_code=oauth.issue_authorization_code,
+        set_authorization_status=oauth.set_authorization_status,
+    )
+
+
+# ---------------------------------------------------------------------- entry point
+
+
+@dataclass(frozen=True, slots=True)
+class EntryRequest:
+    """The query of `GET {auth_url}`, as sent (strings or None)."""
+
+    client_id: str | None
+    redirect_uri: str | None
+    app_id: str | None
+    state: str | None
+    validity_start_date: str | None
+    validity_end_date: str | None
+    brand: str | None
+    vin: str | None
+    locale: str | None
+    code_challenge: str | None
+    code_challenge_method: str | None
+    response_type: str | None = None
+
+
+class ErrorPage(Exception):
+    """A problem shown to the owner, never redirected: the client or its redirect URI
+    cannot be trusted, or there is no session to go back to."""
+
+    def __init__(self, kind: str, status: int = 400) -> None:
+        super().__init__(kind)
+        self.kind = kind
+        self.status = status
+
+
+@dataclass(frozen=True, slots=True)
+class RedirectError:
+    """An error the application learns about through its redirect URI."""
+
+    redirect_uri: str
+    error: str
+    description: str
+    state: str | None
+
+    @property
+    def url(self) -> str:
+        params = {"error": self.error, "error_description": self.description}
+        if self.state is not None:
+            params["state"] = self.state
+        return with_query(self.redirect_uri, params)
+
+
+@dataclass(frozen=True, slots=True)
+class Started:
+    session_token: str
+    locale: str
+
+
+def with_query(uri: str, params: dict[str, str]) -> str:
+    """Append parameters to a registered redirect URI, keeping its own query."""
+    parts = urlsplit(uri)
+    query = parse_qsl(parts.query, keep_blank_values=True) + list(params.items())
+    return urlunsplit((parts.scheme, parts.netloc, parts.path, urlencode(query), ""))
+
+
+def locale_from(query_locale: str | None, accept_language: str | None) -> str:
+    """`locale` wins; else the browser's preference; else en-GB."""
+    for candidate in [query_locale] if query_locale else []:
+        chosen = _supported(candidate)
+        if chosen:
+            return chosen
+    ranked: list[tuple[float, int, str]] = []
+    for index, part in enumerate((accept_language or "").split(",")):
+        tag, _, params = part.strip().partition(";")
+        quality = 1.0
+        if params.strip().startswith("q="):
+            try:
+                quality = float(params.strip()[2:])
+            except ValueError:
+                quality = 0.0
+        if tag:
+            ranked.append((-quality, index, tag))
+    for quality, _, tag in sorted(ranked):
+        if quality < 0:
+            chosen = _supported(tag)
+            if chosen:
+                return chosen
+    return "en-GB"
+
+
+def _supported(tag: str) -> str | None:
+    language = tag.strip().replace("_", "-").lower().split("-")[0]
+    return {"en": "en-GB", "de": "de-DE"}.get(language)
+
+
+def _instant(text: str | None, name: str) -> int | None:
+    if text is None or text == "":
+        return None
+    try:
+        return from_iso(text)
+    except ValueError:
+        raise ValueError(f"{name} is not an ISO 8601 date and time: {text[:40]!r}") from None
+
+
+async def start(
+    db: Database,
+    *,
+    settings: Settings,
+    key: bytes,
+    environment: Environment,
+    request: EntryRequest,
+    accept_language: str | None,
+    now_us: int,
+) -> Started | RedirectError:
+    """Check the entry point's parameters and open a session.
+
+    Raises ErrorPage when the client or redirect URI is not trustworthy (RFC 6749
+    §4.1.2.1: never redirect then); returns RedirectError for every other problem."""
+    if not request.client_id:
+        raise ErrorPage("missing_client")
+    app = await repository.application_by_client_id(
+        db.reader, environment=environment, client_id=request.client_id
+    )
+    if app is None:
+        raise ErrorPage("unknown_client")
+    if not request.redirect_uri or request.redirect_uri not in app.redirect_uris:
+        raise ErrorPage("bad_redirect_uri")
+    state = request.state
+    redirect_uri = request.redirect_uri
+
+    def fail(error: str, description: str) -> RedirectError:
+        return RedirectError(redirect_uri, error, description, state)
+
+    if state is not None and len(state) > MAX_STATE_LENGTH:
+        return fail("invalid_request", f"state is longer than {MAX_STATE_LENGTH} characters")
+    if app.disabled:
+        return fail("unauthorized_client", "the application is disabled")
+    if not request.app_id:
+        return fail("invalid_request", "app_id is required")
+    if not same(request.app_id.upper(), app.id):
+        return fail("invalid_request", "app_id does not belong to client_id")
+    if request.response_type not in (None, "code"):
+        return fail("invalid_request", "response_type must be code")
+    if not app.brands:
+        return fail("unauthorized_client", "the application has no activated brand")
+    if not app.properties:
+        return fail("invalid_request", "the application requests no data")
+    problem = _pkce_problem(app, request.code_challenge, request.code_challenge_method)
+    if problem:
+        return fail("invalid_request", problem)
+    try:
+        valid_from = _instant(request.validity_start_date, "validity_start_date")
+        valid_until = _instant(request.validity_end_date, "validity_end_date")
+    except ValueError as error:
+        return fail("invalid_request", str(error))
+    if valid_from is None or valid_from < now_us:
+        valid_from = now_us
+    if valid_until is not None and valid_until <= valid_from:
+        return fail(
+            "invalid_request", "validity_end_date must be after validity_start_date and now"
+        )
+    brand: str | None = None
+    if request.brand:
+        brand = canonical_brand(request.brand)
+        if brand is None:
+            return fail("invalid_request", f"brand is not a known carmaker: {request.brand[:40]}")
+        if brand not in app.brands:
+            return fail("invalid_request", f"brand {brand} is not activated for the application")
+    elif len(app.brands) == 1:
+        brand = app.brands[0]
+    vin: str | None = None
+    if request.vin:
+        vin_error = vin_problem(request.vin)
+        if vin_error:
+            return fail("invalid_request", f"vin {vin_error}")
+        vin = request.vin
+    token = new_token("cs_")
+    try:
+        await _insert_session(
+            db,
+            key=key,
+            token=token,
+            values={
+                "id": uuid.uuid4().hex,
+                "environment": environment,
+                "application_id": app.id,
+                "redirect_uri": request.redirect_uri,
+                "state": state,
+                "code_challenge": request.code_challenge or None,
+                "code_challenge_method": (request.code_challenge_method or "S256")
+                if request.code_challenge
+                else None,
+                "valid_from": valid_from,
+                "valid_until": valid_until,
+                "locale": locale_from(request.locale, accept_language),
+                "brand": brand,
+                "vin": vin,
+                "method": None,
+                "created_at": now_us,
+                "expires_at": now_us + settings.consent_session_seconds * MICROS,
+            },
+        )
+    except Exception:
+        # The database is busy or away: the application may retry (RFC 6749 §4.1.2.1).
+        log.exception("consent session could not be stored", application_id=app.id)
+        return fail("temporarily_unavailable", "the service is busy; please try again")
+    return Started(session_token=token, locale=locale_from(request.locale, accept_language))
+
+
+async def _insert_session(db: Database, *, key: bytes, token: str, values: dict[str, Any]) -> None:
+    async with db.transaction() as conn:
+        await repository.insert_session(
+            conn, token_hash=session_token_hash(key, token), values=values
+        )
+
+
+def _pkce_problem(app: Application, challenge: str | None, method: str | None) -> str | None:
+    if method and method not in ("S256", "plain"):
+        return "code_challenge_method must be S256 or plain"
+    if not challenge:
+        if method:
+            return "code_challenge_method was sent without code_challenge"
+        if app.client_type == "public":
+            return "public clients must send code_challenge (PKCE)"
+        return None
+    if not _CODE_CHALLENGE.match(challenge):
+        return "code_challenge must be 43 to 128 characters of A-Z a-z 0-9 - . _ ~"
+    return None
+
+
+def session_token_hash(key: bytes, token: str) -> str:
+    return token_hash(key, f"consent-session:{token}")
+
+
+def csrf_token(secret: bytes, session_token: str) -> str:
+    """The form token, derived from the session cookie: nothing extra to store, and
+    useless to anyone who cannot read the cookie."""
+    return token_hash(secret, f"consent-csrf:{session_token}")
+
+
+def csrf_valid(secret: bytes, session_token: str, sent: str | None) -> bool:
+    return bool(sent) and same(csrf_token(secret, session_token), sent or "")
+
+
+# ------------------------------------------------------------------------- the steps
+
+
+@dataclass(frozen=True, slots=True)
+class Context:
+    """A live session with its application, as the pages need them."""
+
+    session: Session
+    application: Application
+
+
+async def load(
+    db: Database, *, key: bytes, environment: Environment, token: str | None, now_us: int
+) -> Context:
+    """The open session of this browser; ErrorPage('expired') when there is none."""
+    if not token:
+        raise ErrorPage("no_session")
+    session = await repository.session_by_token_hash(
+        db.reader, environment=environment, token_hash=session_token_hash(key, token)
+    )
+    if session is None:
+        raise ErrorPage("no_session")
+    if session.completed_at is not None:
+        raise ErrorPage("finished")
+    if session.expires_at <= now_us:
+        raise ErrorPage("expired", status=410)
+    app = await repository.application_by_id(
+        db.reader, environment=environment, application_id=session.application_id
+    )
+    if app is None:
+        raise ErrorPage("unknown_client")
+    return Context(session, app)
+
+
+async def _update(db: Database, ctx: Context, now_us: int, **values: Any) -> None:
+    async with db.transaction() as conn:
+        ok = await repository.update_open_session(
+            conn, session_id=ctx.session.id, now_us=now_us, **values
+        )
+    if not ok:
+        raise ErrorPage("expired", status=410)
+
+
+async def set_locale(db: Database, ctx: Context, *, locale: str, now_us: int) -> str:
+    chosen = _supported(locale) or ctx.session.locale
+    if chosen != ctx.session.locale:
+        await _update(db, ctx, now_us, locale=chosen)
+    return chosen
+
+
+class FormProblem(Exception):
+    """Input the owner can correct: the page is shown again with the message."""
+
+    def __init__(self, field: str, message: str, status: int = 422, **values: Any) -> None:
+        super().__init__(message)
+        self.field = field
+        self.message = message
+        self.status = status
+        self.values = values
+
+
+async def choose_brand(db: Database, ctx: Context, *, brand: str | None, now_us: int) -> None:
+    chosen = canonical_brand(brand or "")
+    if chosen is None or chosen not in ctx.application.brands:
+        raise FormProblem("brand", "choose_brand")
+    changes: dict[str, Any] = {"brand": chosen}
+    if chosen != ctx.session.brand:
+        # Another brand may verify differently: start verification over.
+        changes |= {"method": None, "verified_at": None, "subject": None, "oem_nonce_hash": None}
+    await _update(db, ctx, now_us, **changes)
+
+
+async def enter_vin(
+    db: Database,
+    ctx: Context,
+    *,
+    settings: Settings,
+    key: bytes,
+    vin: str | None,
+    now_us: int,
+) -> Method:
+    """Record the VIN and begin the brand's verification. Returns the method."""
+    if ctx.session.brand is None:
+        raise ErrorPage("step_order")
+    # Lenient in what the owner types: spaces and lower case are fixed, not refused.
+    cleaned = "".join((vin or "").split()).upper()
+    problem = vin_problem(cleaned)
+    if problem is not None:
+        raise FormProblem("vin", problem, vin=vin or "", **_vin_problem_kind(cleaned))
+    method = verification.method_for_brand(settings, ctx.session.brand)
+    env = ctx.session.environment
+    changes: dict[str, Any] = {
+        "vin": cleaned,
+        "method": str(method),
+        "verified_at": None,
+        "subject": None,
+        "oem_nonce_hash": None,
+    }
+    if method in (Method.instant, Method.owner_portal):
+        # Nothing for the owner to do here: instant proves nothing more in the sandbox,
+        # and owner_portal asks the carmaker after the decision.
+        changes |= {
+            "verified_at": now_us,
+            "subject": verification.vehicle_subject(key, env, cleaned),
+        }
+    async with db.transaction() as conn:
+        ok = await repository.update_open_session(
+            conn, session_id=ctx.session.id, now_us=now_us, **changes
+        )
+        if ok and method is Method.vehicle_code:
+            await verification.issue_vehicle_code(
+                conn,
+                key=key,
+                settings=settings,
+                environment=env,
+                vin=cleaned,
+                session_id=ctx.session.id,
+                now_us=now_us,
+            )
+    if not ok:
+        raise ErrorPage("expired", status=410)
+    return method
+
+
+def _vin_problem_kind(vin: str) -> dict[str, Any]:
+    """What the page says about a bad VIN (vin_problem's words are English only)."""
+    if len(vin) != 17:
+        return {"kind": "length", "count": len(vin)}
+    if set(vin) & {"I", "O", "Q"}:
+        return {"kind": "ioq"}
+    allowed = set("ABCDEFGHJKLMNPRSTUVWXYZ0123456789")
+    return {"kind": "chars", "chars": " ".join(sorted({c for c in vin if c not in allowed}))}
+
+
+async def new_vehicle_code(
+    db: Database, ctx: Context, *, settings: Settings, key: bytes, now_us: int
+) -> int | None:
+    session = ctx.session
+    if session.vin is None or session.method != Method.vehicle_code:
+        raise ErrorPage("step_order")
+    async with db.transaction() as conn:
+        return await verification.issue_vehicle_code(
+            conn,
+            key=key,
+            settings=settings,
+            environment=session.environment,
+            vin=session.vin,
+            session_id=session.id,
+            now_us=now_us,
+        )
+
+
+async def submit_vehicle_code(
+    db: Database, ctx: Context, *, settings: Settings, key: bytes, code: str | None, now_us: int
+) -> CodeResult:
+    session = ctx.session
+    if session.vin is None or session.method != Method.vehicle_code:
+        raise ErrorPage("step_order")
+    async with db.transaction() as conn:
+        result = await verification.check_vehicle_code(
+            conn,
+            key=key,
+            settings=settings,
+            environment=session.environment,
+            vin=session.vin,
+            session_id=session.id,
+            code=code or "",
+            now_us=now_us,
+        )
+        if result.outcome is CodeCheck.accepted:
+            await repository.update_open_session(
+                conn,
+                session_id=session.id,
+                now_us=now_us,
+                verified_at=now_us,
+                subject=verification.vehicle_subject(key, session.environment, session.vin),
+            )
+    return result
+
+
+async def begin_oem_login(
+    db: Database, ctx: Context, *, key: bytes, secret: bytes, now_us: int
+) -> str:
+    """The signed state to send to the carmaker's login; its nonce is kept hashed."""
+    session = ctx.session
+    if session.vin is None or session.brand is None or session.method != Method.oem_login:
+        raise ErrorPage("step_order")
+    nonce = verification.new_oem_nonce()
+    await _update(db, ctx, now_us, oem_nonce_hash=verification.nonce_hash(key, nonce))
+    return verification.oem_state(
+        secret, session_id=session.id, brand=session.brand, vin=session.vin, nonce=nonce,
+        now_us=now_us,
+    )  # fmt: skip
+
+
+async def finish_oem_login(
+    db: Database, ctx: Context, *, key: bytes, secret: bytes, result: str | None, now_us: int
+) -> bool:
+    """Accept the carmaker's signed answer for this session, once."""
+    session = ctx.session
+    payload = verification.unsign(secret, "oem-result", result or "", now_us=now_us)
+    if (
+        payload is None
+        or session.brand is None
+        or payload.get("sid") != session.id
+        or payload.get("vin") != session.vin
+        or not isinstance(payload.get("nonce"), str)
+        or not isinstance(payload.get("account"), str)
+    ):
+        return False
+    subject = verification.account_subject(
+        key, session.environment, session.brand, payload["account"]
+    )
+    async with db.transaction() as conn:
+        return await repository.take_oem_nonce(
+            conn,
+            session_id=session.id,
+            nonce_hash=verification.nonce_hash(key, payload["nonce"]),
+            subject=subject,
+            now_us=now_us,
+        )
+
+
+def requires_verification(ctx: Context) -> bool:
+    return ctx.session.verified_at is None or ctx.session.subject is None
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    redirect_url: str
+    authorization_id: str | None = None
+
+
+async def decide(
+    db: Database,
+    ctx: Context,
+    *,
+    approve: bool,
+    oauth: OAuthPort,
+    now_us: int,
+) -> Decision:
+    """The owner's answer. Approve: the grant row and a code, in one transaction with
+    the session's completion, so a double submit cannot mint two grants."""
+    session, app = ctx.session, ctx.application
+    if not approve:
+        async with db.transaction() as conn:
+            if not await repository.complete_session(
+                conn, session_id=session.id, authorization_id=None, now_us=now_us
+            ):
+                raise ErrorPage("finished")
+        return Decision(
+            RedirectError(
+                session.redirect_uri,
+                "access_denied",
+                "the vehicle owner denied the request",
+                session.state,
+            ).url
+        )
+    if session.vin is None or session.brand is None or requires_verification(ctx):
+        raise ErrorPage("step_order")
+    method = Method(session.method or Method.instant)
+    authorization_id = str(uuid.uuid4())
+    status = "pending" if method.grant_starts_pending else "approved"
+    async with db.transaction() as conn:
+        if not await repository.complete_session(
+            conn, session_id=session.id, authorization_id=authorization_id, now_us=now_us
+        ):
+            raise ErrorPage("finished")
+        await repository.insert_authorization(
+            conn,
+            values={
+                "id": authorization_id,
+                "environment": session.environment,
+                "application_id": app.id,
+                "vin": session.vin,
+                "brand": session.brand,
+                "properties": app.properties,
+                "status": status,
+                "subject": session.subject,
+                "valid_from": session.valid_from,
+                "valid_until": session.valid_until,
+                "created_at": now_us,
+                "updated_at": now_us,
+            },
+        )
+        code = await oauth.issue_authorization_code(
+            conn,
+            environment=session.environment,
+            application_id=app.id,
+            authorization_id=authorization_id,
+            redirect_uri=session.redirect_uri,
+            code_challenge=session.code_challenge,
+            code_challenge_method=session.code_challenge_method,
+            now_us=now_us,
+        )
+    params = {"code": code}
+    if session.state is not None:
+        params["state"] = session.state
+    return Decision(with_query(session.redirect_uri, params), authorization_id)
+
+
+def server_error_url(ctx: Context) -> str:
+    return RedirectError(
+        ctx.session.redirect_uri,
+        "server_error",
+        "the consent could not be recorded; please try again",
+        ctx.session.state,
+    ).url
+
+
+# ------------------------------------------------------------- carmaker's decision
+
+
+class StatusProblem(Exception):
+    def __init__(self, status: int, detail: str) -> None:
+        super().__init__(detail)
+        self.status = status
+        self.detail = detail
+
+
+async def report_owner_decision(
+    db: Database,
+    *,
+    environment: Environment,
+    authorization_id: str,
+    approved: bool,
+    oauth: OAuthPort,
+    now_us: int,
+    detail: str | None = None,
+) -> str:
+    """The carmaker reports the owner's decision on a pending (owner_portal) grant.
+    Returns the new status; StatusProblem(404/409) when there is nothing to decide."""
+    new_status = "approved" if approved else "rejected"
+    async with db.transaction() as conn:
+        current = await repository.authorization_status(
+            conn, environment=environment, authorization_id=authorization_id
+        )
+        if current is None:
+            raise StatusProblem(404, f"no authorization {authorization_id} in {environment}")
+        if current != "pending":
+            raise StatusProblem(409, f"authorization {authorization_id} is {current}, not pending")
+        await oauth.set_authorization_status(
+            conn,
+            environment=environment,
+            authorization_id=authorization_id,
+            status=new_status,
+            now_us=now_us,
+            detail=detail,
+        )
+    return new_status
+
+
+async def current_vehicle_code(
+    conn: Connection, *, environment: Environment, vin: str, now_us: int
+) -> str | None:
+    """The code the vehicle displays now (contracts.md: read by the sandbox emulator)."""
+    return await verification.current_vehicle_code(
+        conn, environment=environment, vin=vin, now_us=now_us
+    )

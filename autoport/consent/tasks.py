@@ -1,0 +1,55 @@
+"""Background work of the consent flow: forget finished and abandoned sessions.
+
+Sessions hold nothing the grant needs once the owner decided (the grant is its own row),
+so they are deleted an hour after they expired. Codes whose lockout is still running stay,
+with their session, until the lockout ends: deleting them would lift it early. Running
+in several processes at once is harmless: each DELETE only removes what is due.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+
+import structlog
+
+from autoport.consent import repository
+from autoport.kit.db import Database
+from autoport.kit.state import AppState
+
+log = structlog.get_logger("autoport.consent")
+
+PURGE_EVERY_SECONDS = 300.0
+KEEP_EXPIRED_SECONDS = 3600
+
+
+async def purge_expired_sessions(db: Database, *, now_us: int) -> int:
+    """Delete sessions expired more than an hour ago; returns how many went."""
+    async with db.transaction() as conn:
+        return await repository.delete_expired_sessions(
+            conn, before_us=now_us - KEEP_EXPIRED_SECONDS * 1_000_000
+        )
+
+
+async def _purge_forever(state: AppState) -> None:
+    while True:
+        try:
+            removed = await purge_expired_sessions(state.database, now_us=state.clock.now_us())
+            if removed:
+                log.info("expired consent sessions purged", count=removed)
+        except Exception:
+            # A busy or briefly unreachable database: try again next round.
+            log.exception("purging consent sessions failed")
+        await asyncio.sleep(PURGE_EVERY_SECONDS)
+
+
+@contextlib.asynccontextmanager
+async def session_purger(state: AppState) -> AsyncIterator[None]:
+    task = asyncio.create_task(_purge_forever(state), name="consent-session-purger")
+    try:
+        yield
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task

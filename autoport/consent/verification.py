@@ -1,0 +1,260 @@
+"""Ownership verification: one interface over the carmakers' different processes.
+
+Each brand is configured with one method (`Settings.consent_verification_methods`):
+
+- `instant`: the sandbox's method; ownership is taken as proven once the VIN is entered.
+- `vehicle_code`: the vehicle shows a one-time code on its display; the owner types it.
+  The code is stored hashed for checking and, separately, as what the vehicle's screen
+  shows (the sandbox emulator reads it through `current_vehicle_code`). Wrong tries are
+  counted with one conditional UPDATE, so parallel guesses cannot exceed the limit; when
+  they run out the VIN is locked out for a while.
+- `oem_login`: the owner signs in at the carmaker, which sends them back with a signed
+  result bound to the consent session by a single-use nonce. autoport ships a simulated
+  carmaker login for the sandbox (`oem_login.html`), speaking the same signed protocol.
+- `owner_portal`: nothing to check here; the grant is created `pending` and the carmaker
+  reports the owner's decision later (CLI / admin API -> set_authorization_status).
+
+The pages call `begin` when the VIN is known and read `Step` to decide what to show.
+"""
+
+from __future__ import annotations
+
+import base64
+import enum
+import hmac
+import secrets
+import uuid
+from dataclasses import dataclass
+from hashlib import sha256
+from typing import Any
+
+import orjson
+
+from autoport.config import Settings
+from autoport.consent import repository
+from autoport.kit.crypto import same, token_hash
+from autoport.kit.db import Connection
+from autoport.kit.environments import Environment
+
+MICROS = 1_000_000
+VEHICLE_CODE_DIGITS = 6
+# The simulated carmaker accepts any e-mail address with this password (sandbox only).
+SANDBOX_OEM_PASSWORD = "sandbox"  # noqa: S105 - a documented sandbox credential
+OEM_STATE_SECONDS = 600
+OEM_RESULT_SECONDS = 120
+
+
+class Method(enum.StrEnum):
+    instant = "instant"
+    vehicle_code = "vehicle_code"
+    oem_login = "oem_login"
+    owner_portal = "owner_portal"
+
+    @property
+    def grant_starts_pending(self) -> bool:
+        """owner_portal: the code is issued now, the carmaker approves later."""
+        return self is Method.owner_portal
+
+
+def method_for_brand(settings: Settings, brand: str) -> Method:
+    configured = settings.consent_verification_methods.get(brand)
+    return Method(configured or settings.consent_default_verification_method)
+
+
+def vehicle_subject(key: bytes, environment: Environment, vin: str) -> str:
+    """A stable id for the owner of a vehicle when the method knows no owner account."""
+    return token_hash(key, f"consent-subject:{environment}:{vin}")[:32]
+
+
+def account_subject(key: bytes, environment: Environment, brand: str, account: str) -> str:
+    """A stable id of an owner's carmaker account (oem_login)."""
+    return token_hash(key, f"consent-subject:{environment}:{brand}:{account.lower()}")[:32]
+
+
+# ------------------------------------------------------------------------ vehicle_code
+
+
+class CodeCheck(enum.Enum):
+    accepted = "accepted"
+    wrong = "wrong"
+    # Attempts ran out with this try, or earlier: the VIN is locked out.
+    locked = "locked"
+    # No live code (expired, used, or never issued): ask for a new one.
+    expired = "expired"
+
+
+@dataclass(frozen=True, slots=True)
+class CodeResult:
+    outcome: CodeCheck
+    attempts_left: int = 0
+    locked_until_us: int | None = None
+
+
+def _code_hash(key: bytes, code_id: str, code: str) -> str:
+    # The id is mixed in so two identical codes never share a hash.
+    return token_hash(key, f"vehicle-code:{code_id}:{code}")
+
+
+async def vehicle_code_locked_until(
+    conn: Connection, *, environment: Environment, vin: str, now_us: int
+) -> int | None:
+    return await repository.vin_locked_until(conn, environment=environment, vin=vin, now_us=now_us)
+
+
+async def issue_vehicle_code(
+    conn: Connection,
+    *,
+    key: bytes,
+    settings: Settings,
+    environment: Environment,
+    vin: str,
+    session_id: str,
+    now_us: int,
+) -> int | None:
+    """Put a fresh code on the vehicle's display, replacing this session's earlier ones.
+    Returns the lockout end instead when the VIN is locked out."""
+    locked = await repository.vin_locked_until(
+        conn, environment=environment, vin=vin, now_us=now_us
+    )
+    if locked is not None:
+        return locked
+    await repository.retire_session_codes(conn, session_id=session_id, now_us=now_us)
+    code = f"{secrets.randbelow(10**VEHICLE_CODE_DIGITS):0{VEHICLE_CODE_DIGITS}d}"
+    code_id = uuid.uuid4().hex
+    await repository.insert_vehicle_code(
+        conn,
+        code_id=code_id,
+        environment=environment,
+        vin=vin,
+        session_id=session_id,
+        code_hash=_code_hash(key, code_id, code),
+        display_code=code,
+        now_us=now_us,
+        expires_at=now_us + settings.consent_vehicle_code_seconds * MICROS,
+    )
+    return None
+
+
+async def check_vehicle_code(
+    conn: Connection,
+    *,
+    key: bytes,
+    settings: Settings,
+    environment: Environment,
+    vin: str,
+    session_id: str,
+    code: str,
+    now_us: int,
+) -> CodeResult:
+    locked = await repository.vin_locked_until(
+        conn, environment=environment, vin=vin, now_us=now_us
+    )
+    if locked is not None:
+        return CodeResult(CodeCheck.locked, locked_until_us=locked)
+    limit = settings.consent_vehicle_code_attempts
+    # Count the try before comparing: concurrent guesses each take one attempt.
+    row = await repository.count_code_attempt(
+        conn, session_id=session_id, max_attempts=limit, now_us=now_us
+    )
+    if row is None:
+        return CodeResult(CodeCheck.expired)
+    code_id, expected, attempts = row
+    candidate = "".join(code.split())
+    if same(_code_hash(key, code_id, candidate), expected):
+        if await repository.consume_vehicle_code(conn, code_id=code_id, now_us=now_us):
+            return CodeResult(CodeCheck.accepted)
+        return CodeResult(CodeCheck.expired)
+    if attempts >= limit:
+        until = now_us + settings.consent_vehicle_code_lockout_seconds * MICROS
+        await repository.burn_vehicle_code(conn, code_id=code_id, locked_until=until, now_us=now_us)
+        return CodeResult(CodeCheck.locked, locked_until_us=until)
+    return CodeResult(CodeCheck.wrong, attempts_left=limit - attempts)
+
+
+async def current_vehicle_code(
+    conn: Connection, *, environment: Environment, vin: str, now_us: int
+) -> str | None:
+    """What the vehicle's display shows now: the newest live code for the VIN, or None."""
+    return await repository.current_display_code(
+        conn, environment=environment, vin=vin, now_us=now_us
+    )
+
+
+# -------------------------------------------------------------------------- oem_login
+
+
+def _b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def _unb64(text: str) -> bytes:
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def sign(secret: bytes, purpose: str, payload: dict[str, Any]) -> str:
+    """A compact signed token: base64url(JSON) "." base64url(HMAC-SHA256). The purpose
+    is part of the MAC, so a token made for one step is never accepted by another."""
+    body = _b64(orjson.dumps(payload))
+    mac = hmac.new(secret, f"{purpose}.{body}".encode(), sha256).digest()
+    return f"{body}.{_b64(mac)}"
+
+
+def unsign(secret: bytes, purpose: str, token: str, *, now_us: int) -> dict[str, Any] | None:
+    """The payload of a token signed for `purpose` and not expired (`exp`, µs); else None."""
+    body, _, mac = token.partition(".")
+    if not body or not mac:
+        return None
+    expected = hmac.new(secret, f"{purpose}.{body}".encode(), sha256).digest()
+    try:
+        if not same(_unb64(mac), expected):
+            return None
+        payload = orjson.loads(_unb64(body))
+    except (ValueError, orjson.JSONDecodeError):
+        return None
+    if not isinstance(payload, dict) or not isinstance(payload.get("exp"), int):
+        return None
+    if payload["exp"] < now_us:
+        return None
+    return payload
+
+
+def new_oem_nonce() -> str:
+    return secrets.token_urlsafe(24)
+
+
+def nonce_hash(key: bytes, nonce: str) -> str:
+    return token_hash(key, f"oem-nonce:{nonce}")
+
+
+def oem_state(
+    secret: bytes, *, session_id: str, brand: str, vin: str, nonce: str, now_us: int
+) -> str:
+    """What the consent pages send to the carmaker's login (the `state` it returns)."""
+    payload = {
+        "sid": session_id,
+        "brand": brand,
+        "vin": vin,
+        "nonce": nonce,
+        "exp": now_us + OEM_STATE_SECONDS * MICROS,
+    }
+    return sign(secret, "oem-state", payload)
+
+
+def oem_result(secret: bytes, *, state: dict[str, Any], account: str, now_us: int) -> str:
+    """What the (simulated) carmaker sends back after a successful login: the owner's
+    account, bound to the consent session's nonce."""
+    payload = {
+        "sid": state["sid"],
+        "nonce": state["nonce"],
+        "vin": state["vin"],
+        "account": account,
+        "exp": now_us + OEM_RESULT_SECONDS * MICROS,
+    }
+    return sign(secret, "oem-result", payload)
+
+
+def simulated_oem_owns(account: str, password: str) -> bool:
+    """The sandbox carmaker: every vehicle belongs to whoever signs in with the sandbox
+    password and something that looks like an e-mail address."""
+    name, at, domain = account.partition("@")
+    return bool(name and at and "." in domain) and same(password, SANDBOX_OEM_PASSWORD)
