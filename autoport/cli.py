@@ -180,6 +180,9 @@ def admin_token(
 
 def register() -> None:
     """Attach the features' sub-command groups (imported here to keep start-up light)."""
+    from autoport.sandbox.cli import app as sandbox_app
+
+    app.add_typer(sandbox_app, name="sandbox")
 
 
 def main() -> None:

@@ -57,6 +57,14 @@ class Settings(BaseSettings):
     # Filled from the secrets file when admin_token is not given: only its hash is kept.
     admin_token_sha256: str | None = None
 
+    # --- sandbox
+    # How often the simulator's runner advances running sandbox vehicles (seconds).
+    sandbox_tick_seconds: float = Field(default=1.0, gt=0, le=60)
+    # At most this many simulation steps per vehicle and tick (longer downtime is skipped).
+    sandbox_max_catch_up_steps: int = Field(default=3600, ge=1)
+    # Create a demo account, application and three vehicles on a fresh data directory.
+    sandbox_demo: bool = True
+
     redis_url: str | None = None
 
     @classmethod
