@@ -184,7 +184,12 @@ def test_low_battery_drains_both_batteries_and_warns() -> None:
 
 
 def test_the_doors_scenario_opens_and_locks_doors_windows_and_trunk() -> None:
-    properties = ["doors.locks_state", "doors.positions", "windows.open_percentages", "trunk.position"]
+    properties = [
+        "doors.locks_state",
+        "doors.positions",
+        "windows.open_percentages",
+        "trunk.position",
+    ]
     seen: dict[str, set[str]] = {key: set() for key in properties}
     for state in run(Scenario.doors, Powertrain.combustion, 400):
         values = simulated_values(state, properties, START)
