@@ -15,6 +15,7 @@ import typer
 from autoport.kit.clock import from_iso, now_us
 from autoport.kit.db import Database, create_database
 from autoport.kit.errors import ApiError
+from autoport.kit.logging import configure_logging
 from autoport.sandbox import service
 from autoport.sandbox.physics import Powertrain, Scenario, scenario_problem
 from autoport.sandbox.replay import replay
@@ -36,6 +37,7 @@ def _run(action: Callable[[Database], Awaitable[T]]) -> T:
     from autoport.cli import load_settings
 
     settings = load_settings()
+    configure_logging(settings.log_level, settings.log_format)  # to stderr: stdout is data
 
     async def main() -> T:
         db = create_database(settings.resolved_database_url, schema=settings.database_schema)
