@@ -86,6 +86,9 @@ def create(
     scenario: Annotated[Scenario, typer.Option(help="What the vehicle does.")] = Scenario.parked,
     seed: Annotated[int | None, typer.Option(help="Seed for a deterministic run.")] = None,
     time_scale: Annotated[float, typer.Option(help="Simulated seconds per real second.")] = 1.0,
+    step_seconds: Annotated[
+        float, typer.Option(min=0.1, max=60, help="Simulated seconds per step.")
+    ] = 1.0,
     paused: Annotated[bool, typer.Option("--paused", help="Create without running.")] = False,
     as_json: JsonOpt = False,
 ) -> None:
@@ -102,6 +105,7 @@ def create(
                 scenario=scenario,
                 seed=seed,
                 time_scale=time_scale,
+                step_seconds=step_seconds,
                 running=not paused,
             ),
             now_us=now_us(),

@@ -48,6 +48,7 @@ async def create_vehicle(
             scenario=body.scenario,
             seed=body.seed,
             time_scale=body.time_scale,
+            step_seconds=body.step_seconds,
             running=body.running,
             extra_properties=tuple(body.extra_properties),
         ),

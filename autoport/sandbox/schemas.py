@@ -25,6 +25,12 @@ class VehicleCreate(_Body):
     scenario: Scenario = Scenario.parked
     seed: int | None = Field(default=None, ge=0, le=2**62, description="random when absent")
     time_scale: float = Field(default=1.0, gt=0, le=3600, description="simulated s per real s")
+    step_seconds: float = Field(
+        default=1.0,
+        ge=0.1,
+        le=60,
+        description="simulated seconds per step; larger for high time scales",
+    )
     running: bool = True
     extra_properties: list[str] = Field(default_factory=list, max_length=500)
 

@@ -544,9 +544,10 @@ def simulated_values(
 ) -> dict[str, Any]:
     """{"capability.property": data} for the equipped properties the state can tell."""
     out: dict[str, Any] = {}
+    powertrain = Powertrain(state.powertrain)
     for key in properties:
         producer = PRODUCER_BY_KEY.get(key)
-        if producer is None or Powertrain(state.powertrain) not in producer.powertrains:
+        if producer is None or powertrain not in producer.powertrains:
             continue
         value = producer.produce(state, start_us)
         if value is not None:
