@@ -568,11 +568,11 @@ def _enter_body_phase(state: VehicleState, phase: int, rng: random.Random) -> Ve
     if phase == 1:  # a door opens
         door = rng.randrange(4)
         opened = tuple(i == door for i in range(4))
-        return replace(state, door_open=opened, extra={**state.extra, "door": door})  # type: ignore[arg-type]
+        return replace(state, door_open=opened, extra={**state.extra, "door": door})
     if phase == 2:  # its window goes down part-way
         windows = list(state.window_open)
         windows[door] = round(rng.uniform(0.2, 1.0), 2)
-        return replace(state, window_open=tuple(windows))  # type: ignore[arg-type]
+        return replace(state, window_open=tuple(windows))
     if phase == 3:  # the door closes
         return replace(state, door_open=(False,) * 4)
     if phase == 4:  # the trunk opens
