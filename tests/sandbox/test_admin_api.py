@@ -401,3 +401,32 @@ async def test_the_runner_skips_long_downtime(
     vehicle = await service.get_vehicle(db, VIN)
     assert vehicle.step == 100
     assert vehicle.due_step(clock.now_us()) == 100
+
+
+def _values(data: dict[str, Any]) -> dict[str, Any]:
+    """Capability layout without timestamps: {"cap.prop": data}."""
+    out: dict[str, Any] = {}
+    for capability, group in data.items():
+        for name, wrapper in group.items():
+            out[f"{capability}.{name}"] = (
+                [w["data"] for w in wrapper] if isinstance(wrapper, list) else wrapper["data"]
+            )
+    return out
+
+
+async def test_a_vehicle_with_a_seed_follows_the_replay_of_that_seed(
+    admin: httpx.AsyncClient,
+) -> None:
+    await create(admin, powertrain="electric", profile="full", scenario="driving", seed=42)
+    await admin.post(f"{BASE}/vehicles/{VIN}/step", json={"seconds": 40})
+    await admin.post(f"{BASE}/vehicles/{VIN}/step", json={"seconds": 80})
+    shown = _values((await admin.get(f"{BASE}/vehicles/{VIN}")).json()["data"])
+    replayed = await admin.post(
+        f"{BASE}/replay",
+        json={"scenario": "driving", "powertrain": "electric", "profile": "full", "seed": 42,
+              "steps": 120},
+    )  # fmt: skip
+    expected: dict[str, Any] = {}
+    for point in replayed.json()["points"]:
+        expected.update(_values(point["data"]))
+    assert shown == expected
