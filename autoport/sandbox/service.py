@@ -37,6 +37,7 @@ from autoport.sandbox.repository import VehicleRow
 from autoport.sandbox.snapshot import (
     PROFILES,
     CapabilityData,
+    Timebase,
     changed,
     equipped_properties,
     simulated_values,
@@ -112,7 +113,9 @@ def _bump(vehicle: VehicleRow, now_us: int) -> int:
 
 def values_of(vehicle: VehicleRow) -> dict[str, Any]:
     """The simulated values of the vehicle's equipped properties at its current step."""
-    return simulated_values(vehicle.state, vehicle.properties, vehicle.started_at)
+    return simulated_values(
+        vehicle.state, vehicle.properties, Timebase(vehicle.started_at, vehicle.time_scale)
+    )
 
 
 def simulated_timestamp_us(vehicle: VehicleRow) -> int:

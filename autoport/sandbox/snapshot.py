@@ -19,7 +19,20 @@ from autoport.kit.clock import MICROS, to_iso
 from autoport.sandbox.physics import Mode, Powertrain, VehicleState
 
 CapabilityData = dict[str, dict[str, Any]]
-Producer = Callable[[VehicleState, int], Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Timebase:
+    """Maps simulated seconds since the scenario started to wall-clock instants."""
+
+    start_us: int
+    time_scale: float = 1.0
+
+    def at(self, sim_seconds: float) -> str:
+        return to_iso(self.start_us + int(sim_seconds / self.time_scale * MICROS))
+
+
+Producer = Callable[[VehicleState, Timebase], Any]
 
 ALL = frozenset(Powertrain)
 BATTERY = frozenset({Powertrain.electric, Powertrain.plug_in_hybrid})
@@ -36,10 +49,6 @@ class Producible:
 
 def _q(unit: str, value: float, digits: int = 2) -> dict[str, Any]:
     return {"unit": unit, "value": round(value, digits)}
-
-
-def _at(start_us: int, sim_seconds: float) -> str:
-    return to_iso(start_us + int(sim_seconds * MICROS))
 
 
 def _lock(locked: bool) -> str:
@@ -105,8 +114,8 @@ def _electric_rate(energy: float | None, km: float | None) -> float | None:
     return energy / km * 100.0
 
 
-def _crash_value(value: Any) -> Callable[[VehicleState, int], Any]:
-    def produce(s: VehicleState, start_us: int) -> Any:
+def _crash_value(value: Any) -> Producer:
+    def produce(s: VehicleState, timebase: Timebase) -> Any:
         return value if s.crashed_s is not None else None
 
     return produce
@@ -306,7 +315,7 @@ def _producers() -> list[Producible]:
     add(
         "usage.last_trip_date",
         ALL,
-        lambda s, start: None if s.last_trip_end_s is None else _at(start, s.last_trip_end_s),
+        lambda s, t: None if s.last_trip_end_s is None else t.at(s.last_trip_end_s),
     )
     add(
         "usage.odometer_after_last_trip",
@@ -450,7 +459,7 @@ def _producers() -> list[Producible]:
     add(
         "maintenance.last_ecall",
         ALL,
-        lambda s, start: None if s.crashed_s is None else _at(start, s.crashed_s),
+        lambda s, t: None if s.crashed_s is None else t.at(s.crashed_s),
     )
     # maintenance
     add(
@@ -540,16 +549,18 @@ def equipped_properties(
 
 
 def simulated_values(
-    state: VehicleState, properties: Iterable[str], start_us: int
+    state: VehicleState, properties: Iterable[str], timebase: Timebase | int
 ) -> dict[str, Any]:
     """{"capability.property": data} for the equipped properties the state can tell."""
+    if isinstance(timebase, int):
+        timebase = Timebase(timebase)
     out: dict[str, Any] = {}
     powertrain = Powertrain(state.powertrain)
     for key in properties:
         producer = PRODUCER_BY_KEY.get(key)
         if producer is None or powertrain not in producer.powertrains:
             continue
-        value = producer.produce(state, start_us)
+        value = producer.produce(state, timebase)
         if value is not None:
             out[key] = value
     return out

@@ -281,3 +281,15 @@ def test_haversine_knows_a_known_distance() -> None:
     # Brandenburger Tor to Alexanderplatz, about 2.4 km as the crow flies.
     assert haversine_m(52.51628, 13.37770, 52.52190, 13.41320) == pytest.approx(2_480, rel=0.03)
     assert math.isclose(haversine_m(0, 0, 0, 0), 0.0)
+
+
+def test_event_times_follow_the_time_scale() -> None:
+    from autoport.sandbox.snapshot import Timebase
+
+    states = run(Scenario.crash, Powertrain.combustion, 120, seed=9)
+    crashed = states[-1]
+    assert crashed.crashed_s is not None
+    at_ten = simulated_values(crashed, ["maintenance.last_ecall"], Timebase(START, 10.0))
+    # Ten simulated seconds per real one: the crash happened a tenth as far after start.
+    expected = START + int(crashed.crashed_s / 10 * 1_000_000)
+    assert from_iso(at_ten["maintenance.last_ecall"]) == expected
