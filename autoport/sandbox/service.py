@@ -155,6 +155,8 @@ async def create_vehicle(
         raise ApiError(
             422, f"time_scale: must be > 0 and <= {MAX_TIME_SCALE:g}", source="time_scale"
         )
+    if not 0.1 <= spec.step_seconds <= 60:
+        raise ApiError(422, "step_seconds: must be between 0.1 and 60", source="step_seconds")
     extra = [property_key(key, source="extra_properties") for key in spec.extra_properties]
     seed = spec.seed if spec.seed is not None else random.SystemRandom().randrange(2**31)
     vin = spec.vin or generate_vin(random.Random(f"{seed}/{now_us}"))

@@ -430,3 +430,42 @@ async def test_a_vehicle_with_a_seed_follows_the_replay_of_that_seed(
     for point in replayed.json()["points"]:
         expected.update(_values(point["data"]))
     assert shown == expected
+
+
+async def test_two_runners_never_deliver_the_same_steps_twice(
+    admin: httpx.AsyncClient, db: Database, ingest: RecordingIngest, clock: FrozenClock
+) -> None:
+    await create(admin, powertrain="electric", scenario="driving", seed=8)
+    stale = await service.get_vehicle(db, VIN)
+    clock.advance(5)
+    first = await service.advance_vehicle(
+        db, ingest=ingest, vehicle=stale, steps=5, now_us=clock.now_us()
+    )
+    assert first is not None
+    calls = len(ingest.calls)
+    # A second replica that read the same version loses the race and sends nothing.
+    second = await service.advance_vehicle(
+        db, ingest=ingest, vehicle=stale, steps=5, now_us=clock.now_us()
+    )
+    assert second is None
+    assert len(ingest.calls) == calls
+    assert (await service.get_vehicle(db, VIN)).step == 5
+
+
+@pytest.mark.parametrize("body", [[1, 2], "text", 3])
+async def test_properties_must_be_an_object(admin: httpx.AsyncClient, body: Any) -> None:
+    await create(admin)
+    response = await admin.patch(f"{BASE}/vehicles/{VIN}/properties", json=body)
+    assert response.status_code == 422
+    assert response.json()["errors"][0]["detail"]
+
+
+async def test_step_seconds_out_of_range_is_422(admin: httpx.AsyncClient) -> None:
+    response = await admin.post(f"{BASE}/vehicles", json={"step_seconds": 0})
+    assert response.status_code == 422
+    assert "step_seconds" in response.json()["errors"][0]["detail"]
+    response = await admin.post(f"{BASE}/vehicles", json={"vin": VIN})
+    assert response.status_code == 201
+    bad_step = await admin.post(f"{BASE}/vehicles/{VIN}/step", json={"seconds": 0})
+    assert bad_step.status_code == 422
+    assert "seconds" in bad_step.json()["errors"][0]["detail"]
