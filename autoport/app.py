@@ -38,6 +38,7 @@ def feature_routers() -> Sequence[APIRouter]:
     from autoport.fleet.routes import router as fleet_router
     from autoport.ingestion.routes import router as ingestion_router
     from autoport.oauth.routes import router as oauth_router
+    from autoport.sandbox.routes import router as sandbox_router
     from autoport.streaming.routes import router as streaming_router
     from autoport.vehicle_data.routes import router as vehicle_data_router
 
@@ -51,6 +52,7 @@ def feature_routers() -> Sequence[APIRouter]:
         eligibility_router,
         fleet_router,
         streaming_router,
+        sandbox_router,
         consent_router,
     ]
 
@@ -59,10 +61,18 @@ def background_tasks() -> Sequence[BackgroundTask]:
     from autoport.consent.tasks import session_purger
     from autoport.fleet.tasks import fleet_worker
     from autoport.oauth.tasks import housekeeping
+    from autoport.sandbox.tasks import sandbox_runner
     from autoport.streaming.tasks import streaming_worker
     from autoport.vehicle_data.tasks import history_pruner
 
-    return [housekeeping, history_pruner, fleet_worker, streaming_worker, session_purger]
+    return [
+        housekeeping,
+        history_pruner,
+        fleet_worker,
+        streaming_worker,
+        session_purger,
+        sandbox_runner,
+    ]
 
 
 def create_app(

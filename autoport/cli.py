@@ -183,12 +183,14 @@ def register() -> None:
     from autoport.apps.cli import app as apps_app
     from autoport.consent.cli import app as consent_app
     from autoport.ingestion.cli import app as providers_app
+    from autoport.sandbox.cli import app as sandbox_app
     from autoport.streaming.cli import app as streaming_app
 
     app.add_typer(apps_app, name="apps")
     app.add_typer(providers_app, name="providers")
     app.add_typer(streaming_app)
     app.add_typer(consent_app, name="consent")
+    app.add_typer(sandbox_app, name="sandbox")
 
 
 def main() -> None:

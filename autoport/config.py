@@ -155,6 +155,13 @@ class Settings(BaseSettings):
     consent_vehicle_code_seconds: int = Field(default=600, ge=30, le=3600)
     consent_vehicle_code_attempts: int = Field(default=5, ge=1, le=20)
     consent_vehicle_code_lockout_seconds: int = Field(default=900, ge=0, le=86_400)
+    # --- sandbox
+    # How often the simulator's runner advances running sandbox vehicles (seconds).
+    sandbox_tick_seconds: float = Field(default=1.0, gt=0, le=60)
+    # At most this many simulation steps per vehicle and tick (longer downtime is skipped).
+    sandbox_max_catch_up_steps: int = Field(default=3600, ge=1)
+    # Create a demo account, application and three vehicles on a fresh data directory.
+    sandbox_demo: bool = True
 
     redis_url: str | None = None
 

@@ -5,6 +5,16 @@ epoch (UTC), JSON is TEXT, and every feature row carries its `environment`.
 """
 
 from autoport.db import metadata
-from autoport.db.tables import apps, consent, fleet, oauth, outbox, streaming, vehicle_data
+from autoport.db.tables import apps, consent, fleet, oauth, outbox, sandbox, streaming, vehicle_data
 
-__all__ = ["apps", "consent", "fleet", "metadata", "oauth", "outbox", "streaming", "vehicle_data"]
+__all__ = [
+    "apps",
+    "consent",
+    "fleet",
+    "metadata",
+    "oauth",
+    "outbox",
+    "sandbox",
+    "streaming",
+    "vehicle_data",
+]

@@ -1,0 +1,232 @@
+"""The sandbox admin API: vehicles, the simulator's controls and the emulator.
+
+All under `/admin/v1/sandbox/` with the admin token; vehicles always belong to the
+sandbox environment, whichever host or prefix the request came through."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import Body, Request, Response
+
+from autoport.kit.auth import AdminDep
+from autoport.kit.clock import from_iso
+from autoport.kit.errors import ApiError
+from autoport.kit.routing import api_router, json_response
+from autoport.kit.state import StateDep
+from autoport.sandbox import service
+from autoport.sandbox.physics import scenario_problem
+from autoport.sandbox.replay import replay
+from autoport.sandbox.schemas import (
+    BehaviourChange,
+    FailureSet,
+    ReplayRequest,
+    ScenarioChange,
+    StepRequest,
+    VehicleCreate,
+    vehicle_view,
+)
+from autoport.sandbox.service import ENVIRONMENT, NewVehicle
+from autoport.sandbox.wiring import ingest_of, vehicle_code_of
+
+router = api_router(prefix="/admin/v1/sandbox", tags=["sandbox"])
+
+
+@router.post("/vehicles", status_code=201)
+async def create_vehicle(
+    body: VehicleCreate, request: Request, state: StateDep, _: AdminDep
+) -> Response:
+    """Create a sandbox vehicle (brand `sandbox`); its simulation starts at once."""
+    vehicle = await service.create_vehicle(
+        state.database,
+        ingest=ingest_of(request),
+        spec=NewVehicle(
+            vin=body.vin,
+            name=body.name,
+            powertrain=body.powertrain,
+            profile=body.profile,
+            scenario=body.scenario,
+            seed=body.seed,
+            time_scale=body.time_scale,
+            step_seconds=body.step_seconds,
+            running=body.running,
+            extra_properties=tuple(body.extra_properties),
+        ),
+        now_us=state.clock.now_us(),
+    )
+    return json_response(vehicle_view(vehicle), status_code=201)
+
+
+@router.get("/vehicles")
+async def list_vehicles(state: StateDep, _: AdminDep) -> Response:
+    """Every sandbox vehicle."""
+    vehicles = await service.list_vehicles(state.database)
+    return json_response({"vehicles": [vehicle_view(v) for v in vehicles]})
+
+
+@router.get("/vehicles/{vin}")
+async def show_vehicle(vin: str, state: StateDep, _: AdminDep) -> Response:
+    """One vehicle, with what it would answer a pull right now (`data`)."""
+    vehicle = await service.get_vehicle(state.database, vin)
+    data = service.current_data(vehicle, properties=None, now_us=state.clock.now_us())
+    return json_response(vehicle_view(vehicle, data=data))
+
+
+@router.delete("/vehicles/{vin}", status_code=204)
+async def delete_vehicle(vin: str, state: StateDep, _: AdminDep) -> Response:
+    """Remove a vehicle from the simulator (data already delivered stays delivered)."""
+    await service.delete_vehicle(state.database, vin)
+    return Response(status_code=204)
+
+
+@router.put("/vehicles/{vin}/scenario")
+async def change_scenario(
+    vin: str, body: ScenarioChange, request: Request, state: StateDep, _: AdminDep
+) -> Response:
+    """Switch scenario or seed (the scenario restarts), change the time scale, pause or
+    resume."""
+    vehicle = await service.set_scenario(
+        state.database,
+        ingest=ingest_of(request),
+        vin=vin,
+        now_us=state.clock.now_us(),
+        scenario=body.scenario,
+        seed=body.seed,
+        time_scale=body.time_scale,
+        running=body.running,
+        reset=body.reset,
+    )
+    return json_response(vehicle_view(vehicle))
+
+
+@router.post("/vehicles/{vin}/step")
+async def step_vehicle(
+    vin: str, body: StepRequest, request: Request, state: StateDep, _: AdminDep
+) -> Response:
+    """Advance the simulation by `seconds` of simulated time now, without waiting."""
+    vehicle = await service.step_vehicle(
+        state.database,
+        ingest=ingest_of(request),
+        vin=vin,
+        seconds=body.seconds,
+        now_us=state.clock.now_us(),
+    )
+    return json_response(vehicle_view(vehicle))
+
+
+@router.patch("/vehicles/{vin}/properties")
+async def set_properties(
+    vin: str,
+    request: Request,
+    state: StateDep,
+    _: AdminDep,
+    body: dict[str, Any] = Body(
+        ..., examples=[{"charging.battery_level": 0.42, "doors.locks_state": "unlocked"}]
+    ),
+) -> Response:
+    """Set properties by hand: `{"capability.property": data}` (a list of data for array
+    properties), each validated by the catalog."""
+    vehicle = await service.set_properties(
+        state.database,
+        ingest=ingest_of(request),
+        vin=vin,
+        values=body,
+        now_us=state.clock.now_us(),
+    )
+    return json_response(vehicle_view(vehicle))
+
+
+@router.delete("/vehicles/{vin}/properties/{key}")
+async def clear_property(
+    vin: str, key: str, request: Request, state: StateDep, _: AdminDep
+) -> Response:
+    """Unpin a property set by hand; the simulator produces it again."""
+    vehicle = await service.clear_property(
+        state.database, ingest=ingest_of(request), vin=vin, key=key, now_us=state.clock.now_us()
+    )
+    return json_response(vehicle_view(vehicle))
+
+
+@router.put("/vehicles/{vin}/failures/{key}")
+async def inject_failure(
+    vin: str, key: str, body: FailureSet, request: Request, state: StateDep, _: AdminDep
+) -> Response:
+    """Make one property fail with a failure reason of the spec until cleared."""
+    vehicle = await service.set_failure(
+        state.database,
+        ingest=ingest_of(request),
+        vin=vin,
+        key=key,
+        reason=body.reason,
+        description=body.description,
+        now_us=state.clock.now_us(),
+    )
+    return json_response(vehicle_view(vehicle))
+
+
+@router.delete("/vehicles/{vin}/failures/{key}")
+async def clear_failure(
+    vin: str, key: str, request: Request, state: StateDep, _: AdminDep
+) -> Response:
+    """The property delivers values again."""
+    vehicle = await service.clear_failure(
+        state.database, ingest=ingest_of(request), vin=vin, key=key, now_us=state.clock.now_us()
+    )
+    return json_response(vehicle_view(vehicle))
+
+
+@router.patch("/vehicles/{vin}/behaviour")
+async def change_behaviour(
+    vin: str, body: BehaviourChange, state: StateDep, _: AdminDep
+) -> Response:
+    """Offline/asleep (pull → 408), latency (pull → 504 past its timeout), eligibility
+    and connectivity status."""
+    vehicle = await service.set_behaviour(
+        state.database,
+        vin=vin,
+        now_us=state.clock.now_us(),
+        offline=body.offline,
+        latency_seconds=body.latency_seconds,
+        eligible=body.eligible,
+        connectivity_status=body.connectivity_status,
+    )
+    return json_response(vehicle_view(vehicle))
+
+
+@router.get("/vehicles/{vin}/vehicle-code")
+async def vehicle_code(vin: str, request: Request, state: StateDep, _: AdminDep) -> Response:
+    """The one-time code the car's display shows during a `vehicle_code` consent flow
+    (null while no flow waits for one)."""
+    await service.get_vehicle(state.database, vin)
+    provider = vehicle_code_of(request)
+    code = await provider(
+        state.database.reader, environment=ENVIRONMENT, vin=vin, now_us=state.clock.now_us()
+    )
+    return json_response({"vin": vin, "vehicle_code": code})
+
+
+@router.post("/replay")
+async def replay_scenario(body: ReplayRequest, _: AdminDep) -> Response:
+    """A scenario's data step by step from its seed, without any vehicle: identical for
+    identical input, for tests that need known data."""
+    try:
+        start_us = from_iso(body.start)
+    except ValueError:
+        raise ApiError(
+            422, f"start: {body.start!r} is not an ISO 8601 date-time", source="start"
+        ) from None
+    problem = scenario_problem(body.scenario, body.powertrain)
+    if problem:
+        raise ApiError(422, f"scenario: {problem}", source="scenario")
+    points = list(
+        replay(
+            scenario=body.scenario,
+            powertrain=body.powertrain,
+            profile=body.profile,
+            seed=body.seed,
+            steps=body.steps,
+            step_seconds=body.step_seconds,
+            start_us=start_us,
+        )
+    )
+    return json_response({"vin": None, "brand": "sandbox", "points": points})

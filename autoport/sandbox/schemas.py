@@ -1,0 +1,107 @@
+"""Request bodies of the sandbox admin API, and the vehicle's JSON view."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from autoport.kit.clock import to_iso
+from autoport.sandbox.physics import Powertrain, Scenario
+from autoport.sandbox.repository import VehicleRow
+
+Profile = Literal["basic", "standard", "full"]
+
+
+class _Body(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class VehicleCreate(_Body):
+    vin: str | None = Field(default=None, description="17 characters; generated when absent")
+    name: str | None = Field(default=None, max_length=100)
+    powertrain: Powertrain = Powertrain.electric
+    profile: Profile = "standard"
+    scenario: Scenario = Scenario.parked
+    seed: int | None = Field(default=None, ge=0, le=2**62, description="random when absent")
+    time_scale: float = Field(default=1.0, gt=0, le=3600, description="simulated s per real s")
+    step_seconds: float = Field(
+        default=1.0,
+        ge=0.1,
+        le=60,
+        description="simulated seconds per step; larger for high time scales",
+    )
+    running: bool = True
+    extra_properties: list[str] = Field(default_factory=list, max_length=500)
+
+
+class ScenarioChange(_Body):
+    scenario: Scenario | None = None
+    seed: int | None = Field(default=None, ge=0, le=2**62)
+    time_scale: float | None = Field(default=None, gt=0, le=3600)
+    running: bool | None = None
+    reset: bool = False
+
+
+class StepRequest(_Body):
+    seconds: float = Field(gt=0, le=7 * 86_400)
+
+
+class FailureSet(_Body):
+    reason: str
+    description: str | None = Field(default=None, max_length=500)
+
+
+class BehaviourChange(_Body):
+    offline: bool | None = None
+    latency_seconds: float | None = Field(default=None, ge=0, le=600)
+    eligible: bool | None = None
+    connectivity_status: Literal["activated", "deactivated", "unknown"] | None = None
+
+
+class ReplayRequest(_Body):
+    scenario: Scenario
+    powertrain: Powertrain = Powertrain.electric
+    profile: Profile = "standard"
+    seed: int = Field(ge=0, le=2**62)
+    steps: int = Field(default=60, ge=1, le=3600)
+    step_seconds: float = Field(default=1.0, gt=0, le=3600)
+    start: str = Field(default="2026-01-01T00:00:00Z", description="ISO 8601 of step 0")
+
+
+def vehicle_view(vehicle: VehicleRow, *, data: dict[str, Any] | None = None) -> dict[str, Any]:
+    view: dict[str, Any] = {
+        "vin": vehicle.vin,
+        "brand": "sandbox",
+        "name": vehicle.name,
+        "powertrain": vehicle.powertrain,
+        "profile": vehicle.profile,
+        "properties": list(vehicle.properties),
+        "simulation": {
+            "scenario": vehicle.scenario,
+            "seed": vehicle.seed,
+            "running": vehicle.running,
+            "time_scale": vehicle.time_scale,
+            "step_seconds": vehicle.step_seconds,
+            "step": vehicle.step,
+            "simulated_seconds": round(vehicle.state.sim_seconds, 3),
+            "mode": vehicle.state.mode,
+            "started_at": to_iso(vehicle.started_at),
+        },
+        "behaviour": {
+            "offline": vehicle.offline,
+            "latency_seconds": vehicle.latency_seconds,
+            "eligible": vehicle.eligible,
+            "connectivity_status": vehicle.connectivity_status,
+        },
+        "failures": {
+            key: {"reason": f["reason"], "description": f["description"]}
+            for key, f in sorted(vehicle.failures.items())
+        },
+        "pinned": {key: o["data"] for key, o in sorted(vehicle.overrides.items())},
+        "created_at": to_iso(vehicle.created_at),
+        "updated_at": to_iso(vehicle.updated_at),
+    }
+    if data is not None:
+        view["data"] = data
+    return view

@@ -1,0 +1,637 @@
+"""Sandbox vehicles: creation, the simulator's clock, and the emulator's controls.
+
+Every value a sandbox vehicle produces, simulated or set by hand, leaves through one
+door: the `Ingest` callable, which is autoport.ingestion.service.ingest_vehicle_data in
+the running service (validated, stored, kept in history, streamed), so pull, history,
+streams and webhooks see sandbox data exactly like a carmaker's.
+
+`Ingest` runs its own transaction, so it is always called after ours has committed.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, replace
+from typing import Any, Protocol
+
+import structlog
+
+from autoport.catalog import CATALOG, DataPointError, validate_data
+from autoport.catalog.catalog import UnknownProperty
+from autoport.catalog.validation import FAILURE_REASONS
+from autoport.kit.clock import MICROS, to_iso
+from autoport.kit.db import Database
+from autoport.kit.environments import Environment
+from autoport.kit.errors import ApiError
+from autoport.kit.vin import generate_vin, vin_problem
+from autoport.sandbox import repository
+from autoport.sandbox.physics import (
+    Powertrain,
+    Scenario,
+    VehicleState,
+    advance,
+    initial_state,
+    scenario_problem,
+)
+from autoport.sandbox.repository import VehicleRow
+from autoport.sandbox.snapshot import (
+    PROFILES,
+    CapabilityData,
+    Timebase,
+    changed,
+    equipped_properties,
+    simulated_values,
+    to_capabilities,
+)
+
+log = structlog.get_logger("autoport.sandbox")
+
+BRAND = "sandbox"
+SOURCE = "sandbox"
+ENVIRONMENT = Environment.sandbox
+CONNECTIVITY_STATUSES = ("activated", "deactivated", "unknown")
+MAX_TIME_SCALE = 3600.0
+
+
+class Ingest(Protocol):
+    """autoport.ingestion.service.ingest_vehicle_data (contracts.md)."""
+
+    async def __call__(
+        self,
+        db: Database,
+        *,
+        environment: Environment,
+        vin: str,
+        brand: str,
+        data: CapabilityData,
+        now_us: int,
+        source: str,
+    ) -> Any: ...
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def property_key(key: str, *, source: str = "property") -> str:
+    """Check a "capability.property" name against the catalog; 422 naming it if unknown."""
+    capability, dot, name = key.partition(".")
+    if not dot:
+        raise ApiError(
+            422, f"{key!r} is not a property name (expected capability.property)", source=source
+        )
+    try:
+        CATALOG.property(capability, name)
+    except UnknownProperty as error:
+        raise ApiError(422, f"{key}: {error}", source=source) from None
+    return key
+
+
+def check_value(key: str, value: Any) -> Any:
+    """Validate a bare data value (a list of them for array properties); 422 naming the
+    property and what is wrong."""
+    property_key(key, source=key)
+    capability, _, name = key.partition(".")
+    prop = CATALOG.property(capability, name)
+    try:
+        if prop.multiple:
+            if not isinstance(value, list):
+                raise DataPointError(key, "expected an array of values (the property is an array)")
+            return [validate_data(prop, item, path=f"{key}[{i}]") for i, item in enumerate(value)]
+        return validate_data(prop, value, path=key)
+    except DataPointError as error:
+        raise ApiError(422, str(error), source=error.path) from None
+
+
+def _not_found(vin: str) -> ApiError:
+    return ApiError(404, f"no sandbox vehicle with VIN {vin}", source="vin")
+
+
+def _bump(vehicle: VehicleRow, now_us: int) -> int:
+    # updated_at is the row's version: it must change on every write.
+    return max(now_us, vehicle.updated_at + 1)
+
+
+def values_of(vehicle: VehicleRow) -> dict[str, Any]:
+    """The simulated values of the vehicle's equipped properties at its current step."""
+    return simulated_values(
+        vehicle.state, vehicle.properties, Timebase(vehicle.started_at, vehicle.time_scale)
+    )
+
+
+def simulated_timestamp_us(vehicle: VehicleRow) -> int:
+    return vehicle.step_time_us(vehicle.step)
+
+
+# --------------------------------------------------------------------------- vehicles
+
+
+@dataclass(frozen=True, slots=True)
+class NewVehicle:
+    vin: str | None = None
+    name: str | None = None
+    powertrain: Powertrain = Powertrain.electric
+    profile: str = "standard"
+    scenario: Scenario = Scenario.parked
+    seed: int | None = None
+    time_scale: float = 1.0
+    step_seconds: float = 1.0
+    running: bool = True
+    extra_properties: tuple[str, ...] = ()
+
+
+async def create_vehicle(
+    db: Database, *, ingest: Ingest, spec: NewVehicle, now_us: int
+) -> VehicleRow:
+    if spec.vin is not None:
+        problem = vin_problem(spec.vin)
+        if problem:
+            raise ApiError(422, f"vin: {problem}", source="vin")
+    if spec.profile not in PROFILES:
+        raise ApiError(422, f"profile: must be one of {', '.join(PROFILES)}", source="profile")
+    problem = scenario_problem(spec.scenario, spec.powertrain)
+    if problem:
+        raise ApiError(422, f"scenario: {problem}", source="scenario")
+    if not 0 < spec.time_scale <= MAX_TIME_SCALE:
+        raise ApiError(
+            422, f"time_scale: must be > 0 and <= {MAX_TIME_SCALE:g}", source="time_scale"
+        )
+    if not 0.1 <= spec.step_seconds <= 60:
+        raise ApiError(422, "step_seconds: must be between 0.1 and 60", source="step_seconds")
+    extra = [property_key(key, source="extra_properties") for key in spec.extra_properties]
+    seed = spec.seed if spec.seed is not None else random.SystemRandom().randrange(2**31)
+    vin = spec.vin or generate_vin(random.Random(f"{seed}/{now_us}"))
+    vehicle = VehicleRow(
+        environment=ENVIRONMENT,
+        vin=vin,
+        name=spec.name,
+        powertrain=spec.powertrain.value,
+        profile=spec.profile,
+        properties=tuple(equipped_properties(spec.powertrain, spec.profile, extra)),
+        scenario=spec.scenario.value,
+        seed=seed,
+        time_scale=spec.time_scale,
+        step_seconds=spec.step_seconds,
+        running=spec.running,
+        started_at=now_us,
+        step=0,
+        state=initial_state(spec.scenario, spec.powertrain, seed),
+        overrides={},
+        failures={},
+        offline=False,
+        latency_seconds=0.0,
+        eligible=True,
+        connectivity_status="activated",
+        created_at=now_us,
+        updated_at=now_us,
+    )
+    async with db.transaction() as conn:
+        if not await repository.insert(conn, vehicle):
+            raise ApiError(409, f"a sandbox vehicle with VIN {vin} already exists", source="vin")
+    await _ingest_values(db, ingest, vehicle, values_of(vehicle), now_us)
+    return vehicle
+
+
+async def get_vehicle(db: Database, vin: str) -> VehicleRow:
+    vehicle = await repository.get(db.reader, ENVIRONMENT, vin)
+    if vehicle is None:
+        raise _not_found(vin)
+    return vehicle
+
+
+async def list_vehicles(db: Database) -> list[VehicleRow]:
+    return await repository.list_all(db.reader, ENVIRONMENT)
+
+
+async def delete_vehicle(db: Database, vin: str) -> None:
+    async with db.transaction() as conn:
+        if not await repository.delete(conn, ENVIRONMENT, vin):
+            raise _not_found(vin)
+
+
+async def _ingest_values(
+    db: Database, ingest: Ingest, vehicle: VehicleRow, values: dict[str, Any], now_us: int
+) -> None:
+    """Send simulated values, minus the ones the emulator pinned or made fail."""
+    values = {
+        k: v for k, v in values.items() if k not in vehicle.overrides and k not in vehicle.failures
+    }
+    if not values:
+        return
+    timestamp = to_iso(min(simulated_timestamp_us(vehicle), now_us))
+    await ingest(
+        db,
+        environment=vehicle.environment,
+        vin=vehicle.vin,
+        brand=BRAND,
+        data=to_capabilities(values, timestamp),
+        now_us=now_us,
+        source=SOURCE,
+    )
+
+
+# --------------------------------------------------------------------------- simulator
+
+
+async def set_scenario(
+    db: Database,
+    *,
+    ingest: Ingest,
+    vin: str,
+    now_us: int,
+    scenario: Scenario | None = None,
+    seed: int | None = None,
+    time_scale: float | None = None,
+    running: bool | None = None,
+    reset: bool = False,
+) -> VehicleRow:
+    """Switch scenario (restarting it from its seed), speed time up, pause or resume.
+
+    A new scenario keeps what a real car keeps (odometer, position, service counters)
+    unless `reset`; its energy levels are the scenario's own."""
+    if time_scale is not None and not 0 < time_scale <= MAX_TIME_SCALE:
+        raise ApiError(
+            422, f"time_scale: must be > 0 and <= {MAX_TIME_SCALE:g}", source="time_scale"
+        )
+    async with db.transaction() as conn:
+        vehicle = await repository.get_for_update(conn, ENVIRONMENT, vin)
+        if vehicle is None:
+            raise _not_found(vin)
+        before = values_of(vehicle)
+        updated = vehicle
+        restart = scenario is not None or seed is not None or reset
+        if restart:
+            new_scenario = scenario or Scenario(vehicle.scenario)
+            powertrain = Powertrain(vehicle.powertrain)
+            problem = scenario_problem(new_scenario, powertrain)
+            if problem:
+                raise ApiError(422, f"scenario: {problem}", source="scenario")
+            new_seed = seed if seed is not None else vehicle.seed
+            state = initial_state(new_scenario, powertrain, new_seed)
+            if not reset:
+                state = _carry_over(vehicle.state, state)
+            updated = replace(
+                updated,
+                scenario=new_scenario.value,
+                seed=new_seed,
+                state=state,
+                step=0,
+                started_at=now_us,
+            )
+        if time_scale is not None or (running is True and not vehicle.running):
+            # Re-anchor the wall clock so the current step is due now: no jump forward.
+            scale = time_scale if time_scale is not None else updated.time_scale
+            elapsed_us = int(updated.step * updated.step_seconds / scale * MICROS)
+            updated = replace(updated, time_scale=scale, started_at=now_us - elapsed_us)
+        if running is not None:
+            updated = replace(updated, running=running)
+        updated = replace(updated, updated_at=_bump(vehicle, now_us))
+        await repository.save(conn, updated, seen_updated_at=vehicle.updated_at)
+    if restart:
+        await _ingest_values(db, ingest, updated, changed(before, values_of(updated)), now_us)
+    return updated
+
+
+def _carry_over(old: VehicleState, new: VehicleState) -> VehicleState:
+    return replace(
+        new,
+        odometer_km=max(old.odometer_km, new.odometer_km) if old.odometer_km else new.odometer_km,
+        segment=old.segment,
+        segment_progress_m=old.segment_progress_m,
+        latitude=old.latitude,
+        longitude=old.longitude,
+        heading_deg=old.heading_deg,
+        altitude_m=old.altitude_m,
+        service_distance_km=min(old.service_distance_km, new.service_distance_km),
+        service_time_s=min(old.service_time_s, new.service_time_s),
+        last_trip_distance_km=old.last_trip_distance_km,
+        last_trip_duration_s=old.last_trip_duration_s,
+        last_trip_energy_kwh=old.last_trip_energy_kwh,
+        last_trip_fuel_l=old.last_trip_fuel_l,
+        last_trip_electric_km=old.last_trip_electric_km,
+        last_trip_odometer_km=old.last_trip_odometer_km,
+        last_trip_soc=old.last_trip_soc,
+    )
+
+
+async def advance_vehicle(
+    db: Database, *, ingest: Ingest, vehicle: VehicleRow, steps: int, now_us: int
+) -> VehicleRow | None:
+    """Run `steps` simulation steps and ingest what changed. None when another writer
+    changed the vehicle meanwhile (the caller simply tries again later)."""
+    if steps <= 0:
+        return vehicle
+    state = advance(
+        vehicle.state,
+        seed=vehicle.seed,
+        first_step=vehicle.step + 1,
+        steps=steps,
+        step_seconds=vehicle.step_seconds,
+    )
+    updated = replace(
+        vehicle, state=state, step=vehicle.step + steps, updated_at=_bump(vehicle, now_us)
+    )
+    async with db.transaction() as conn:
+        if not await repository.save(conn, updated, seen_updated_at=vehicle.updated_at):
+            return None
+    await _ingest_values(
+        db, ingest, updated, changed(values_of(vehicle), values_of(updated)), now_us
+    )
+    return updated
+
+
+async def step_vehicle(
+    db: Database, *, ingest: Ingest, vin: str, seconds: float, now_us: int
+) -> VehicleRow:
+    """Advance one vehicle by `seconds` of simulated time now (for scripts and CI that
+    do not want to wait); the wall-clock anchor moves back so the runner does not redo
+    them."""
+    vehicle = await get_vehicle(db, vin)
+    steps = round(seconds / vehicle.step_seconds)
+    if steps < 1 or steps > 7 * 86_400:
+        raise ApiError(
+            422, "seconds: must cover at least one step and at most 7 days", source="seconds"
+        )
+    shift = int(steps * vehicle.step_seconds / vehicle.time_scale * MICROS)
+    # The anchor moves with the new row; `save` still finds the stored version.
+    anchored = replace(vehicle, started_at=vehicle.started_at - shift)
+    result = await advance_vehicle(db, ingest=ingest, vehicle=anchored, steps=steps, now_us=now_us)
+    if result is None:
+        raise ApiError(409, "the vehicle changed meanwhile; try again", source="vin")
+    return result
+
+
+async def tick(
+    db: Database, *, ingest: Ingest, now_us: int, limit: int = 500, max_catch_up: int = 3600
+) -> int:
+    """One round of the runner: every running vehicle whose next step is due advances to
+    now. Returns how many vehicles advanced."""
+    advanced = 0
+    for vehicle in await repository.list_running(db.reader, limit):
+        due = vehicle.due_step(now_us)
+        if due <= vehicle.step:
+            continue
+        if due - vehicle.step > max_catch_up:
+            # Long downtime: simulate the last stretch only and move the anchor, rather
+            # than block the loop on days of catch-up.
+            skipped = due - vehicle.step - max_catch_up
+            vehicle = replace(
+                vehicle,
+                started_at=vehicle.started_at
+                + int(skipped * vehicle.step_seconds / vehicle.time_scale * MICROS),
+            )
+            due = vehicle.step + max_catch_up
+        try:
+            result = await advance_vehicle(
+                db, ingest=ingest, vehicle=vehicle, steps=due - vehicle.step, now_us=now_us
+            )
+        except Exception:
+            # One vehicle's bad moment must not stop the others; it is retried next tick.
+            log.exception("sandbox vehicle could not advance", vin=vehicle.vin)
+            continue
+        if result is not None:
+            advanced += 1
+    return advanced
+
+
+# --------------------------------------------------------------------------- emulator
+
+# Properties that are physical state: setting them moves the simulation itself, which
+# then carries on from the new value (a battery set to 20 % keeps draining from 20 %).
+_UNITS_TO_KM = {"kilometers": 1.0, "meters": 0.001, "miles": 1.609344}
+
+
+def _apply_to_state(state: VehicleState, key: str, value: Any) -> VehicleState | None:
+    powertrain = Powertrain(state.powertrain)
+    if key in ("charging.battery_level", "diagnostics.battery_level") and powertrain.has_battery:
+        return replace(state, soc=float(value))
+    if key == "charging.charge_limit" and powertrain.has_battery:
+        return replace(state, charge_limit=float(value))
+    if key == "diagnostics.fuel_level" and powertrain.has_tank:
+        return replace(state, fuel_l=float(value) * state.tank_l)
+    if key == "diagnostics.odometer" and value["unit"] in _UNITS_TO_KM:
+        return replace(state, odometer_km=float(value["value"]) * _UNITS_TO_KM[value["unit"]])
+    if key == "doors.locks_state":
+        locked = value == "locked"
+        return replace(state, door_locked=(locked,) * 4)
+    return None
+
+
+async def set_properties(
+    db: Database, *, ingest: Ingest, vin: str, values: dict[str, Any], now_us: int
+) -> VehicleRow:
+    """Set properties by hand, validated by the catalog. Physical ones change the
+    simulation; every other one is pinned (the simulator stops producing it) until
+    cleared. Nothing is stored when any value is invalid."""
+    if not values:
+        raise ApiError(422, 'give at least one property: {"capability.property": value}')
+    checked = {key: check_value(key, value) for key, value in values.items()}
+    async with db.transaction() as conn:
+        vehicle = await repository.get_for_update(conn, ENVIRONMENT, vin)
+        if vehicle is None:
+            raise _not_found(vin)
+        before = values_of(vehicle)
+        state = vehicle.state
+        overrides = dict(vehicle.overrides)
+        pinned: dict[str, Any] = {}
+        for key, value in checked.items():
+            moved = _apply_to_state(state, key, value)
+            if moved is not None and key not in overrides:
+                state = moved
+            else:
+                overrides[key] = {"data": value, "timestamp_us": now_us}
+                pinned[key] = value
+        updated = replace(
+            vehicle, state=state, overrides=overrides, updated_at=_bump(vehicle, now_us)
+        )
+        await repository.save(conn, updated, seen_updated_at=vehicle.updated_at)
+    simulated = changed(before, values_of(updated))
+    # The simulator's consequences (range follows the battery) ride along.
+    await _ingest_values(db, ingest, updated, simulated, now_us)
+    if pinned:
+        await ingest(
+            db,
+            environment=updated.environment,
+            vin=vin,
+            brand=BRAND,
+            data=to_capabilities(
+                {k: v for k, v in pinned.items() if k not in updated.failures}, to_iso(now_us)
+            ),
+            now_us=now_us,
+            source=SOURCE,
+        )
+    return updated
+
+
+async def clear_property(
+    db: Database, *, ingest: Ingest, vin: str, key: str, now_us: int
+) -> VehicleRow:
+    """Unpin a property: the simulator produces it again (at once, when it can)."""
+    property_key(key)
+    async with db.transaction() as conn:
+        vehicle = await repository.get_for_update(conn, ENVIRONMENT, vin)
+        if vehicle is None:
+            raise _not_found(vin)
+        if key not in vehicle.overrides:
+            raise ApiError(404, f"{key} is not set by hand on {vin}", source="property")
+        overrides = {k: v for k, v in vehicle.overrides.items() if k != key}
+        updated = replace(vehicle, overrides=overrides, updated_at=_bump(vehicle, now_us))
+        await repository.save(conn, updated, seen_updated_at=vehicle.updated_at)
+    current = values_of(updated)
+    if key in current:
+        await _ingest_values(db, ingest, updated, {key: current[key]}, now_us)
+    return updated
+
+
+async def set_failure(
+    db: Database,
+    *,
+    ingest: Ingest,
+    vin: str,
+    key: str,
+    reason: str,
+    description: str | None,
+    now_us: int,
+) -> VehicleRow:
+    """Make a property fail with one of the spec's failure reasons, until cleared."""
+    property_key(key)
+    if reason not in FAILURE_REASONS:
+        raise ApiError(
+            422, f"reason: {reason!r} is not one of {', '.join(FAILURE_REASONS)}", source="reason"
+        )
+    text = description or f"{key} failed ({reason}), injected by the sandbox emulator"
+    async with db.transaction() as conn:
+        vehicle = await repository.get_for_update(conn, ENVIRONMENT, vin)
+        if vehicle is None:
+            raise _not_found(vin)
+        failures = {
+            **vehicle.failures,
+            key: {"reason": reason, "description": text, "timestamp_us": now_us},
+        }
+        updated = replace(vehicle, failures=failures, updated_at=_bump(vehicle, now_us))
+        await repository.save(conn, updated, seen_updated_at=vehicle.updated_at)
+    await ingest(
+        db,
+        environment=updated.environment,
+        vin=vin,
+        brand=BRAND,
+        data=failure_capabilities({key: failures[key]}, now_us),
+        now_us=now_us,
+        source=SOURCE,
+    )
+    return updated
+
+
+async def clear_failure(
+    db: Database, *, ingest: Ingest, vin: str, key: str, now_us: int
+) -> VehicleRow:
+    property_key(key)
+    async with db.transaction() as conn:
+        vehicle = await repository.get_for_update(conn, ENVIRONMENT, vin)
+        if vehicle is None:
+            raise _not_found(vin)
+        if key not in vehicle.failures:
+            raise ApiError(404, f"{key} has no injected failure on {vin}", source="property")
+        failures = {k: v for k, v in vehicle.failures.items() if k != key}
+        updated = replace(vehicle, failures=failures, updated_at=_bump(vehicle, now_us))
+        await repository.save(conn, updated, seen_updated_at=vehicle.updated_at)
+    # The property recovers: its value is delivered again at once.
+    value = current_values(updated).get(key)
+    if value is not None:
+        await ingest(
+            db,
+            environment=updated.environment,
+            vin=vin,
+            brand=BRAND,
+            data=to_capabilities({key: value}, to_iso(now_us)),
+            now_us=now_us,
+            source=SOURCE,
+        )
+    return updated
+
+
+async def set_behaviour(
+    db: Database,
+    *,
+    vin: str,
+    now_us: int,
+    offline: bool | None = None,
+    latency_seconds: float | None = None,
+    eligible: bool | None = None,
+    connectivity_status: str | None = None,
+) -> VehicleRow:
+    """Offline/asleep (pull → 408), slow (pull → 504 past the pull's timeout), eligibility
+    and connectivity as the eligibility endpoint reports them."""
+    if latency_seconds is not None and not 0 <= latency_seconds <= 600:
+        raise ApiError(422, "latency_seconds: must be between 0 and 600", source="latency_seconds")
+    if connectivity_status is not None and connectivity_status not in CONNECTIVITY_STATUSES:
+        raise ApiError(
+            422,
+            f"connectivity_status: must be one of {', '.join(CONNECTIVITY_STATUSES)}",
+            source="connectivity_status",
+        )
+    async with db.transaction() as conn:
+        vehicle = await repository.get_for_update(conn, ENVIRONMENT, vin)
+        if vehicle is None:
+            raise _not_found(vin)
+        updated = replace(
+            vehicle,
+            offline=vehicle.offline if offline is None else offline,
+            latency_seconds=vehicle.latency_seconds if latency_seconds is None else latency_seconds,
+            eligible=vehicle.eligible if eligible is None else eligible,
+            connectivity_status=connectivity_status or vehicle.connectivity_status,
+            updated_at=_bump(vehicle, now_us),
+        )
+        await repository.save(conn, updated, seen_updated_at=vehicle.updated_at)
+    return updated
+
+
+# --------------------------------------------------------------------------- reading
+
+
+def current_values(vehicle: VehicleRow) -> dict[str, Any]:
+    """Simulated values with the pinned ones on top (failures not applied)."""
+    values = values_of(vehicle)
+    for key, pinned in vehicle.overrides.items():
+        values[key] = pinned["data"]
+    return values
+
+
+def failure_capabilities(failures: dict[str, dict[str, Any]], now_us: int) -> CapabilityData:
+    out: CapabilityData = {}
+    for key, failure in failures.items():
+        capability, _, name = key.partition(".")
+        prop = CATALOG.property(capability, name)
+        wrapper = {
+            "failure": {"reason": failure["reason"], "description": failure["description"]},
+            "timestamp": to_iso(failure.get("timestamp_us", now_us)),
+        }
+        out.setdefault(capability, {})[name] = [wrapper] if prop.multiple else wrapper
+    return out
+
+
+def current_data(
+    vehicle: VehicleRow, *, properties: frozenset[str] | None, now_us: int
+) -> CapabilityData:
+    """What the vehicle answers when asked now: its values in the pull layout, failing
+    properties as failure wrappers; only `properties` ("cap.prop") when given."""
+    values = values_of(vehicle)
+    simulated_ts = to_iso(min(simulated_timestamp_us(vehicle), now_us))
+    data: CapabilityData = {}
+    wanted = (lambda key: True) if properties is None else properties.__contains__
+    simulated = {
+        k: v
+        for k, v in values.items()
+        if wanted(k) and k not in vehicle.overrides and k not in vehicle.failures
+    }
+    for capability, group in to_capabilities(simulated, simulated_ts).items():
+        data.setdefault(capability, {}).update(group)
+    for key, pinned in vehicle.overrides.items():
+        if wanted(key) and key not in vehicle.failures:
+            for capability, group in to_capabilities(
+                {key: pinned["data"]}, to_iso(pinned["timestamp_us"])
+            ).items():
+                data.setdefault(capability, {}).update(group)
+    failing = {k: v for k, v in vehicle.failures.items() if wanted(k)}
+    for capability, group in failure_capabilities(failing, now_us).items():
+        data.setdefault(capability, {}).update(group)
+    return data

@@ -1,0 +1,98 @@
+"""The simulator's runner: advances every running sandbox vehicle to the wall clock and
+ingests what changed; on a fresh embedded install it first seeds the demo sandbox.
+
+Runs in every replica: a vehicle's advance is an optimistic write (`updated_at` is its
+version), so two runners never deliver the same step twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import sys
+from collections.abc import AsyncIterator
+
+import orjson
+import structlog
+
+from autoport.kit.state import AppState
+from autoport.sandbox import repository, service
+from autoport.sandbox.demo import seed_demo
+from autoport.sandbox.service import ENVIRONMENT, Ingest
+from autoport.sandbox.source import SandboxDataSource
+from autoport.sandbox.wiring import resolve_apps, resolve_ingest
+
+log = structlog.get_logger("autoport.sandbox")
+
+DEMO_MARKER = "sandbox-demo.json"
+
+
+async def run_once(state: AppState, ingest: Ingest) -> int:
+    return await service.tick(
+        state.database,
+        ingest=ingest,
+        now_us=state.clock.now_us(),
+        max_catch_up=state.settings.sandbox_max_catch_up_steps,
+    )
+
+
+async def seed_demo_if_fresh(state: AppState, ingest: Ingest) -> bool:
+    """The demo, once per data directory, on the embedded database only (replicas on
+    PostgreSQL are production installs: they start empty)."""
+    settings = state.settings
+    marker = settings.data_dir / DEMO_MARKER
+    if not settings.sandbox_demo or not settings.is_sqlite or marker.exists():
+        return False
+    if await repository.count(state.database.reader, ENVIRONMENT):
+        return False
+    apps = resolve_apps()
+    demo = await seed_demo(
+        state.database,
+        ingest=ingest,
+        now_us=state.clock.now_us(),
+        create_account=apps[0] if apps else None,
+        create_application=apps[1] if apps else None,
+    )
+    marker.write_bytes(
+        orjson.dumps(
+            {
+                "vins": demo.vins,
+                "account_id": demo.account_id,
+                "application_id": demo.application_id,
+                "client_id": demo.client_id,
+            },
+            option=orjson.OPT_INDENT_2,
+        )
+    )
+    # Printed on the terminal once, like the admin token; never logged.
+    sys.stderr.write(demo.describe(settings.sandbox_base_url))
+    return True
+
+
+async def _loop(state: AppState, ingest: Ingest) -> None:
+    interval = state.settings.sandbox_tick_seconds
+    while True:
+        try:
+            await run_once(state, ingest)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("sandbox runner round failed")
+        await asyncio.sleep(interval)
+
+
+@contextlib.asynccontextmanager
+async def sandbox_runner(state: AppState, ingest: Ingest | None = None) -> AsyncIterator[None]:
+    ingest = ingest or resolve_ingest()
+    state.data_sources.setdefault("sandbox", SandboxDataSource(state.database, state.clock))
+    try:
+        await seed_demo_if_fresh(state, ingest)
+    except Exception:
+        log.exception("the demo sandbox could not be created")
+    task = asyncio.create_task(_loop(state, ingest), name="sandbox-runner")
+    try:
+        yield
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task

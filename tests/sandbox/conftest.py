@@ -1,0 +1,111 @@
+"""Sandbox fixtures: an app with the admin token and a recording ingestion.
+
+The real ingestion (autoport.ingestion.service.ingest_vehicle_data) is built on another
+branch; `RecordingIngest` stands at the same boundary with the same signature: it
+validates every data point with the catalog (as ingestion does, so invalid simulator
+output fails the test) and records what was ingested. The lead swaps it for the real one
+in this one fixture.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+import pytest
+from fastapi import FastAPI
+from pydantic import SecretStr
+
+from autoport.app import create_app
+from autoport.catalog import validate_capabilities
+from autoport.config import Settings
+from autoport.kit.clock import FrozenClock
+from autoport.kit.db import Database
+from autoport.kit.environments import Environment
+
+ADMIN_TOKEN = "sandbox-test-admin-token"
+ADMIN = {"authorization": f"Bearer {ADMIN_TOKEN}"}
+
+
+@dataclass
+class Ingested:
+    environment: Environment
+    vin: str
+    brand: str
+    data: dict[str, dict[str, Any]]
+    now_us: int
+    source: str
+
+
+@dataclass
+class RecordingIngest:
+    calls: list[Ingested] = field(default_factory=list)
+
+    async def __call__(
+        self,
+        db: Database,
+        *,
+        environment: Environment,
+        vin: str,
+        brand: str,
+        data: dict[str, dict[str, Any]],
+        now_us: int,
+        source: str,
+    ) -> dict[str, int]:
+        checked = validate_capabilities(data)
+        self.calls.append(Ingested(environment, vin, brand, checked, now_us, source))
+        return {"accepted": sum(len(group) for group in checked.values())}
+
+    def latest(self, vin: str, key: str) -> Any:
+        """The last wrapper ingested for "capability.property" of `vin`."""
+        capability, _, name = key.partition(".")
+        for call in reversed(self.calls):
+            if call.vin == vin and name in call.data.get(capability, {}):
+                return call.data[capability][name]
+        raise AssertionError(f"{key} of {vin} was never ingested")
+
+    def keys(self, vin: str) -> set[str]:
+        return {
+            f"{cap}.{name}"
+            for call in self.calls
+            if call.vin == vin
+            for cap, group in call.data.items()
+            for name in group
+        }
+
+
+@pytest.fixture
+def ingest() -> RecordingIngest:
+    return RecordingIngest()
+
+
+@pytest.fixture
+def admin_settings(settings: Settings) -> Settings:
+    return settings.model_copy(update={"admin_token": SecretStr(ADMIN_TOKEN)})
+
+
+@pytest.fixture
+async def sandbox_app(
+    admin_settings: Settings, clock: FrozenClock, ingest: RecordingIngest
+) -> AsyncIterator[FastAPI]:
+    app = create_app(admin_settings, clock=clock, run_background=False)
+    app.state.sandbox_ingest = ingest
+    async with app.router.lifespan_context(app):
+        yield app
+
+
+@pytest.fixture
+async def admin(sandbox_app: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
+    transport = httpx.ASGITransport(app=sandbox_app)
+    async with httpx.AsyncClient(
+        transport=transport, base_url="http://127.0.0.1:8080", headers=ADMIN
+    ) as client:
+        yield client
+
+
+@pytest.fixture
+def db(sandbox_app: FastAPI) -> Database:
+    database: Database = sandbox_app.state.autoport.database
+    return database
