@@ -21,6 +21,8 @@ from autoport.kit.environments import EnvironmentRouter
 from autoport.kit.errors import install_error_handlers
 from autoport.kit.middleware import RequestPipeline
 from autoport.kit.state import AppState
+from autoport.webhooks.routes import router as webhooks_router
+from autoport.webhooks.tasks import webhook_worker
 
 # Background work started with the app (workers of webhooks, streaming, fleet, sandbox).
 # Each takes the AppState and runs until cancelled.
@@ -29,11 +31,11 @@ BackgroundTask = Callable[[AppState], contextlib.AbstractAsyncContextManager[Non
 
 def feature_routers() -> Sequence[APIRouter]:
     """Every feature's router, in one place."""
-    return [health_router]
+    return [health_router, webhooks_router]
 
 
 def background_tasks() -> Sequence[BackgroundTask]:
-    return []
+    return [webhook_worker]
 
 
 def create_app(

@@ -180,6 +180,9 @@ def admin_token(
 
 def register() -> None:
     """Attach the features' sub-command groups (imported here to keep start-up light)."""
+    from autoport.webhooks.cli import app as webhooks_app
+
+    app.add_typer(webhooks_app, name="webhooks")
 
 
 def main() -> None:

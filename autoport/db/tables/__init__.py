@@ -5,6 +5,6 @@ epoch (UTC), JSON is TEXT, and every feature row carries its `environment`.
 """
 
 from autoport.db import metadata
-from autoport.db.tables import apps, fleet, outbox
+from autoport.db.tables import apps, fleet, outbox, webhooks
 
-__all__ = ["apps", "fleet", "metadata", "outbox"]
+__all__ = ["apps", "fleet", "metadata", "outbox", "webhooks"]
