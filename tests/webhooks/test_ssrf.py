@@ -66,7 +66,7 @@ class ScriptedDns(AbstractResolver):
         ("127.8.9.10", "loopback"),
         ("169.254.169.254", "link-local"),
         ("100.64.0.1", "CGNAT"),
-        ("0.0.0.0", "unspecified"),
+        ("0.0.0.0", "unspecified"),  # noqa: S104
         ("224.0.0.1", "multicast"),
         ("240.0.0.1", "private"),
         ("255.255.255.255", "private"),
