@@ -8,26 +8,37 @@ need the same configuration as the server (data dir or database URL, secrets).
 from __future__ import annotations
 
 import asyncio
+import enum
 import random
 from collections.abc import Awaitable, Callable
-from typing import Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 
 from autoport.config import Settings, ensure_secrets
 from autoport.kit.clock import Clock
-from autoport.kit.db import Database, create_database
-from autoport.kit.environments import Environment
-from autoport.kit.errors import ApiError
-from autoport.webhooks import service
-from autoport.webhooks.service import EVENT_TYPES, WebhookConfig
+from autoport.webhooks.schemas import EVENT_TYPES
+
+if TYPE_CHECKING:
+    from autoport.kit.db import Database
+    from autoport.kit.environments import Environment
+    from autoport.webhooks.service import WebhookConfig
+
+# The service, aiohttp and FastAPI are imported inside the commands: `autoport` starts
+# for every sub-command, and most never need them.
 
 app = typer.Typer(help="Webhooks: configuration, delivery log, redelivery, worker.")
 
 T = TypeVar("T")
 
+
+class EnvironmentName(enum.StrEnum):
+    production = "production"
+    sandbox = "sandbox"
+
+
 EnvOption = Annotated[
-    Environment, typer.Option("--environment", "-e", help="production or sandbox.")
+    EnvironmentName, typer.Option("--environment", "-e", help="production or sandbox.")
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON.")]
 
@@ -39,7 +50,17 @@ def _settings() -> Settings:
     return settings
 
 
+def _env(name: EnvironmentName) -> Environment:
+    from autoport.kit.environments import Environment
+
+    return Environment(name.value)
+
+
 def _run(settings: Settings, work: Callable[[Database, WebhookConfig], Awaitable[T]]) -> T:
+    from autoport.kit.db import create_database
+    from autoport.kit.errors import ApiError
+    from autoport.webhooks.service import WebhookConfig
+
     async def main() -> T:
         db = create_database(settings.resolved_database_url, schema=settings.database_schema)
         await db.connect()
@@ -83,7 +104,7 @@ def set_webhook(
             help=f"Subscribe to this event (repeat it); default all: {', '.join(EVENT_TYPES)}.",
         ),
     ] = None,
-    environment: EnvOption = Environment.production,
+    environment: EnvOption = EnvironmentName.production,
     as_json: JsonOption = False,
 ) -> None:
     """Create or change an application's webhook; sends `ping` and prints its outcome."""
@@ -95,11 +116,12 @@ def set_webhook(
         typer.secho("error: --secret must have at least 16 characters", err=True)
         raise typer.Exit(2)
     settings = _settings()
+    from autoport.webhooks import service
 
     async def work(db: Database, config: WebhookConfig) -> dict[str, Any]:
         result = await service.save_webhook(
             db,
-            environment=environment,
+            environment=_env(environment),
             application_id=application_id,
             url=url,
             secret=secret,
@@ -129,16 +151,18 @@ def set_webhook(
 def show(
     application_id: str,
     reveal_secret: Annotated[bool, typer.Option("--reveal-secret")] = False,
-    environment: EnvOption = Environment.production,
+    environment: EnvOption = EnvironmentName.production,
     as_json: JsonOption = False,
 ) -> None:
     """Show an application's webhook."""
     settings = _settings()
+    from autoport.webhooks import service
+
     data = _run(
         settings,
         lambda db, config: service.show_webhook(
             db,
-            environment=environment,
+            environment=_env(environment),
             application_id=application_id,
             config=config,
             reveal_secret=reveal_secret,
@@ -154,15 +178,17 @@ def show(
 @app.command("deliveries")
 def deliveries(
     application_id: str,
-    environment: EnvOption = Environment.production,
+    environment: EnvOption = EnvironmentName.production,
     as_json: JsonOption = False,
 ) -> None:
     """The latest deliveries of an application's webhook, newest first."""
     settings = _settings()
+    from autoport.webhooks import service
+
     data = _run(
         settings,
         lambda db, config: service.list_deliveries(
-            db, environment=environment, application_id=application_id, config=config
+            db, environment=_env(environment), application_id=application_id, config=config
         ),
     )
 
@@ -183,16 +209,18 @@ def deliveries(
 def redeliver(
     application_id: str,
     delivery_id: str,
-    environment: EnvOption = Environment.production,
+    environment: EnvOption = EnvironmentName.production,
     as_json: JsonOption = False,
 ) -> None:
     """Queue a logged delivery again (same delivery id); the worker sends it."""
     settings = _settings()
+    from autoport.webhooks import service
+
     data = _run(
         settings,
         lambda db, config: service.redeliver(
             db,
-            environment=environment,
+            environment=_env(environment),
             application_id=application_id,
             delivery_id=delivery_id,
             now_us=Clock().now_us(),

@@ -1,10 +1,11 @@
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
 EventType = Literal["ping", "fleet_clearance_changed", "authorization_changed"]
+EVENT_TYPES: tuple[str, ...] = get_args(EventType)
 
 
 class WebhookIn(BaseModel):

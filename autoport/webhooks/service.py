@@ -28,11 +28,11 @@ from autoport.kit.outbox import OutboxEvent
 from autoport.webhooks import repository as repo
 from autoport.webhooks.client import AttemptResult, new_session, post
 from autoport.webhooks.repository import FAILED, PENDING, SUCCEEDED, ClaimedDelivery, WebhookRow
+from autoport.webhooks.schemas import EVENT_TYPES
 from autoport.webhooks.sealing import SealError, derive_key, seal, unseal
 from autoport.webhooks.signing import delivery_headers
 from autoport.webhooks.ssrf import AddressPolicy, UrlProblem, check_url
 
-EVENT_TYPES: tuple[str, ...] = ("ping", "fleet_clearance_changed", "authorization_changed")
 PING_VIN = "*"
 SECRET_PREFIX = "whsec_"  # noqa: S105 - a prefix, not a secret
 
