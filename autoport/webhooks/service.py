@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import random
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import aiohttp
@@ -156,8 +157,11 @@ async def enqueue_events(
                 conn, [e.application_id for e in events if e.application_id]
             )
         }
+        consumed = await repo.consume_outbox_events(
+            conn, event_ids=[e.id for e in events], worker_id=worker_id
+        )
         for event in events:
-            if not await repo.delete_outbox_event(conn, event_id=event.id, worker_id=worker_id):
+            if event.id not in consumed:
                 continue
             if event.application_id is None:
                 continue
@@ -201,22 +205,32 @@ class AttemptOutcome:
     recorded: bool
 
 
-async def attempt_delivery(
-    db: Database,
+@dataclass(frozen=True, slots=True)
+class SentAttempt:
+    """An attempt sent (or given up before sending), not yet recorded."""
+
+    delivery: ClaimedDelivery
+    status: str
+    next_attempt_at: int
+    finished_at: int
+    result: AttemptResult
+    headers: dict[str, str]
+
+
+async def send_attempt(
     session: aiohttp.ClientSession,
     delivery: ClaimedDelivery,
+    hook: WebhookRow | None,
     *,
-    worker_id: str,
     config: WebhookConfig,
-    clock_now: Any,
+    clock_now: Callable[[], int],
     rng: random.Random,
-) -> AttemptOutcome:
-    """Send the claimed attempt and record its outcome (no transaction is held while
-    the request is in flight)."""
-    hook = await repo.get_webhook(
-        db.reader, environment=delivery.environment, application_id=delivery.application_id
-    )
+) -> SentAttempt:
+    """Sign and send one claimed attempt with the webhook's current URL and secret, and
+    decide what comes next (done, retry at a time, or failed). No database work here:
+    no transaction is held while the request is in flight."""
     headers: dict[str, str] = {}
+    final = False
     if hook is None or (delivery.event_type not in hook.events and delivery.event_type != "ping"):
         result = AttemptResult(
             ok=False, duration_ms=0, error="no webhook is configured for this event anymore"
@@ -224,9 +238,7 @@ async def attempt_delivery(
         final = True
     else:
         try:
-            secret = unseal(
-                config.sealing_key, hook.secret_sealed, application_id=hook.application_id
-            )
+            secret = _unseal_cached(config.sealing_key, hook.secret_sealed, hook.application_id)
         except SealError as error:
             result = AttemptResult(ok=False, duration_ms=0, error=str(error))
         else:
@@ -246,7 +258,6 @@ async def attempt_delivery(
                 timeout_seconds=config.timeout_seconds,
                 body_limit=config.body_limit,
             )
-        final = False
     now = clock_now()
     next_attempt_at = now
     if result.ok:
@@ -256,36 +267,86 @@ async def attempt_delivery(
     else:
         status = PENDING
         next_attempt_at = now + retry_delay_us(config, delivery.attempt, rng)
+    return SentAttempt(delivery, status, next_attempt_at, now, result, headers)
+
+
+@lru_cache(maxsize=1024)
+def _unseal_cached(key: bytes, sealed: str, application_id: str) -> str:
+    # Keyed by the sealed text: a changed secret is a new entry, never a stale hit.
+    return unseal(key, sealed, application_id=application_id)
+
+
+async def record_attempts(
+    db: Database, sent: Sequence[SentAttempt], *, worker_id: str, config: WebhookConfig
+) -> list[AttemptOutcome]:
+    """Record outcomes in one transaction (one commit for a whole batch); only the
+    holder of each attempt's claim can record it."""
+    if not sent:
+        return []
+    outcomes: list[AttemptOutcome] = []
+    finished: set[tuple[Environment, str]] = set()
     async with db.transaction() as conn:
-        recorded = await repo.record_attempt(
-            conn,
-            delivery=delivery,
-            worker_id=worker_id,
-            status=status,
-            next_attempt_at=next_attempt_at,
-            now_us=now,
-            duration_ms=result.duration_ms,
-            request_headers=headers,
-            response_status=result.response_status,
-            response_headers=result.response_headers,
-            response_body=result.response_body,
-            error=result.error,
-        )
-        if recorded and status != PENDING:
+        for attempt in sent:
+            delivery, result = attempt.delivery, attempt.result
+            recorded = await repo.record_attempt(
+                conn,
+                delivery=delivery,
+                worker_id=worker_id,
+                status=attempt.status,
+                next_attempt_at=attempt.next_attempt_at,
+                now_us=attempt.finished_at,
+                duration_ms=result.duration_ms,
+                request_headers=attempt.headers,
+                response_status=result.response_status,
+                response_headers=result.response_headers,
+                response_body=result.response_body,
+                error=result.error,
+            )
+            if recorded and attempt.status != PENDING:
+                finished.add((delivery.environment, delivery.application_id))
+            outcomes.append(
+                AttemptOutcome(
+                    delivery_id=delivery.delivery_id,
+                    status=attempt.status,
+                    attempt=delivery.attempt,
+                    result=result,
+                    next_attempt_at=attempt.next_attempt_at if attempt.status == PENDING else None,
+                    recorded=recorded,
+                )
+            )
+        for environment, application_id in finished:
             await repo.prune_log(
                 conn,
-                environment=delivery.environment,
-                application_id=delivery.application_id,
+                environment=environment,
+                application_id=application_id,
                 keep=config.deliveries_kept,
             )
-    return AttemptOutcome(
-        delivery_id=delivery.delivery_id,
-        status=status,
-        attempt=delivery.attempt,
-        result=result,
-        next_attempt_at=next_attempt_at if status == PENDING else None,
-        recorded=recorded,
-    )
+    return outcomes
+
+
+async def hooks_for(
+    db: Database, deliveries: Sequence[ClaimedDelivery]
+) -> dict[tuple[Environment, str], WebhookRow]:
+    """The current webhook of each delivery's application, in one query."""
+    rows = await repo.webhooks_of(db.reader, [d.application_id for d in deliveries])
+    return {(hook.environment, hook.application_id): hook for hook in rows}
+
+
+async def attempt_delivery(
+    db: Database,
+    session: aiohttp.ClientSession,
+    delivery: ClaimedDelivery,
+    *,
+    worker_id: str,
+    config: WebhookConfig,
+    clock_now: Callable[[], int],
+    rng: random.Random,
+) -> AttemptOutcome:
+    """Send one claimed attempt and record its outcome."""
+    hook = (await hooks_for(db, [delivery])).get((delivery.environment, delivery.application_id))
+    sent = await send_attempt(session, delivery, hook, config=config, clock_now=clock_now, rng=rng)
+    [outcome] = await record_attempts(db, [sent], worker_id=worker_id, config=config)
+    return outcome
 
 
 # ---------------------------------------------------------------- configuration
@@ -353,7 +414,7 @@ async def save_webhook(
     secret: str | None,
     events: Sequence[str] | None,
     config: WebhookConfig,
-    clock_now: Any,
+    clock_now: Callable[[], int],
     rng: random.Random | None = None,
     session: aiohttp.ClientSession | None = None,
 ) -> SaveResult:

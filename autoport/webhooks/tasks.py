@@ -26,8 +26,8 @@ from autoport.kit.state import AppState
 from autoport.webhooks import repository as repo
 from autoport.webhooks import service
 from autoport.webhooks.client import new_session
-from autoport.webhooks.repository import ClaimedDelivery
-from autoport.webhooks.service import AttemptOutcome, WebhookConfig
+from autoport.webhooks.repository import ClaimedDelivery, WebhookRow
+from autoport.webhooks.service import AttemptOutcome, SentAttempt, WebhookConfig
 
 CONSUMER = "webhooks"
 log = structlog.get_logger("autoport.webhooks")
@@ -61,7 +61,8 @@ class DeliveryWorker:
         self.rng = rng or random.Random()
         self._session = session
         self._own_session = session is None
-        self._inflight: set[asyncio.Task[AttemptOutcome | None]] = set()
+        self._inflight: set[asyncio.Task[SentAttempt | None]] = set()
+        self._finished_attempts: list[SentAttempt] = []
         self._wake = asyncio.Event()
 
     @property
@@ -70,11 +71,21 @@ class DeliveryWorker:
             self._session = new_session(self.config.policy, limit=self.concurrency)
         return self._session
 
-    async def close(self) -> None:
+    async def close(self, *, grace_seconds: float = 0.0) -> None:
+        """Stop: let attempts in flight finish for up to `grace_seconds`, record what
+        finished; the rest are sent again after their claims expire (same id)."""
+        if self._inflight and grace_seconds > 0:
+            await asyncio.wait(set(self._inflight), timeout=grace_seconds)
         for task in list(self._inflight):
             task.cancel()
         if self._inflight:
             await asyncio.gather(*self._inflight, return_exceptions=True)
+        if self._finished_attempts:
+            batch, self._finished_attempts = self._finished_attempts, []
+            try:
+                await self._record(batch)
+            except Exception:
+                log.exception("recording webhook attempts at shutdown failed")
         if self._own_session and self._session is not None:
             await self._session.close()
             self._session = None
@@ -108,13 +119,12 @@ class DeliveryWorker:
             limit=limit,
         )
 
-    async def _attempt(self, delivery: ClaimedDelivery) -> AttemptOutcome | None:
+    async def _send(self, delivery: ClaimedDelivery, hook: WebhookRow | None) -> SentAttempt | None:
         try:
-            outcome = await service.attempt_delivery(
-                self.db,
+            return await service.send_attempt(
                 self.session,
                 delivery,
-                worker_id=self.worker_id,
+                hook,
                 config=self.config,
                 clock_now=self.clock.now_us,
                 rng=self.rng,
@@ -122,25 +132,36 @@ class DeliveryWorker:
         except asyncio.CancelledError:
             raise
         except Exception:
-            # The claim expires and another pass retries it; the worker keeps going.
+            # The claim expires and a later pass retries it; the worker keeps going.
             log.exception("webhook attempt failed", delivery_id=delivery.delivery_id)
             return None
-        if not outcome.result.ok:
-            log.info(
-                "webhook delivery not accepted",
-                delivery_id=outcome.delivery_id,
-                attempt=outcome.attempt,
-                status=outcome.status,
-                error=outcome.result.error,
-            )
-        return outcome
+
+    async def _record(self, sent: list[SentAttempt]) -> list[AttemptOutcome]:
+        outcomes = await service.record_attempts(
+            self.db, sent, worker_id=self.worker_id, config=self.config
+        )
+        for outcome in outcomes:
+            if not outcome.result.ok:
+                log.info(
+                    "webhook delivery not accepted",
+                    delivery_id=outcome.delivery_id,
+                    attempt=outcome.attempt,
+                    status=outcome.status,
+                    error=outcome.result.error,
+                )
+        return outcomes
 
     async def run_once(self) -> list[AttemptOutcome]:
         """One pass, waiting for every attempt it started (tests, the CLI)."""
         await self.ingest()
         claimed = await self.claim(self.batch)
-        outcomes = await asyncio.gather(*(self._attempt(d) for d in claimed))
-        return [o for o in outcomes if o is not None]
+        if not claimed:
+            return []
+        hooks = await service.hooks_for(self.db, claimed)
+        sent = await asyncio.gather(
+            *(self._send(d, hooks.get((d.environment, d.application_id))) for d in claimed)
+        )
+        return await self._record([s for s in sent if s is not None])
 
     async def run_until_idle(self, *, max_passes: int = 1000) -> list[AttemptOutcome]:
         """Passes until nothing is due (deliveries of one vehicle go one after another)."""
@@ -161,18 +182,34 @@ class DeliveryWorker:
         return value is not None
 
     async def run(self) -> None:
-        """Forever: keep up to `concurrency` attempts in flight, poll when idle."""
+        """Forever: keep up to `concurrency` attempts in flight, record finished ones in
+        batches (one commit each), poll when idle."""
         while True:
             busy = False
             try:
-                busy = await self.ingest() > 0
+                if self._finished_attempts:
+                    # Recorded before claiming: a recorded success may make the next
+                    # event of that vehicle due.
+                    batch, self._finished_attempts = self._finished_attempts, []
+                    try:
+                        await self._record(batch)
+                    except Exception:
+                        # Unrecorded attempts are sent again when their claims expire
+                        # (same delivery id): at-least-once, never lost.
+                        log.exception("recording webhook attempts failed")
+                    busy = True
+                busy = await self.ingest() > 0 or busy
                 free = self.concurrency - len(self._inflight)
                 if free > 0:
-                    for delivery in await self.claim(min(free, self.batch)):
+                    claimed = await self.claim(min(free, self.batch))
+                    if claimed:
                         busy = True
-                        task = asyncio.create_task(self._attempt(delivery))
-                        self._inflight.add(task)
-                        task.add_done_callback(self._finished)
+                        hooks = await service.hooks_for(self.db, claimed)
+                        for delivery in claimed:
+                            hook = hooks.get((delivery.environment, delivery.application_id))
+                            task = asyncio.create_task(self._send(delivery, hook))
+                            self._inflight.add(task)
+                            task.add_done_callback(self._finished)
             except asyncio.CancelledError:
                 raise
             except Exception:
@@ -181,10 +218,18 @@ class DeliveryWorker:
                 self._wake.clear()
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._wake.wait(), self.poll_interval)
+            elif not self._finished_attempts and len(self._inflight) >= self.concurrency:
+                # Full: wait for an attempt to finish rather than spin.
+                self._wake.clear()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._wake.wait(), self.poll_interval)
 
-    def _finished(self, task: asyncio.Task[AttemptOutcome | None]) -> None:
+    def _finished(self, task: asyncio.Task[SentAttempt | None]) -> None:
         self._inflight.discard(task)
-        # A finished head of a queue may make the next event of that vehicle due.
+        if not task.cancelled() and task.exception() is None:
+            sent = task.result()
+            if sent is not None:
+                self._finished_attempts.append(sent)
         self._wake.set()
 
 
@@ -209,4 +254,4 @@ async def webhook_worker(state: AppState) -> AsyncIterator[None]:
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await task
-        await worker.close()
+        await worker.close(grace_seconds=2.0)
