@@ -41,7 +41,7 @@ from autoport.webhooks.signing import delivery_headers
 from autoport.webhooks.tasks import DeliveryWorker
 
 APP_ID = "BE0C4BE0C4BE0C4BE0C4BE0C"
-SECRET = "bench-secret-0123456789abcdef"
+SECRET = "bench-secret-0123456789abcdef"  # noqa: S105 - a benchmark fixture
 
 
 # ------------------------------------------------------------------ receiver process
@@ -155,14 +155,14 @@ async def emit_events(db: Database, first: int, count: int) -> None:
 
 
 async def wait_for_count(
-    receiver: ReceiverProcess, session: aiohttp.ClientSession, count: int, timeout: float
+    receiver: ReceiverProcess, session: aiohttp.ClientSession, count: int, seconds: float
 ) -> None:
-    deadline = time.monotonic() + timeout
+    deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         if (await receiver.stats(session))["count"] >= count:
             return
         await asyncio.sleep(0.02)
-    raise RuntimeError(f"receiver did not get {count} requests within {timeout} s")
+    raise RuntimeError(f"receiver did not get {count} requests within {seconds} s")
 
 
 async def baseline(url: str, count: int, concurrency: int) -> float:
@@ -237,7 +237,7 @@ async def run(args: argparse.Namespace) -> None:
             worker = DeliveryWorker(db, config, concurrency=args.concurrency)
             started = time.perf_counter()
             task = asyncio.create_task(worker.run())
-            await wait_for_count(receiver, control, events, timeout=120)
+            await wait_for_count(receiver, control, events, seconds=120)
             elapsed = time.perf_counter() - started
             # 2. Latency at a steady rate, the same worker still running.
             await receiver.reset(control)
@@ -249,7 +249,7 @@ async def run(args: argparse.Namespace) -> None:
                 if delay > 0:
                     await asyncio.sleep(delay)
                 await emit_events(db, events + n, 1)
-            await wait_for_count(receiver, control, total, timeout=60)
+            await wait_for_count(receiver, control, total, seconds=60)
             latencies = (await receiver.stats(control))["latencies_ms"]
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
