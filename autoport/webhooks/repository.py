@@ -294,6 +294,89 @@ async def record_attempt(
     return changed > 0
 
 
+@dataclass(frozen=True, slots=True)
+class AttemptRecord:
+    delivery: ClaimedDelivery
+    status: str
+    next_attempt_at: int
+    now_us: int
+    duration_ms: int
+    request_headers: dict[str, str]
+    response_status: int | None
+    response_headers: list[tuple[str, str]] | None
+    response_body: str | None
+    error: str | None
+
+
+_RECORD_MANY_PG = """
+UPDATE webhook_deliveries AS d SET
+    status = v.status, next_attempt_at = v.next, claimed_by = NULL, claimed_until = NULL,
+    last_attempt_at = v.now,
+    delivered_at = CASE WHEN v.status = 'succeeded' THEN v.now ELSE d.delivered_at END,
+    duration_ms = v.duration, request_headers = v.request_headers,
+    response_status = v.response_status, response_headers = v.response_headers,
+    response_body = v.response_body, error = v.error
+FROM (
+    SELECT * FROM unnest(
+        :ids::bigint[], :attempts::integer[], :statuses::text[], :nexts::bigint[],
+        :nows::bigint[], :durations::integer[], :request_headers::text[],
+        :response_statuses::integer[], :response_headers::text[], :response_bodies::text[],
+        :errors::text[]
+    ) AS t(id, attempt, status, next, now, duration, request_headers, response_status,
+           response_headers, response_body, error)
+) AS v
+WHERE d.id = v.id AND d.claimed_by = :worker AND d.attempts = v.attempt
+RETURNING d.id
+"""
+
+
+async def record_attempts(
+    conn: Connection, records: Sequence[AttemptRecord], *, worker_id: str
+) -> set[int]:
+    """Record many outcomes; returns the ids whose claim this worker still held. On
+    PostgreSQL one statement (a round trip per outcome would cap the throughput)."""
+    if conn.dialect != "postgresql":
+        held: set[int] = set()
+        for r in records:
+            if await record_attempt(
+                conn,
+                delivery=r.delivery,
+                worker_id=worker_id,
+                status=r.status,
+                next_attempt_at=r.next_attempt_at,
+                now_us=r.now_us,
+                duration_ms=r.duration_ms,
+                request_headers=r.request_headers,
+                response_status=r.response_status,
+                response_headers=r.response_headers,
+                response_body=r.response_body,
+                error=r.error,
+            ):
+                held.add(r.delivery.id)
+        return held
+    rows = await conn.fetch_all(
+        _RECORD_MANY_PG,
+        {
+            "worker": worker_id,
+            "ids": [r.delivery.id for r in records],
+            "attempts": [r.delivery.attempt for r in records],
+            "statuses": [r.status for r in records],
+            "nexts": [r.next_attempt_at for r in records],
+            "nows": [r.now_us for r in records],
+            "durations": [r.duration_ms for r in records],
+            "request_headers": [orjson.dumps(r.request_headers).decode() for r in records],
+            "response_statuses": [r.response_status for r in records],
+            "response_headers": [
+                None if r.response_headers is None else orjson.dumps(r.response_headers).decode()
+                for r in records
+            ],
+            "response_bodies": [r.response_body for r in records],
+            "errors": [r.error for r in records],
+        },
+    )
+    return {row[0] for row in rows}
+
+
 async def prune_log(
     conn: Connection, *, environment: Environment, application_id: str, keep: int
 ) -> int:

@@ -283,45 +283,48 @@ async def record_attempts(
     holder of each attempt's claim can record it."""
     if not sent:
         return []
-    outcomes: list[AttemptOutcome] = []
     finished: set[tuple[Environment, str]] = set()
     async with db.transaction() as conn:
-        for attempt in sent:
-            delivery, result = attempt.delivery, attempt.result
-            recorded = await repo.record_attempt(
-                conn,
-                delivery=delivery,
-                worker_id=worker_id,
-                status=attempt.status,
-                next_attempt_at=attempt.next_attempt_at,
-                now_us=attempt.finished_at,
-                duration_ms=result.duration_ms,
-                request_headers=attempt.headers,
-                response_status=result.response_status,
-                response_headers=result.response_headers,
-                response_body=result.response_body,
-                error=result.error,
-            )
-            if recorded and attempt.status != PENDING:
-                finished.add((delivery.environment, delivery.application_id))
-            outcomes.append(
-                AttemptOutcome(
-                    delivery_id=delivery.delivery_id,
-                    status=attempt.status,
-                    attempt=delivery.attempt,
-                    result=result,
-                    next_attempt_at=attempt.next_attempt_at if attempt.status == PENDING else None,
-                    recorded=recorded,
+        held = await repo.record_attempts(
+            conn,
+            [
+                repo.AttemptRecord(
+                    delivery=a.delivery,
+                    status=a.status,
+                    next_attempt_at=a.next_attempt_at,
+                    now_us=a.finished_at,
+                    duration_ms=a.result.duration_ms,
+                    request_headers=a.headers,
+                    response_status=a.result.response_status,
+                    response_headers=a.result.response_headers,
+                    response_body=a.result.response_body,
+                    error=a.result.error,
                 )
-            )
-        for environment, application_id in finished:
+                for a in sent
+            ],
+            worker_id=worker_id,
+        )
+        for attempt in sent:
+            if attempt.delivery.id in held and attempt.status != PENDING:
+                finished.add((attempt.delivery.environment, attempt.delivery.application_id))
+        for environment, application_id in sorted(finished):
             await repo.prune_log(
                 conn,
                 environment=environment,
                 application_id=application_id,
                 keep=config.deliveries_kept,
             )
-    return outcomes
+    return [
+        AttemptOutcome(
+            delivery_id=a.delivery.delivery_id,
+            status=a.status,
+            attempt=a.delivery.attempt,
+            result=a.result,
+            next_attempt_at=a.next_attempt_at if a.status == PENDING else None,
+            recorded=a.delivery.id in held,
+        )
+        for a in sent
+    ]
 
 
 async def hooks_for(
