@@ -393,6 +393,19 @@ async def _require_application(
         )
 
 
+def _open_secret(config: WebhookConfig, hook: WebhookRow) -> str:
+    try:
+        return unseal(config.sealing_key, hook.secret_sealed, application_id=hook.application_id)
+    except SealError:
+        # token_hmac_key changed since the secret was sealed: only a new secret helps.
+        raise ApiError(
+            409,
+            "the stored webhook secret cannot be opened with the configured key "
+            "(was token_hmac_key changed?); save the webhook with a new secret",
+            source="secret",
+        ) from None
+
+
 async def validate_url(url: str, config: WebhookConfig) -> None:
     try:
         await check_url(url, config.policy)
@@ -437,9 +450,7 @@ async def save_webhook(
             # Changing the URL or events keeps the receiver's secret; a new webhook gets
             # a generated one (256 bits).
             secret = (
-                unseal(config.sealing_key, existing.secret_sealed, application_id=application_id)
-                if existing is not None
-                else new_token(SECRET_PREFIX)
+                _open_secret(config, existing) if existing is not None else new_token(SECRET_PREFIX)
             )
         hook = await repo.upsert_webhook(
             conn,
@@ -499,11 +510,7 @@ async def show_webhook(
     hook = await repo.get_webhook(db.reader, environment=environment, application_id=application_id)
     if hook is None:
         raise ApiError(404, f"application {application_id} has no webhook", source="webhook")
-    secret = (
-        unseal(config.sealing_key, hook.secret_sealed, application_id=application_id)
-        if reveal_secret
-        else None
-    )
+    secret = _open_secret(config, hook) if reveal_secret else None
     return webhook_view(hook, secret=secret)
 
 

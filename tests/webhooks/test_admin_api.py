@@ -7,6 +7,7 @@ import pytest
 
 from autoport.kit.db import Database
 from autoport.webhooks import verify
+from autoport.webhooks.sealing import SealError, derive_key, seal, unseal
 
 from .conftest import ADMIN_TOKEN, APP_ID, SANDBOX_APP_ID, Answer, Receiver
 
@@ -217,3 +218,33 @@ async def test_unknown_delivery_is_404(
     assert response.status_code == 404
     assert response.json()["errors"][0]["source"] == "delivery_id"
     assert (await client.get(PATH + "/deliveries/nope", headers=AUTH)).status_code == 404
+
+
+async def test_a_secret_sealed_under_another_key_is_a_clear_409(
+    client: httpx.AsyncClient, applications: Database, receiver: Receiver
+) -> None:
+    await client.put(PATH, json={"url": receiver.url}, headers=AUTH)
+    foreign = seal(derive_key(b"another-token-hmac-key"), "old-secret-value", application_id=APP_ID)
+    await applications.execute(
+        "UPDATE webhooks SET secret_sealed = :s WHERE application_id = :a",
+        {"s": foreign, "a": APP_ID},
+    )
+    refused = await client.put(PATH, json={"url": receiver.url}, headers=AUTH)
+    assert refused.status_code == 409
+    assert refused.json()["errors"][0]["source"] == "secret"
+    fresh = await client.put(
+        PATH, json={"url": receiver.url, "secret": "a-brand-new-secret-123"}, headers=AUTH
+    )
+    assert fresh.status_code == 200
+    assert fresh.json()["ping"]["status"] == "succeeded"
+
+
+def test_a_sealed_secret_opens_only_for_its_application() -> None:
+    key = derive_key(b"k" * 32)
+    sealed = seal(key, "the-secret", application_id=APP_ID)
+    assert "the-secret" not in sealed
+    assert unseal(key, sealed, application_id=APP_ID) == "the-secret"
+    with pytest.raises(SealError):
+        unseal(key, sealed, application_id=SANDBOX_APP_ID)
+    with pytest.raises(SealError):
+        unseal(derive_key(b"x" * 32), sealed, application_id=APP_ID)
