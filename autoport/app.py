@@ -41,6 +41,7 @@ def feature_routers() -> Sequence[APIRouter]:
     from autoport.sandbox.routes import router as sandbox_router
     from autoport.streaming.routes import router as streaming_router
     from autoport.vehicle_data.routes import router as vehicle_data_router
+    from autoport.webhooks.routes import router as webhooks_router
 
     # The vehicle data pull is the hottest route: matched first.
     return [
@@ -52,6 +53,7 @@ def feature_routers() -> Sequence[APIRouter]:
         eligibility_router,
         fleet_router,
         streaming_router,
+        webhooks_router,
         sandbox_router,
         consent_router,
     ]
@@ -64,6 +66,7 @@ def background_tasks() -> Sequence[BackgroundTask]:
     from autoport.sandbox.tasks import sandbox_runner
     from autoport.streaming.tasks import streaming_worker
     from autoport.vehicle_data.tasks import history_pruner
+    from autoport.webhooks.tasks import webhook_worker
 
     return [
         housekeeping,
@@ -72,6 +75,7 @@ def background_tasks() -> Sequence[BackgroundTask]:
         streaming_worker,
         session_purger,
         sandbox_runner,
+        webhook_worker,
     ]
 
 

@@ -185,12 +185,14 @@ def register() -> None:
     from autoport.ingestion.cli import app as providers_app
     from autoport.sandbox.cli import app as sandbox_app
     from autoport.streaming.cli import app as streaming_app
+    from autoport.webhooks.cli import app as webhooks_app
 
     app.add_typer(apps_app, name="apps")
     app.add_typer(providers_app, name="providers")
     app.add_typer(streaming_app)
     app.add_typer(consent_app, name="consent")
     app.add_typer(sandbox_app, name="sandbox")
+    app.add_typer(webhooks_app, name="webhooks")
 
 
 def main() -> None:

@@ -162,6 +162,26 @@ class Settings(BaseSettings):
     sandbox_max_catch_up_steps: int = Field(default=3600, ge=1)
     # Create a demo account, application and three vehicles on a fresh data directory.
     sandbox_demo: bool = True
+    # --- webhooks
+    # Header dialect: X-<prefix>-Signature-256, X-<prefix>-Delivery, <prefix>-Webhook/1.2.0.
+    webhook_header_prefix: str = Field(default="Svc", pattern=r"^[A-Za-z0-9][A-Za-z0-9-]{0,31}$")
+    # Local development and tests only: allow loopback receivers (and http:// to them).
+    webhook_allow_loopback: bool = False
+    # A delivery succeeds on a 2xx answered within this many seconds.
+    webhook_timeout_seconds: float = Field(default=10.0, gt=0, le=60)
+    # Retries: exponential backoff from base to max delay, with jitter, for the window.
+    webhook_retry_base_seconds: float = Field(default=10.0, gt=0)
+    webhook_retry_max_delay_seconds: float = Field(default=3600.0, gt=0)
+    webhook_retry_window_seconds: float = Field(default=86400.0, gt=0)
+    # How long a worker holds a claimed delivery; must exceed the timeout.
+    webhook_lease_seconds: float = Field(default=60.0, gt=0)
+    # The delivery log: finished deliveries kept per application, response bytes kept.
+    webhook_deliveries_kept: int = Field(default=10, ge=1, le=1000)
+    webhook_log_body_limit: int = Field(default=4096, ge=0, le=1024 * 1024)
+    # The delivery worker started with the app (any number of processes may run it).
+    webhook_worker_enabled: bool = True
+    webhook_worker_concurrency: int = Field(default=64, ge=1, le=1000)
+    webhook_poll_interval_seconds: float = Field(default=0.1, gt=0, le=60)
 
     redis_url: str | None = None
 

@@ -5,7 +5,17 @@ epoch (UTC), JSON is TEXT, and every feature row carries its `environment`.
 """
 
 from autoport.db import metadata
-from autoport.db.tables import apps, consent, fleet, oauth, outbox, sandbox, streaming, vehicle_data
+from autoport.db.tables import (
+    apps,
+    consent,
+    fleet,
+    oauth,
+    outbox,
+    sandbox,
+    streaming,
+    vehicle_data,
+    webhooks,
+)
 
 __all__ = [
     "apps",
@@ -17,4 +27,5 @@ __all__ = [
     "sandbox",
     "streaming",
     "vehicle_data",
+    "webhooks",
 ]

@@ -1,7 +1,7 @@
 """Vehicle data: latest-value store, history, ingest providers.
 
 Revision ID: 0004
-Revises: 0002
+Revises: 0003
 Create Date: 2026-11-23
 """
 

@@ -1,7 +1,7 @@
 """Streaming: the per-application message log, its cursors, MQTT credentials.
 
-Revision ID: 0007
-Revises: 0002
+Revision ID: 0005
+Revises: 0004
 Create Date: 2026-11-23
 """
 
@@ -10,7 +10,7 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0007"
+revision: str = "0005"
 down_revision: str | Sequence[str] | None = "0004"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None

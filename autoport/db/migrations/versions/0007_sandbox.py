@@ -1,7 +1,7 @@
 """Sandbox vehicles: simulator state and emulator settings.
 
-Revision ID: 0009
-Revises: 0002
+Revision ID: 0007
+Revises: 0006
 Create Date: 2026-11-23
 """
 
@@ -10,8 +10,8 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0009"
-down_revision: str | Sequence[str] | None = "0008"
+revision: str = "0007"
+down_revision: str | Sequence[str] | None = "0006"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

@@ -1,7 +1,7 @@
 """Consent sessions and the one-time codes vehicles display.
 
-Revision ID: 0008
-Revises: 0002
+Revision ID: 0006
+Revises: 0005
 Create Date: 2026-11-23
 """
 
@@ -10,8 +10,8 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0008"
-down_revision: str | Sequence[str] | None = "0007"
+revision: str = "0006"
+down_revision: str | Sequence[str] | None = "0005"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

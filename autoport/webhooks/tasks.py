@@ -1,0 +1,257 @@
+"""The delivery worker: outbox events of consumer `webhooks` -> delivery rows -> HTTP.
+
+Runs in the app (background task) or alone (`autoport webhooks worker`); any number of
+processes may run it against one PostgreSQL database: outbox events and deliveries are
+claimed with leases, so no attempt is sent twice, and a worker that dies mid-batch
+leaves its claims to expire and be taken up again (same delivery id).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import random
+import socket
+import uuid
+from collections.abc import AsyncIterator
+
+import aiohttp
+import structlog
+
+from autoport.kit import outbox
+from autoport.kit.clock import Clock
+from autoport.kit.db import Database
+from autoport.kit.state import AppState
+from autoport.webhooks import repository as repo
+from autoport.webhooks import service
+from autoport.webhooks.client import new_session
+from autoport.webhooks.repository import ClaimedDelivery, WebhookRow
+from autoport.webhooks.service import AttemptOutcome, SentAttempt, WebhookConfig
+
+CONSUMER = "webhooks"
+log = structlog.get_logger("autoport.webhooks")
+
+
+def new_worker_id() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+
+
+class DeliveryWorker:
+    def __init__(
+        self,
+        db: Database,
+        config: WebhookConfig,
+        *,
+        clock: Clock | None = None,
+        concurrency: int = 64,
+        batch: int = 200,
+        poll_interval: float = 0.1,
+        worker_id: str | None = None,
+        rng: random.Random | None = None,
+        session: aiohttp.ClientSession | None = None,
+    ) -> None:
+        self.db = db
+        self.config = config
+        self.clock = clock or Clock()
+        self.concurrency = concurrency
+        self.batch = batch
+        self.poll_interval = poll_interval
+        self.worker_id = worker_id or new_worker_id()
+        self.rng = rng or random.Random()
+        self._session = session
+        self._own_session = session is None
+        self._inflight: set[asyncio.Task[SentAttempt | None]] = set()
+        self._finished_attempts: list[SentAttempt] = []
+        self._wake = asyncio.Event()
+
+    @property
+    def session(self) -> aiohttp.ClientSession:
+        if self._session is None:
+            self._session = new_session(self.config.policy, limit=self.concurrency)
+        return self._session
+
+    async def close(self, *, grace_seconds: float = 0.0) -> None:
+        """Stop: let attempts in flight finish for up to `grace_seconds`, record what
+        finished; the rest are sent again after their claims expire (same id)."""
+        if self._inflight and grace_seconds > 0:
+            await asyncio.wait(set(self._inflight), timeout=grace_seconds)
+        for task in list(self._inflight):
+            task.cancel()
+        if self._inflight:
+            await asyncio.gather(*self._inflight, return_exceptions=True)
+        if self._finished_attempts:
+            batch, self._finished_attempts = self._finished_attempts, []
+            try:
+                await self._record(batch)
+            except Exception:
+                log.exception("recording webhook attempts at shutdown failed")
+        if self._own_session and self._session is not None:
+            await self._session.close()
+            self._session = None
+
+    def wake(self) -> None:
+        self._wake.set()
+
+    async def ingest(self) -> int:
+        """Convert due outbox events into deliveries; returns events consumed."""
+        now = self.clock.now_us()
+        events = await outbox.claim(
+            self.db,
+            consumer=CONSUMER,
+            worker_id=self.worker_id,
+            now_us=now,
+            limit=self.batch,
+            lease_seconds=self.config.lease_us / 1_000_000,
+        )
+        if events:
+            await service.enqueue_events(
+                self.db, events, worker_id=self.worker_id, now_us=now, config=self.config
+            )
+        return len(events)
+
+    async def claim(self, limit: int) -> list[ClaimedDelivery]:
+        return await repo.claim_deliveries(
+            self.db,
+            worker_id=self.worker_id,
+            now_us=self.clock.now_us(),
+            lease_us=self.config.lease_us,
+            limit=limit,
+        )
+
+    async def _send(self, delivery: ClaimedDelivery, hook: WebhookRow | None) -> SentAttempt | None:
+        try:
+            return await service.send_attempt(
+                self.session,
+                delivery,
+                hook,
+                config=self.config,
+                clock_now=self.clock.now_us,
+                rng=self.rng,
+            )
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            # The claim expires and a later pass retries it; the worker keeps going.
+            log.exception("webhook attempt failed", delivery_id=delivery.delivery_id)
+            return None
+
+    async def _record(self, sent: list[SentAttempt]) -> list[AttemptOutcome]:
+        outcomes = await service.record_attempts(
+            self.db, sent, worker_id=self.worker_id, config=self.config
+        )
+        for outcome in outcomes:
+            if not outcome.result.ok:
+                log.info(
+                    "webhook delivery not accepted",
+                    delivery_id=outcome.delivery_id,
+                    attempt=outcome.attempt,
+                    status=outcome.status,
+                    error=outcome.result.error,
+                )
+        return outcomes
+
+    async def run_once(self) -> list[AttemptOutcome]:
+        """One pass, waiting for every attempt it started (tests, the CLI)."""
+        await self.ingest()
+        claimed = await self.claim(self.batch)
+        if not claimed:
+            return []
+        hooks = await service.hooks_for(self.db, claimed)
+        sent = await asyncio.gather(
+            *(self._send(d, hooks.get((d.environment, d.application_id))) for d in claimed)
+        )
+        return await self._record([s for s in sent if s is not None])
+
+    async def run_until_idle(self, *, max_passes: int = 1000) -> list[AttemptOutcome]:
+        """Passes until nothing is due (deliveries of one vehicle go one after another)."""
+        done: list[AttemptOutcome] = []
+        for _ in range(max_passes):
+            outcomes = await self.run_once()
+            if not outcomes and not await self._outbox_due():
+                break
+            done.extend(outcomes)
+        return done
+
+    async def _outbox_due(self) -> bool:
+        value = await self.db.fetch_value(
+            "SELECT 1 FROM outbox WHERE consumer = :c AND available_at <= :now "
+            "AND (claimed_until IS NULL OR claimed_until < :now) LIMIT 1",
+            {"c": CONSUMER, "now": self.clock.now_us()},
+        )
+        return value is not None
+
+    async def run(self) -> None:
+        """Forever: keep up to `concurrency` attempts in flight, record finished ones in
+        batches (one commit each), poll when idle."""
+        while True:
+            busy = False
+            try:
+                if self._finished_attempts:
+                    # Recorded before claiming: a recorded success may make the next
+                    # event of that vehicle due.
+                    batch, self._finished_attempts = self._finished_attempts, []
+                    try:
+                        await self._record(batch)
+                    except Exception:
+                        # Unrecorded attempts are sent again when their claims expire
+                        # (same delivery id): at-least-once, never lost.
+                        log.exception("recording webhook attempts failed")
+                    busy = True
+                busy = await self.ingest() > 0 or busy
+                free = self.concurrency - len(self._inflight)
+                if free > 0:
+                    claimed = await self.claim(min(free, self.batch))
+                    if claimed:
+                        busy = True
+                        hooks = await service.hooks_for(self.db, claimed)
+                        for delivery in claimed:
+                            hook = hooks.get((delivery.environment, delivery.application_id))
+                            task = asyncio.create_task(self._send(delivery, hook))
+                            self._inflight.add(task)
+                            task.add_done_callback(self._finished)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("webhook worker pass failed")
+            if not busy:
+                self._wake.clear()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._wake.wait(), self.poll_interval)
+            elif not self._finished_attempts and len(self._inflight) >= self.concurrency:
+                # Full: wait for an attempt to finish rather than spin.
+                self._wake.clear()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._wake.wait(), self.poll_interval)
+
+    def _finished(self, task: asyncio.Task[SentAttempt | None]) -> None:
+        self._inflight.discard(task)
+        if not task.cancelled() and task.exception() is None:
+            sent = task.result()
+            if sent is not None:
+                self._finished_attempts.append(sent)
+        self._wake.set()
+
+
+@contextlib.asynccontextmanager
+async def webhook_worker(state: AppState) -> AsyncIterator[None]:
+    """The app's background task (see autoport.app.background_tasks)."""
+    settings = state.settings
+    if not settings.webhook_worker_enabled:
+        yield
+        return
+    worker = DeliveryWorker(
+        state.database,
+        WebhookConfig.from_settings(settings),
+        clock=state.clock,
+        concurrency=settings.webhook_worker_concurrency,
+        poll_interval=settings.webhook_poll_interval_seconds,
+    )
+    task = asyncio.create_task(worker.run(), name="webhook-worker")
+    try:
+        yield
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+        await worker.close(grace_seconds=2.0)

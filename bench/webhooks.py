@@ -1,0 +1,299 @@
+"""Webhook delivery benchmark.
+
+    python -m bench.webhooks [--quick] [--database-url postgresql://...]
+
+A receiver (aiohttp) runs in another process and answers 200 at once. Figures:
+1. throughput: deliveries/s from one worker process (outbox -> delivery rows -> signed
+   POST -> recorded outcome), beside a baseline: a raw aiohttp POST loop sending the
+   same number of signed bodies to the same receiver with the same concurrency;
+2. latency: events emitted at a steady rate (100/s) while the worker runs; the receiver
+   measures event-to-delivery time from the event's `received_at` (the outbox row's
+   creation), p50/p99.
+Targets: >= 500 deliveries/s, p99 < 1 s at 100 events/s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import orjson
+from aiohttp import web
+
+from autoport.config import Settings, ensure_secrets
+from autoport.db.migrate import upgrade
+from autoport.kit import outbox
+from autoport.kit.clock import Clock, from_iso, now_us
+from autoport.kit.db import Database, create_database
+from autoport.kit.environments import Environment
+from autoport.webhooks import service
+from autoport.webhooks.service import WebhookConfig
+from autoport.webhooks.signing import delivery_headers
+from autoport.webhooks.tasks import DeliveryWorker
+
+APP_ID = "BE0C4BE0C4BE0C4BE0C4BE0C"
+SECRET = "bench-secret-0123456789abcdef"  # noqa: S105 - a benchmark fixture
+
+
+# ------------------------------------------------------------------ receiver process
+
+
+def serve_receiver() -> None:
+    count = 0
+    latencies: list[float] = []
+
+    async def hook(request: web.Request) -> web.Response:
+        nonlocal count
+        body = await request.read()
+        count += 1
+        try:
+            received_at = orjson.loads(body)["event"]["received_at"]
+            latencies.append((now_us() - from_iso(received_at)) / 1000)
+        except (ValueError, KeyError, TypeError):
+            pass
+        return web.Response(text="ok")
+
+    async def stats(request: web.Request) -> web.Response:
+        return web.json_response({"count": count, "latencies_ms": latencies})
+
+    async def reset(request: web.Request) -> web.Response:
+        nonlocal count
+        count = 0
+        latencies.clear()
+        return web.Response(text="ok")
+
+    async def main() -> None:
+        app = web.Application()
+        app.router.add_post("/hook", hook)
+        app.router.add_get("/stats", stats)
+        app.router.add_post("/reset", reset)
+        runner = web.AppRunner(app, access_log=None)
+        await runner.setup()
+        site = web.TCPSite(runner, "127.0.0.1", 0, backlog=1024)
+        await site.start()
+        port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        print(port, flush=True)
+        await asyncio.Event().wait()
+
+    asyncio.run(main())
+
+
+class ReceiverProcess:
+    def __init__(self) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "bench.webhooks", "--serve-receiver"],
+            stdout=subprocess.PIPE,
+        )
+        assert self.process.stdout is not None
+        self.port = int(self.process.stdout.readline())
+        self.base = f"http://127.0.0.1:{self.port}"
+
+    async def stats(self, session: aiohttp.ClientSession) -> dict[str, Any]:
+        async with session.get(self.base + "/stats") as response:
+            data: dict[str, Any] = await response.json()
+            return data
+
+    async def reset(self, session: aiohttp.ClientSession) -> None:
+        async with session.post(self.base + "/reset") as response:
+            await response.read()
+
+    def stop(self) -> None:
+        self.process.kill()
+        self.process.wait()
+
+
+# ------------------------------------------------------------------------ helpers
+
+
+async def prepare(db: Database, config: WebhookConfig, url: str) -> None:
+    async with db.transaction() as conn:
+        await conn.execute(
+            "INSERT INTO accounts (id, environment, name, created_at) "
+            "VALUES ('bench-account', 'production', 'bench', 0)"
+        )
+        await conn.execute(
+            "INSERT INTO applications (id, environment, account_id, client_id, name, "
+            "client_type, redirect_uris, properties, brands, created_at) VALUES "
+            "(:id, 'production', 'bench-account', 'bench-client', 'bench', 'confidential', "
+            "'[]', '[]', '[]', 0)",
+            {"id": APP_ID},
+        )
+    result = await service.save_webhook(
+        db,
+        environment=Environment.production,
+        application_id=APP_ID,
+        url=url,
+        secret=SECRET,
+        events=["fleet_clearance_changed"],
+        config=config,
+        clock_now=Clock().now_us,
+    )
+    assert result.ping.status == "succeeded", result.ping
+
+
+async def emit_events(db: Database, first: int, count: int) -> None:
+    async with db.transaction() as conn:
+        for n in range(first, first + count):
+            await outbox.emit(
+                conn,
+                environment=Environment.production,
+                event_type="fleet_clearance_changed",
+                payload={"action": "approved", "detail": None},
+                now_us=now_us(),
+                vin=f"WBA0000000{n:07d}",
+                application_id=APP_ID,
+            )
+
+
+async def wait_for_count(
+    receiver: ReceiverProcess, session: aiohttp.ClientSession, count: int, seconds: float
+) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if (await receiver.stats(session))["count"] >= count:
+            return
+        await asyncio.sleep(0.02)
+    raise RuntimeError(f"receiver did not get {count} requests within {seconds} s")
+
+
+async def baseline(url: str, count: int, concurrency: int) -> float:
+    """Raw aiohttp POSTs of signed bodies: the floor a delivery worker cannot beat."""
+    bodies = [
+        service.build_payload(
+            event_type="fleet_clearance_changed",
+            vin=f"WBA0000000{n:07d}",
+            application_id=APP_ID,
+            received_at_us=now_us(),
+            payload={"action": "approved"},
+        )
+        for n in range(count)
+    ]
+    queue: asyncio.Queue[bytes] = asyncio.Queue()
+    for body in bodies:
+        queue.put_nowait(body)
+    connector = aiohttp.TCPConnector(limit=concurrency)
+    async with aiohttp.ClientSession(connector=connector) as session:
+
+        async def sender() -> None:
+            while not queue.empty():
+                body = queue.get_nowait()
+                headers = delivery_headers(
+                    prefix="Svc", secret=SECRET, body=body, delivery_id="x", event_type="e"
+                )
+                async with session.post(url, data=body, headers=headers) as response:
+                    await response.read()
+
+        started = time.perf_counter()
+        await asyncio.gather(*(sender() for _ in range(concurrency)))
+        return count / (time.perf_counter() - started)
+
+
+def percentile(values: list[float], fraction: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
+
+
+# --------------------------------------------------------------------------- main
+
+
+async def run(args: argparse.Namespace) -> None:
+    events = 300 if args.quick else args.events
+    seconds = 2.0 if args.quick else args.seconds
+    rate = args.rate
+    receiver = ReceiverProcess()
+    tmp = tempfile.TemporaryDirectory(prefix="bench-webhooks-")
+    schema = None
+    try:
+        overrides: dict[str, Any] = {
+            "data_dir": Path(tmp.name),
+            "webhook_allow_loopback": True,
+            "webhook_deliveries_kept": 10,
+            "access_log": False,
+        }
+        if args.database_url:
+            schema = f"bench_webhooks_{os.getpid()}"
+            overrides |= {"database_url": args.database_url, "database_schema": schema}
+        settings, _ = ensure_secrets(Settings(**overrides))
+        await upgrade(settings.resolved_database_url, schema=schema)
+        db = create_database(settings.resolved_database_url, schema=schema)
+        await db.connect()
+        config = WebhookConfig.from_settings(settings)
+        url = receiver.base + "/hook"
+        await prepare(db, config, url)
+        async with aiohttp.ClientSession() as control:
+            # 1. Throughput: a backlog of events, one worker drains it.
+            base_rate = await baseline(url, events, args.concurrency)
+            await receiver.reset(control)
+            await emit_events(db, 0, events)
+            worker = DeliveryWorker(db, config, concurrency=args.concurrency)
+            started = time.perf_counter()
+            task = asyncio.create_task(worker.run())
+            await wait_for_count(receiver, control, events, seconds=120)
+            elapsed = time.perf_counter() - started
+            # 2. Latency at a steady rate, the same worker still running.
+            await receiver.reset(control)
+            total = int(rate * seconds)
+            tick = 1.0 / rate
+            start = time.perf_counter()
+            for n in range(total):
+                delay = start + n * tick - time.perf_counter()
+                if delay > 0:
+                    await asyncio.sleep(delay)
+                await emit_events(db, events + n, 1)
+            await wait_for_count(receiver, control, total, seconds=60)
+            latencies = (await receiver.stats(control))["latencies_ms"]
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+            await worker.close()
+        await db.close()
+        backend = "postgresql" if args.database_url else "sqlite"
+        print(f"webhooks benchmark ({backend}, concurrency {args.concurrency})")
+        print(f"  baseline raw aiohttp POST loop : {base_rate:8.0f} requests/s")
+        print(
+            f"  worker (outbox -> delivered)   : {events / elapsed:8.0f} deliveries/s "
+            f"({events} events in {elapsed:.2f} s; target >= 500)"
+        )
+        print(
+            f"  latency at {rate:g} events/s for {seconds:g} s: "
+            f"p50 {percentile(latencies, 0.5):.1f} ms, p99 {percentile(latencies, 0.99):.1f} ms, "
+            f"max {max(latencies):.1f} ms (target p99 < 1000 ms)"
+        )
+    finally:
+        receiver.stop()
+        if schema and args.database_url:
+            import asyncpg
+
+            conn = await asyncpg.connect(args.database_url)
+            await conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+            await conn.close()
+        tmp.cleanup()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="smoke mode: seconds, not minutes")
+    parser.add_argument("--events", type=int, default=3000)
+    parser.add_argument("--seconds", type=float, default=10.0)
+    parser.add_argument("--rate", type=float, default=100.0)
+    parser.add_argument("--concurrency", type=int, default=64)
+    parser.add_argument("--database-url", default=None, help="PostgreSQL URL (default SQLite)")
+    parser.add_argument("--serve-receiver", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.serve_receiver:
+        serve_receiver()
+        return
+    asyncio.run(run(args))
+
+
+if __name__ == "__main__":
+    main()
