@@ -8,6 +8,7 @@ import pytest
 from autoport.kit.db import Database
 from autoport.webhooks import verify
 from autoport.webhooks.sealing import SealError, derive_key, seal, unseal
+from autoport.webhooks.tasks import DeliveryWorker
 
 from .conftest import ADMIN_TOKEN, APP_ID, SANDBOX_APP_ID, Answer, Receiver
 
@@ -248,3 +249,24 @@ def test_a_sealed_secret_opens_only_for_its_application() -> None:
         unseal(key, sealed, application_id=SANDBOX_APP_ID)
     with pytest.raises(SealError):
         unseal(derive_key(b"x" * 32), sealed, application_id=APP_ID)
+
+
+async def test_redeliver_queues_the_same_delivery_for_the_worker(
+    client: httpx.AsyncClient,
+    applications: Database,
+    receiver: Receiver,
+    worker: DeliveryWorker,
+) -> None:
+    saved = (await client.put(PATH, json={"url": receiver.url}, headers=AUTH)).json()
+    delivery_id = saved["ping"]["delivery_id"]
+    one = await client.get(f"{PATH}/deliveries/{delivery_id}", headers=AUTH)
+    assert one.status_code == 200 and one.json()["delivery"]["status"] == "succeeded"
+    queued = await client.post(f"{PATH}/deliveries/{delivery_id}/redeliver", headers=AUTH)
+    assert queued.status_code == 202
+    assert queued.json()["delivery"]["status"] == "pending"
+    [outcome] = await worker.run_once()
+    assert outcome.delivery_id == delivery_id and outcome.status == "succeeded"
+    assert [r.headers["X-Svc-Delivery"] for r in receiver.requests] == [delivery_id] * 2
+    assert receiver.requests[0].body == receiver.requests[1].body
+    log = (await client.get(PATH + "/deliveries", headers=AUTH)).json()["deliveries"]
+    assert [(d["id"], d["status"], d["attempts"]) for d in log] == [(delivery_id, "succeeded", 2)]
