@@ -65,7 +65,11 @@ class WebhookConfig:
             retry_base_us=int(settings.webhook_retry_base_seconds * MICROS),
             retry_max_delay_us=int(settings.webhook_retry_max_delay_seconds * MICROS),
             retry_window_us=int(settings.webhook_retry_window_seconds * MICROS),
-            lease_us=int(settings.webhook_lease_seconds * MICROS),
+            # A lease shorter than an attempt could let a second worker send the same
+            # delivery while the first is still waiting for the answer.
+            lease_us=int(
+                max(settings.webhook_lease_seconds, settings.webhook_timeout_seconds + 1) * MICROS
+            ),
             deliveries_kept=settings.webhook_deliveries_kept,
             body_limit=settings.webhook_log_body_limit,
         )
