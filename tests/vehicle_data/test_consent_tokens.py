@@ -157,7 +157,11 @@ async def test_an_expired_access_token_is_401_and_its_refresh_reads_again(
     assert "expired" in expired.json()["errors"][0]["detail"]
     refreshed = await client.post(
         creds.token_path,
-        data={"grant_type": "refresh_token", "refresh_token": body["refresh_token"], **creds.auth()},
+        data={
+            "grant_type": "refresh_token",
+            "refresh_token": body["refresh_token"],
+            **creds.auth(),
+        },
     )
     assert refreshed.status_code == 200, refreshed.text
     again = await client.get(URL, headers=bearer(refreshed.json()["access_token"]))
