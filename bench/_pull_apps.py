@@ -1,9 +1,8 @@
 """The two servers `bench.vehicle_data_pull` measures, as uvicorn factories.
 
-- `subject`: the real autoport app. Until the oauth branch's authenticator is merged, a
-  bench authenticator does what a real one must: an HMAC of the bearer token and one
-  indexed query for the grant, then builds the `Caller` (property sets parsed once per
-  distinct JSON text, which a real authenticator can do as well).
+- `subject`: the real autoport app with its real bearer authenticator (the token is a
+  real consent token issued by `bench.vehicle_data_pull.prepare` through the token
+  endpoint; the deployment key lives in the data directory, shared by both).
 - `floor`: a minimal Starlette app reading the same row of the same table with sqlite3
   and answering the same bytes: what one Python process can do at best here.
 """
@@ -13,8 +12,8 @@ from __future__ import annotations
 import os
 import sqlite3
 import uuid
-from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import orjson
 from starlette.applications import Starlette
@@ -22,64 +21,27 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-DATA_DIR = Path(os.environ.get("BENCH_DATA_DIR", "bench-data"))
-BENCH_KEY = b"bench-key"
-
-
-def subject() -> object:
-    from fastapi import FastAPI
-
-    from autoport.app import create_app
+if TYPE_CHECKING:
     from autoport.config import Settings
-    from autoport.kit.auth import Caller, CallerKind, Grant, GrantStatus
-    from autoport.kit.crypto import token_hash
-    from autoport.kit.environments import Environment
-    from autoport.kit.errors import ApiError
 
-    settings = Settings(
-        data_dir=DATA_DIR,
+DATA_DIR = Path(os.environ.get("BENCH_DATA_DIR", "bench-data"))
+
+
+def bench_settings(data_dir: Path = DATA_DIR) -> Settings:
+    from autoport.config import Settings
+
+    return Settings(
+        data_dir=data_dir,
         access_log=False,
         log_level="warning",
         vehicle_data_rate_limit="100000000/minute",
     )
-    app: FastAPI = create_app(settings, run_background=False)
-    db = app.state.autoport.database
-
-    async def authenticate(request: Request, environment: Environment) -> Caller:
-        _, _, token = request.headers.get("authorization", "").partition(" ")
-        row = await db.fetch_one(
-            "SELECT a.id, a.application_id, a.vin, a.properties, a.status, a.valid_from, "
-            "a.valid_until, p.client_id, p.properties AS app_properties "
-            "FROM authorizations a JOIN applications p ON p.id = a.application_id "
-            "WHERE a.id = :id AND a.environment = :environment",
-            {"id": token_hash(BENCH_KEY, token)[:32], "environment": str(environment)},
-        )
-        if row is None:
-            raise ApiError(401, "unknown token")
-        return Caller(
-            environment=environment,
-            kind=CallerKind.vehicle,
-            application_id=row["application_id"],
-            client_id=row["client_id"],
-            scopes=frozenset({"vehicle:data"}),
-            application_properties=_property_set(row["app_properties"]),
-            grant=Grant(
-                authorization_id=row["id"],
-                vin=row["vin"],
-                properties=_property_set(row["properties"]),
-                status=GrantStatus(row["status"]),
-                valid_from_us=row["valid_from"],
-                valid_until_us=row["valid_until"],
-            ),
-        )
-
-    app.state.authenticator = authenticate
-    return app
 
 
-@lru_cache(maxsize=1024)
-def _property_set(text: str) -> frozenset[str]:
-    return frozenset(orjson.loads(text))
+def subject() -> object:
+    from autoport.app import create_app
+
+    return create_app(bench_settings(), run_background=False)
 
 
 def floor() -> object:

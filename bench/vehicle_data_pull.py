@@ -20,14 +20,16 @@ import subprocess
 import sys
 import tempfile
 import time
+import uuid
 from pathlib import Path
 
 import httpx
 import orjson
 
-from bench._pull_apps import BENCH_KEY
+from bench._pull_apps import bench_settings
 
 VIN = "WBABENCH000000001"
+REDIRECT = "https://bench.example.com/callback"
 PROPERTIES = 100
 TARGET_SHARE = 0.60
 TARGET_P99_MS = 50.0
@@ -41,53 +43,87 @@ def _free_port() -> int:
 
 
 async def prepare(data_dir: Path) -> tuple[str, int]:
-    """A migrated SQLite file with one vehicle of ~100 properties and a grant for all."""
+    """A migrated SQLite file with one vehicle of ~100 properties, a real application and
+    a real consent token for all of them (authorization row + code + token exchange)."""
+    from autoport.app import create_app
+    from autoport.apps import service as apps_service
     from autoport.catalog import CATALOG
     from autoport.catalog.schemas import example_value
     from autoport.db.migrate import upgrade
     from autoport.ingestion.service import ingest_vehicle_data
     from autoport.kit.clock import now_us
-    from autoport.kit.crypto import token_hash
-    from autoport.kit.db import create_database
     from autoport.kit.environments import Environment
+    from autoport.oauth import service as oauth_service
 
-    url = f"sqlite:///{data_dir / 'autoport.db'}"
-    await upgrade(url)
-    db = create_database(url)
-    await db.connect()
+    await upgrade(f"sqlite:///{data_dir / 'autoport.db'}")
+    app = create_app(bench_settings(data_dir), run_background=False)
     props = list(CATALOG.properties())[:: max(1, len(CATALOG) // PROPERTIES)][:PROPERTIES]
+    keys = [p.key for p in props]
     data: dict[str, dict[str, object]] = {}
     for prop in props:
         data.setdefault(prop.capability, {})[prop.name] = example_value(prop)
-    now = now_us()
-    report = await ingest_vehicle_data(
-        db, environment=Environment.production, vin=VIN, brand="bmw", data=data, now_us=now
-    )
-    assert not report.rejected, report.rejected
-    keys = orjson.dumps([p.key for p in props]).decode()
-    token = "bench-token"  # noqa: S105 - a test credential
-    async with db.transaction() as conn:
-        await conn.execute(
-            "INSERT INTO accounts (id, environment, name, created_at) "
-            "VALUES ('acc', 'production', 'bench', :now)",
-            {"now": now},
+    async with app.router.lifespan_context(app):
+        db = app.state.autoport.database
+        now = now_us()
+        report = await ingest_vehicle_data(
+            db, environment=Environment.production, vin=VIN, brand="bmw", data=data, now_us=now
         )
-        await conn.execute(
-            "INSERT INTO applications (id, environment, account_id, client_id, name, "
-            "client_type, redirect_uris, properties, brands, created_at) VALUES ('APP', "
-            "'production', 'acc', 'client', 'bench', 'confidential', '[]', :props, '[\"bmw\"]', "
-            ":now)",
-            {"props": keys, "now": now},
-        )
-        await conn.execute(
+        assert not report.rejected, report.rejected
+        async with db.transaction() as conn:
+            account = await apps_service.create_account(
+                conn, environment=Environment.production, name="bench", now_us=now
+            )
+            application, secret = await apps_service.create_application(
+                conn,
+                environment=Environment.production,
+                account_id=account.id,
+                name="bench",
+                redirect_uris=[REDIRECT],
+                properties=keys,
+                brands=["bmw"],
+                client_type="confidential",
+                now_us=now,
+            )
+        authorization_id = str(uuid.uuid4())
+        # The row the consent pages write once the owner approved.
+        await db.execute(
             "INSERT INTO authorizations (id, environment, application_id, vin, brand, "
             "properties, status, subject, valid_from, valid_until, created_at, updated_at) "
-            "VALUES (:id, 'production', 'APP', :vin, 'bmw', :props, 'approved', 'owner', 0, "
+            "VALUES (:id, 'production', :app, :vin, 'bmw', :props, 'approved', 'owner', :now, "
             "NULL, :now, :now)",
-            {"id": token_hash(BENCH_KEY, token)[:32], "vin": VIN, "props": keys, "now": now},
+            {
+                "id": authorization_id,
+                "app": application.id,
+                "vin": VIN,
+                "props": orjson.dumps(keys).decode(),
+                "now": now,
+            },
         )
-    await db.close()
-    return token, len(props)
+        async with db.transaction() as conn:
+            code = await oauth_service.issue_authorization_code(
+                conn,
+                environment=Environment.production,
+                application_id=application.id,
+                authorization_id=authorization_id,
+                redirect_uri=REDIRECT,
+                code_challenge=None,
+                code_challenge_method=None,
+                now_us=now,
+            )
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://bench") as client:
+            response = await client.post(
+                "/v1/access_tokens",
+                data={
+                    "grant_type": "authorization_code",
+                    "code": code,
+                    "redirect_uri": REDIRECT,
+                    "client_id": application.client_id,
+                    "client_secret": secret or "",
+                },
+            )
+        response.raise_for_status()
+    return str(response.json()["access_token"]), len(props)
 
 
 def _wait_ready(port: int, proc: subprocess.Popen[bytes]) -> None:

@@ -23,6 +23,7 @@ from autoport.kit.clock import FrozenClock
 from autoport.kit.db import Database, create_database
 from autoport.kit.environments import Environment
 from autoport.kit.vin import generate_vin
+from tests.factories import create_app_credentials
 from tests.fleet.conftest import Callers
 
 
@@ -182,21 +183,13 @@ async def test_background_worker_runs_with_the_app(settings: Settings) -> None:
     app = create_app(fast)
     async with app.router.lifespan_context(app):
         state = app.state.autoport
-        from tests.fleet.conftest import _insert_application
-
-        await _insert_application(
-            state.database,
-            app_id="D" * 24,
-            environment=Environment.production,
-            brands=["sandbox"],
-            now_us=state.clock.now_us(),
-        )
+        creds = await create_app_credentials(state.database, brands=["sandbox"])
         from autoport.fleet.repository import VehicleKey
 
         async with state.database.transaction() as conn:
             await repository.insert_pending(
                 conn,
-                VehicleKey(Environment.production, "D" * 24, "SBX00000000000009"),
+                VehicleKey(Environment.production, creds.app_id, "SBX00000000000009"),
                 brand="sandbox",
                 tags={},
                 changelog=[],

@@ -1,8 +1,9 @@
-"""Streaming fixtures: applications and grants as rows, outbox events written exactly as
-ingestion writes them, a live uvicorn server, and a real Mosquitto on a free port.
+"""Streaming fixtures: real applications (autoport.apps) and grants as the consent flow
+stores them, outbox events written exactly as ingestion writes them, a live uvicorn
+server, and a real Mosquitto on a free port.
 
-Callers come from ONE fixture, `tokens`, which installs a test authenticator until the
-oauth branch provides real client_credentials tokens (swap it there, in one place).
+Callers hold real tokens from the token endpoint (`StreamTokens`), checked by the real
+bearer authenticator; grant status changes go through `set_authorization_status`.
 """
 
 from __future__ import annotations
@@ -16,37 +17,46 @@ import shutil
 import signal
 import socket
 import subprocess
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import httpx
 import orjson
 import pytest
 import uvicorn
-from fastapi import FastAPI, Request
+from fastapi import FastAPI
 
 from autoport.app import create_app
 from autoport.config import Settings, ensure_secrets
 from autoport.kit import outbox
-from autoport.kit.auth import Caller, CallerKind, Grant, GrantStatus
 from autoport.kit.clock import Clock, now_us
+from autoport.kit.crypto import new_token, token_hash
 from autoport.kit.db import Database
 from autoport.kit.environments import Environment
-from autoport.kit.errors import ApiError
+from autoport.oauth import repository as oauth_repository
+from autoport.oauth import service as oauth_service
 from autoport.streaming import mosquitto, repository
 from tests.conftest import service_missing
+from tests.factories import (
+    AppCredentials,
+    client_credentials_token,
+    create_app_credentials,
+    vehicle_token,
+)
 
 MOSQUITTO = shutil.which("mosquitto") or "/usr/sbin/mosquitto"
 HOUR_US = 3_600_000_000
 
 
-def new_app_id() -> str:
-    return secrets.token_hex(12).upper()
-
-
 def new_vin() -> str:
     return "WSTREAM" + secrets.token_hex(5).upper()
+
+
+# Client secrets are shown once: the credentials of every application created here, by
+# id, so a test can later ask the token endpoint for its tokens.
+CREDENTIALS: dict[str, AppCredentials] = {}
 
 
 async def create_application(
@@ -55,30 +65,12 @@ async def create_application(
     environment: Environment = Environment.sandbox,
     properties: list[str] | None = None,
 ) -> str:
-    app_id = new_app_id()
-    now = now_us()
-    async with db.transaction() as conn:
-        account = "ACC" + app_id
-        await conn.execute(
-            "INSERT INTO accounts (id, environment, name, created_at) "
-            "VALUES (:id, :env, 'test', :now)",
-            {"id": account, "env": str(environment), "now": now},
-        )
-        await conn.execute(
-            "INSERT INTO applications (id, environment, account_id, client_id, name, "
-            "client_type, redirect_uris, properties, brands, created_at) VALUES "
-            "(:id, :env, :account, :client, 'test app', 'confidential', '[]', :props, "
-            "'[\"sandbox\"]', :now)",
-            {
-                "id": app_id,
-                "env": str(environment),
-                "account": account,
-                "client": "client-" + app_id,
-                "props": orjson.dumps(properties or []).decode(),
-                "now": now,
-            },
-        )
-    return app_id
+    """A real application (autoport.apps.service), brand sandbox; returns its id."""
+    creds = await create_app_credentials(
+        db, environment=environment, properties=properties or [], brands=["sandbox"]
+    )
+    CREDENTIALS[creds.app_id] = creds
+    return creds.app_id
 
 
 async def grant_consent(
@@ -118,23 +110,19 @@ async def grant_consent(
 async def set_consent_status(
     db: Database, authorization_id: str, status: str, *, at_us: int | None = None
 ) -> None:
-    """What oauth's set_authorization_status does: the row changes and
-    `authorization_changed` is emitted in the same transaction."""
+    """The owner's decision or revocation through the authorization server: the row
+    changes, its tokens end, `authorization_changed` is emitted in one transaction."""
+    environment = await db.fetch_value(
+        "SELECT environment FROM authorizations WHERE id = :id", {"id": authorization_id}
+    )
+    assert environment is not None
     async with db.transaction() as conn:
-        row = await conn.fetch_one(
-            "UPDATE authorizations SET status = :status WHERE id = :id "
-            "RETURNING environment, application_id, vin",
-            {"status": status, "id": authorization_id},
-        )
-        assert row is not None
-        await outbox.emit(
+        await oauth_service.set_authorization_status(
             conn,
-            environment=Environment(row["environment"]),
-            event_type="authorization_changed",
-            payload={"action": status, "authorization_id": authorization_id, "detail": None},
+            environment=Environment(environment),
+            authorization_id=authorization_id,
+            status=status,
             now_us=at_us if at_us is not None else now_us(),
-            vin=row["vin"],
-            application_id=row["application_id"],
         )
 
 
@@ -199,59 +187,70 @@ async def stored_messages(db: Database, application_id: str) -> list[tuple[int, 
 
 @dataclass
 class StreamTokens:
-    """Test bearer tokens -> Callers built from the application rows."""
+    """Real tokens of applications made by `create_application`, from the token endpoint
+    of `app` (over ASGI, or over HTTP at `base_url` for a live server)."""
 
-    database: Callable[[], Database]
-    issued: dict[str, tuple[str, CallerKind, frozenset[str]]]
+    app: FastAPI
+    base_url: str | None = None
 
-    def application(self, application_id: str, scopes: str = "vehicle:data") -> str:
-        token = "test-app-" + secrets.token_hex(8)
-        self.issued[token] = (application_id, CallerKind.application, frozenset(scopes.split()))
+    @contextlib.asynccontextmanager
+    async def _client(self) -> AsyncIterator[httpx.AsyncClient]:
+        if self.base_url is not None:
+            async with httpx.AsyncClient(base_url=self.base_url, timeout=10) as client:
+                yield client
+            return
+        transport = httpx.ASGITransport(app=self.app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1:8080") as c:
+            yield c
+
+    async def application(self, application_id: str) -> str:
+        """A client_credentials access token."""
+        async with self._client() as client:
+            return await client_credentials_token(client, CREDENTIALS[application_id])
+
+    async def vehicle(self, application_id: str) -> str:
+        """A consent access token (authorization + code + exchange) for a new VIN."""
+        creds = CREDENTIALS[application_id]
+        async with self._client() as client:
+            issued = await vehicle_token(
+                client,
+                self.app.state.autoport.database,
+                creds,
+                vin=new_vin(),
+                properties=["charging.battery_level"],
+                now_us=self.app.state.autoport.clock.now_us(),
+            )
+        return issued.access_token
+
+    async def stored(self, application_id: str, *, scopes: str) -> str:
+        """An access-token row as the authorization server stores it, with scopes no grant
+        hands out today (to prove the stream checks scopes itself)."""
+        state = self.app.state.autoport
+        creds = CREDENTIALS[application_id]
+        token = new_token(oauth_service.ACCESS_PREFIX)
+        now = state.clock.now_us()
+        async with state.database.transaction() as conn:
+            await oauth_repository.insert_token(
+                conn,
+                {
+                    "token_hash": token_hash(state.token_key, token),
+                    "environment": str(creds.environment),
+                    "kind": oauth_repository.ACCESS,
+                    "application_id": application_id,
+                    "authorization_id": None,
+                    "family_id": None,
+                    "scopes": scopes,
+                    "created_at": now,
+                    "expires_at": now + HOUR_US,
+                },
+            )
         return token
-
-    def vehicle(self, application_id: str) -> str:
-        token = "test-vehicle-" + secrets.token_hex(8)
-        self.issued[token] = (application_id, CallerKind.vehicle, frozenset({"vehicle:data"}))
-        return token
-
-    async def authenticate(self, request: Request, environment: Environment) -> Caller:
-        header = request.headers.get("authorization", "")
-        scheme, _, token = header.partition(" ")
-        entry = self.issued.get(token.strip()) if scheme.lower() == "bearer" else None
-        if entry is None:
-            raise ApiError(401, "the access token is not valid", source="Authorization")
-        application_id, kind, scopes = entry
-        row = await self.database().fetch_one(
-            "SELECT environment, client_id, properties FROM applications WHERE id = :id",
-            {"id": application_id},
-        )
-        if row is None or row["environment"] != str(environment):
-            raise ApiError(401, "the access token is not valid", source="Authorization")
-        properties = frozenset(orjson.loads(row["properties"]))
-        grant = None
-        if kind is CallerKind.vehicle:
-            grant = Grant("auth", "VIN", properties, GrantStatus.approved, 0, None)
-        return Caller(
-            environment=environment,
-            kind=kind,
-            application_id=application_id,
-            client_id=row["client_id"],
-            scopes=scopes,
-            application_properties=properties,
-            grant=grant,
-        )
-
-
-def install_tokens(app: FastAPI) -> StreamTokens:
-    tokens = StreamTokens(database=lambda: app.state.autoport.database, issued={})
-    app.state.authenticator = tokens.authenticate
-    return tokens
 
 
 @pytest.fixture
 def tokens(app: FastAPI) -> StreamTokens:
-    """THE test authenticator of the ASGI `app` fixture (see module docstring)."""
-    return install_tokens(app)
+    """Real tokens for the ASGI `app` fixture."""
+    return StreamTokens(app)
 
 
 # ---------------------------------------------------------------- live server
@@ -280,7 +279,6 @@ async def live_server(settings: Settings) -> AsyncIterator[LiveServer]:
     """A real uvicorn server in this event loop (httpx's ASGI transport buffers streams),
     with the streaming workers running on the real clock."""
     app = create_app(settings, clock=Clock(), run_background=True)
-    tokens = install_tokens(app)
     port = free_port()
     config = uvicorn.Config(
         app, host="127.0.0.1", port=port, log_level="warning", lifespan="on", access_log=False
@@ -295,7 +293,8 @@ async def live_server(settings: Settings) -> AsyncIterator[LiveServer]:
         await asyncio.sleep(0.01)
     assert server.started, "uvicorn did not start"
     try:
-        yield LiveServer(app, f"http://127.0.0.1:{port}", tokens)
+        base_url = f"http://127.0.0.1:{port}"
+        yield LiveServer(app, base_url, StreamTokens(app, base_url))
     finally:
         server.should_exit = True
         await asyncio.wait_for(task, 15)

@@ -15,6 +15,7 @@ from fastapi import FastAPI
 from autoport.config import Settings
 from autoport.kit.db import Database
 from tests.streaming.conftest import (
+    CREDENTIALS,
     LiveServer,
     StreamTokens,
     create_application,
@@ -98,7 +99,7 @@ async def test_sse_resume_with_last_event_id_gets_every_missed_message_once(
     vin = new_vin()
     app_id = await create_application(db)
     await grant_consent(db, application_id=app_id, vin=vin, properties=["charging.battery_level"])
-    token = server.tokens.application(app_id)
+    token = await server.tokens.application(app_id)
 
     async with httpx.AsyncClient(base_url=server.base_url, timeout=10) as client:
         received: list[dict[str, str]] = []
@@ -131,7 +132,7 @@ async def test_sse_without_last_event_id_starts_with_the_next_message(
     vin = new_vin()
     app_id = await create_application(db)
     await grant_consent(db, application_id=app_id, vin=vin, properties=["charging.battery_level"])
-    token = server.tokens.application(app_id)
+    token = await server.tokens.application(app_id)
     await feed(db, vin, [0.1, 0.2])
     await logged(db, 2)
     async with httpx.AsyncClient(base_url=server.base_url, timeout=10) as client:
@@ -155,7 +156,7 @@ async def test_sse_streams_only_the_callers_messages(server: LiveServer) -> None
     await grant_consent(db, application_id=app_b, vin=vin_b, properties=["charging.battery_level"])
     async with (
         httpx.AsyncClient(base_url=server.base_url, timeout=10) as client,
-        open_sse(client, server.tokens.application(app_b)) as sse,
+        open_sse(client, await server.tokens.application(app_b)) as sse,
     ):
         await feed(db, vin_a, [0.5])
         await feed(db, vin_b, [0.6])
@@ -174,7 +175,7 @@ async def test_sse_reports_a_gap_when_missed_messages_were_pruned(server: LiveSe
     await db.execute("DELETE FROM stream_messages WHERE seq < 3")
     async with (
         httpx.AsyncClient(base_url=server.base_url, timeout=10) as client,
-        open_sse(client, server.tokens.application(app_id), last_event_id="1") as sse,
+        open_sse(client, await server.tokens.application(app_id), last_event_id="1") as sse,
     ):
         gap = await sse.next_event()
         event = await sse.next_event()
@@ -189,11 +190,50 @@ async def test_sse_sends_keep_alive_comments_when_idle(settings: Settings) -> No
         app_id = await create_application(server.database)
         async with (
             httpx.AsyncClient(base_url=server.base_url, timeout=10) as client,
-            open_sse(client, server.tokens.application(app_id)) as sse,
+            open_sse(client, await server.tokens.application(app_id)) as sse,
         ):
             with pytest.raises(TimeoutError):
                 await sse.next_event(timeout=0.7)
     assert ": keep-alive" in sse.comments
+
+
+async def test_sse_with_a_client_credentials_token_from_the_live_token_endpoint(
+    server: LiveServer,
+) -> None:
+    """End to end over real HTTP: the application authenticates at the token endpoint,
+    streams with the access token it got, and is refused once it revokes that token."""
+    db = server.database
+    vin = new_vin()
+    app_id = await create_application(db)
+    creds = CREDENTIALS[app_id]
+    await grant_consent(db, application_id=app_id, vin=vin, properties=["charging.battery_level"])
+    async with httpx.AsyncClient(base_url=server.base_url, timeout=10) as client:
+        issued = await client.post(
+            "/sandbox/v1/access_tokens",
+            data={
+                "grant_type": "client_credentials",
+                "client_id": creds.client_id,
+                "client_secret": creds.client_secret,
+            },
+        )
+        assert issued.status_code == 200, issued.text
+        token = issued.json()["access_token"]
+        assert "vehicle:data" in issued.json()["scope"].split()
+        async with open_sse(client, token) as sse:
+            await feed(db, vin, [0.77])
+            event = await sse.next_event()
+        message = orjson.loads(event["data"])
+        assert (message["application_id"], message["vin"]) == (app_id, vin)
+        assert level_of(event) == 0.77
+
+        revoked = await client.post("/sandbox/v1/revoke", data={"token": token, **creds.auth()})
+        assert revoked.status_code == 200
+        refused = await client.get(
+            "/sandbox/v1/stream",
+            headers={"Authorization": f"Bearer {token}", "Accept": "text/event-stream"},
+        )
+        assert refused.status_code == 401
+        assert "revoked" in refused.json()["errors"][0]["detail"]
 
 
 # ----------------------------------------------------------------- refusals (ASGI)
@@ -212,7 +252,7 @@ async def test_stream_with_a_vehicle_token_is_403(
 ) -> None:
     app_id = await create_application(app.state.autoport.database)
     response = await client.get(
-        "/sandbox/v1/stream", headers={"Authorization": f"Bearer {tokens.vehicle(app_id)}"}
+        "/sandbox/v1/stream", headers={"Authorization": f"Bearer {await tokens.vehicle(app_id)}"}
     )
     assert response.status_code == 403
     assert "client_credentials" in response.json()["errors"][0]["detail"]
@@ -222,7 +262,7 @@ async def test_stream_without_the_vehicle_data_scope_is_403(
     client: httpx.AsyncClient, tokens: StreamTokens, app: FastAPI
 ) -> None:
     app_id = await create_application(app.state.autoport.database)
-    token = tokens.application(app_id, scopes="fleet:clearance")
+    token = await tokens.stored(app_id, scopes="fleet:clearance")
     response = await client.get("/sandbox/v1/stream", headers={"Authorization": f"Bearer {token}"})
     assert response.status_code == 403
     assert response.json()["errors"][0]["source"] == "scope"
@@ -235,7 +275,10 @@ async def test_stream_refuses_a_malformed_last_event_id(
     app_id = await create_application(app.state.autoport.database)
     response = await client.get(
         "/sandbox/v1/stream",
-        headers={"Authorization": f"Bearer {tokens.application(app_id)}", "Last-Event-ID": value},
+        headers={
+            "Authorization": f"Bearer {await tokens.application(app_id)}",
+            "Last-Event-ID": value,
+        },
     )
     assert response.status_code == 400
     assert response.json()["errors"][0]["source"] == "Last-Event-ID"
@@ -250,6 +293,7 @@ async def test_a_production_application_token_is_401_on_the_sandbox(
         app.state.autoport.database, environment=Environment.production
     )
     response = await client.get(
-        "/sandbox/v1/stream", headers={"Authorization": f"Bearer {tokens.application(app_id)}"}
+        "/sandbox/v1/stream",
+        headers={"Authorization": f"Bearer {await tokens.application(app_id)}"},
     )
     assert response.status_code == 401

@@ -1,25 +1,27 @@
-"""The ONE place where vehicle-data tests get callers.
-
-Until the oauth branch is merged, a test authenticator maps test token strings to
-`Caller`s built from rows these helpers insert into `accounts`, `applications`,
-`authorizations` (and `fleet_vehicles`). The grant is read from its row at every request,
-so a test can change its status or window between calls. Swapping this for real tokens
-(tests/factories.py) happens here only.
-"""
+"""The ONE place where vehicle-data tests get callers: real applications
+(`autoport.apps.service`), real tokens from the token endpoint (consent tokens through
+authorization row + code + exchange, client_credentials tokens), checked by the real
+bearer authenticator. Grant states change through `set_authorization_status`."""
 
 from __future__ import annotations
 
-import secrets
-from collections.abc import Iterable
+from collections.abc import AsyncIterator, Iterable
 
-import orjson
+import httpx
 import pytest
-from fastapi import FastAPI, Request
+from fastapi import FastAPI
 
-from autoport.kit.auth import Caller, CallerKind, Grant, GrantStatus
+from autoport.kit.crypto import new_token, token_hash
 from autoport.kit.db import Database
 from autoport.kit.environments import Environment
-from autoport.kit.errors import ApiError
+from autoport.oauth import repository as oauth_repository
+from autoport.oauth import service as oauth_service
+from tests.factories import (
+    AppCredentials,
+    client_credentials_token,
+    create_app_credentials,
+    vehicle_token,
+)
 
 PROD = Environment.production
 
@@ -31,10 +33,16 @@ class TestCallers:
         self.app = app
         self.db: Database = app.state.autoport.database
         self.clock = app.state.autoport.clock
-        # token -> (kind, id of the application or authorization)
-        self.tokens: dict[str, tuple[CallerKind, str]] = {}
-        self.scopes: dict[str, frozenset[str]] = {}
-        app.state.authenticator = self.authenticate
+        # The token endpoint of this app instance, over ASGI.
+        self.client = httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=app), base_url="http://127.0.0.1:8080"
+        )
+        self.credentials: dict[str, AppCredentials] = {}
+        self.authorization_of: dict[str, str] = {}  # access token -> authorization id
+        self.refresh_of: dict[str, str] = {}  # access token -> its refresh token
+
+    async def aclose(self) -> None:
+        await self.client.aclose()
 
     async def application(
         self,
@@ -43,39 +51,41 @@ class TestCallers:
         environment: Environment = PROD,
         brands: Iterable[str] = ("bmw", "sandbox"),
     ) -> str:
-        app_id = secrets.token_hex(12).upper()
+        creds = await create_app_credentials(
+            self.db,
+            environment=environment,
+            properties=sorted(properties),
+            brands=sorted(brands),
+            now_us=self.clock.now_us(),
+        )
+        self.credentials[creds.app_id] = creds
+        return creds.app_id
+
+    async def application_token(self, application_id: str) -> str:
+        """A client_credentials token from the token endpoint (every application scope)."""
+        return await client_credentials_token(self.client, self.credentials[application_id])
+
+    async def stored_token(self, application_id: str, *, scopes: Iterable[str]) -> str:
+        """An access-token row as the authorization server stores it, with scopes no grant
+        hands out today (to prove the routes check scopes themselves)."""
+        creds = self.credentials[application_id]
+        token = new_token(oauth_service.ACCESS_PREFIX)
         now = self.clock.now_us()
         async with self.db.transaction() as conn:
-            await conn.execute(
-                "INSERT INTO accounts (id, environment, name, created_at) "
-                "VALUES (:id, :env, 'test', :now)",
-                {"id": "acc_" + app_id, "env": str(environment), "now": now},
-            )
-            await conn.execute(
-                "INSERT INTO applications (id, environment, account_id, client_id, name, "
-                "client_type, redirect_uris, properties, brands, created_at) VALUES "
-                "(:id, :env, :account, :client, 'test app', 'confidential', '[]', :props, "
-                ":brands, :now)",
+            await oauth_repository.insert_token(
+                conn,
                 {
-                    "id": app_id,
-                    "env": str(environment),
-                    "account": "acc_" + app_id,
-                    "client": "client_" + app_id,
-                    "props": orjson.dumps(sorted(properties)).decode(),
-                    "brands": orjson.dumps(sorted(brands)).decode(),
-                    "now": now,
+                    "token_hash": token_hash(self.app.state.autoport.token_key, token),
+                    "environment": str(creds.environment),
+                    "kind": oauth_repository.ACCESS,
+                    "application_id": application_id,
+                    "authorization_id": None,
+                    "family_id": None,
+                    "scopes": " ".join(scopes),
+                    "created_at": now,
+                    "expires_at": now + 300_000_000,
                 },
             )
-        return app_id
-
-    def application_token(
-        self,
-        application_id: str,
-        scopes: Iterable[str] = ("vehicle:data", "vehicle:eligibility-check", "fleet:clearance"),
-    ) -> str:
-        token = "test_app_" + secrets.token_hex(8)
-        self.tokens[token] = (CallerKind.application, application_id)
-        self.scopes[token] = frozenset(scopes)
         return token
 
     async def vehicle_token(
@@ -89,44 +99,43 @@ class TestCallers:
         valid_from_us: int | None = None,
         valid_until_us: int | None = None,
     ) -> str:
-        authorization_id = "auth_" + secrets.token_hex(8)
-        now = self.clock.now_us()
-        env = await self.db.fetch_value(
-            "SELECT environment FROM applications WHERE id = :id", {"id": application_id}
+        issued = await vehicle_token(
+            self.client,
+            self.db,
+            self.credentials[application_id],
+            vin=vin,
+            properties=sorted(properties),
+            brand=brand,
+            status=status,
+            valid_from_us=valid_from_us,
+            valid_until_us=valid_until_us,
+            now_us=self.clock.now_us(),
         )
-        await self.db.execute(
-            "INSERT INTO authorizations (id, environment, application_id, vin, brand, properties,"
-            " status, subject, valid_from, valid_until, created_at, updated_at) VALUES "
-            "(:id, :env, :app, :vin, :brand, :props, :status, 'owner', :from_, :until, :now, :now)",
-            {
-                "id": authorization_id,
-                "env": env,
-                "app": application_id,
-                "vin": vin,
-                "brand": brand,
-                "props": orjson.dumps(sorted(properties)).decode(),
-                "status": status,
-                "from_": now - 1 if valid_from_us is None else valid_from_us,
-                "until": valid_until_us,
-                "now": now,
-            },
-        )
-        token = "test_vehicle_" + secrets.token_hex(8)
-        self.tokens[token] = (CallerKind.vehicle, authorization_id)
-        return token
+        self.authorization_of[issued.access_token] = issued.authorization_id
+        self.refresh_of[issued.access_token] = issued.refresh_token
+        return issued.access_token
 
     async def set_grant_status(self, token: str, status: str) -> None:
-        await self.db.execute(
-            "UPDATE authorizations SET status = :status WHERE id = :id",
-            {"status": status, "id": self.tokens[token][1]},
+        """The owner's decision (or revocation) through the authorization server."""
+        authorization_id = self.authorization_of[token]
+        environment = await self.db.fetch_value(
+            "SELECT environment FROM authorizations WHERE id = :id", {"id": authorization_id}
         )
+        async with self.db.transaction() as conn:
+            await oauth_service.set_authorization_status(
+                conn,
+                environment=Environment(environment),
+                authorization_id=authorization_id,
+                status=status,
+                now_us=self.clock.now_us(),
+            )
 
     async def clear_fleet_vehicle(
         self, application_id: str, vin: str, *, brand: str = "bmw", status: str = "approved"
     ) -> None:
-        env = await self.db.fetch_value(
-            "SELECT environment FROM applications WHERE id = :id", {"id": application_id}
-        )
+        """A fleet clearance in the given state (the fleet worker's end result; the real
+        worker is exercised in tests/fleet/test_fleet_reads_vehicle.py)."""
+        env = str(self.credentials[application_id].environment)
         now = self.clock.now_us()
         await self.db.execute(
             "INSERT INTO fleet_vehicles (environment, application_id, vin, brand, status, tags, "
@@ -142,54 +151,11 @@ class TestCallers:
             },
         )
 
-    async def authenticate(self, request: Request, environment: Environment) -> Caller:
-        header = request.headers.get("authorization", "")
-        scheme, _, token = header.partition(" ")
-        entry = self.tokens.get(token) if scheme.lower() == "bearer" else None
-        if entry is None:
-            raise ApiError(401, "the access token is missing or unknown", source="Authorization")
-        kind, ident = entry
-        if kind is CallerKind.vehicle:
-            grant_row = await self.db.fetch_one(
-                "SELECT * FROM authorizations WHERE id = :id", {"id": ident}
-            )
-            assert grant_row is not None
-            app_id = grant_row["application_id"]
-        else:
-            grant_row, app_id = None, ident
-        app_row = await self.db.fetch_one(
-            "SELECT * FROM applications WHERE id = :id", {"id": app_id}
-        )
-        assert app_row is not None
-        if app_row["environment"] != str(environment):
-            raise ApiError(
-                401, "the access token belongs to another environment", source="Authorization"
-            )
-        grant = None
-        scopes = {"vehicle:data"}
-        if grant_row is not None:
-            grant = Grant(
-                authorization_id=grant_row["id"],
-                vin=grant_row["vin"],
-                properties=frozenset(orjson.loads(grant_row["properties"])),
-                status=GrantStatus(grant_row["status"]),
-                valid_from_us=grant_row["valid_from"],
-                valid_until_us=grant_row["valid_until"],
-            )
-        else:
-            scopes = set(self.scopes[token])
-        return Caller(
-            environment=environment,
-            kind=kind,
-            application_id=app_id,
-            client_id=app_row["client_id"],
-            scopes=frozenset(scopes),
-            application_properties=frozenset(orjson.loads(app_row["properties"])),
-            grant=grant,
-            application_brands=frozenset(orjson.loads(app_row["brands"])),
-        )
-
 
 @pytest.fixture
-def callers(app: FastAPI) -> TestCallers:
-    return TestCallers(app)
+async def callers(app: FastAPI) -> AsyncIterator[TestCallers]:
+    found = TestCallers(app)
+    try:
+        yield found
+    finally:
+        await found.aclose()

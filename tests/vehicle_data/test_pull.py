@@ -149,7 +149,7 @@ async def test_a_fleet_cleared_application_reads_its_registered_properties(
 ) -> None:
     await store(app)
     app_id = await callers.application(properties=["charging.status", "usage.average_speed"])
-    token = callers.application_token(app_id)
+    token = await callers.application_token(app_id)
     response = await client.get(URL, headers=bearer(token))
     assert response.status_code == 403
     assert "fleet clearance" in response.json()["errors"][0]["detail"]
@@ -305,22 +305,26 @@ async def test_an_application_token_without_vehicle_data_scope_is_403(
     await store(app)
     app_id = await callers.application(properties=ALL)
     await callers.clear_fleet_vehicle(app_id, VIN)
-    token = callers.application_token(app_id, scopes=["fleet:clearance"])
+    token = await callers.stored_token(app_id, scopes=["fleet:clearance"])
     response = await client.get(URL, headers=bearer(token))
     assert response.status_code == 403
     assert "vehicle:data" in response.json()["errors"][0]["detail"]
 
 
-async def test_rejected_and_revoked_grants_are_403(
+async def test_rejected_and_revoked_grants_end_their_tokens_with_401(
     client: httpx.AsyncClient, app: FastAPI, callers: TestCallers
 ) -> None:
+    """The authorization server rejects a pending grant / revokes an approved one: the
+    bearer authenticator refuses its tokens from then on, naming why."""
     await store(app)
     app_id = await callers.application(properties=ALL)
-    token = await callers.vehicle_token(app_id, vin=VIN, properties=ALL)
-    for status in ("rejected", "revoked"):
+    pending = await callers.vehicle_token(app_id, vin=VIN, properties=ALL, status="pending")
+    approved = await callers.vehicle_token(app_id, vin=VIN, properties=ALL)
+    assert (await client.get(URL, headers=bearer(approved))).status_code == 200
+    for token, status in ((pending, "rejected"), (approved, "revoked")):
         await callers.set_grant_status(token, status)
         response = await client.get(URL, headers=bearer(token))
-        assert response.status_code == 403
+        assert response.status_code == 401
         assert status in response.json()["errors"][0]["detail"]
 
 

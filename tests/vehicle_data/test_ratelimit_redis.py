@@ -91,11 +91,11 @@ async def test_the_pull_endpoint_counts_in_redis_when_configured(
             data={"charging": {"battery_level": {"data": 0.5}}},
             now_us=1,
         )
-        first = TestCallers(apps[0])
-        app_id = await first.application(properties=["charging.battery_level"])
-        token = await first.vehicle_token(app_id, vin=vin, properties=["charging.battery_level"])
-        second = TestCallers(apps[1])
-        second.tokens = first.tokens
+        # A real consent token issued by the first replica; both authenticate it.
+        callers = TestCallers(apps[0])
+        app_id = await callers.application(properties=["charging.battery_level"])
+        token = await callers.vehicle_token(app_id, vin=vin, properties=["charging.battery_level"])
+        await callers.aclose()
         for index in range(3):
             transport = httpx.ASGITransport(app=apps[index % 2])
             async with httpx.AsyncClient(
