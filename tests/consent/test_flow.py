@@ -13,7 +13,6 @@ from autoport.consent.service import csrf_token
 from autoport.kit.clock import FrozenClock, to_iso
 from autoport.kit.db import Database
 from autoport.kit.environments import Environment
-
 from tests.factories import pkce_pair
 
 from .conftest import (
