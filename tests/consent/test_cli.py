@@ -39,7 +39,7 @@ def entry_request(params: dict[str, str]) -> service.EntryRequest:
 def consent_until_verification(data_dir: Path, brand: str, *, approve: bool = False) -> str:
     """Run the flow's service steps for VIN up to verification (or the decision)."""
     settings, _ = ensure_secrets(
-        Settings(data_dir=data_dir, sandbox_connector_verification_methods=METHODS)  # type: ignore[arg-type]
+        Settings(data_dir=data_dir, sandbox_connector_verification_methods=METHODS)
     )
     method = BrandRegistry.from_settings(settings).verification_method(Environment.sandbox, brand)
     key = settings.token_hmac_key.get_secret_value().encode()  # type: ignore[union-attr]
