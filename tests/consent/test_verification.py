@@ -469,3 +469,28 @@ async def test_verify_page_says_at_once_when_the_vin_is_locked_out(
     page = await browser_client.get(f"{PAGES}/verify")
     assert "Too many wrong codes" in page.text
     assert 'name="code"' not in page.text
+
+
+def test_sandbox_verification_methods_accept_both_brand_spellings_and_refuse_unknown_brands(
+    tmp_path: object,
+) -> None:
+    import pytest
+    from pydantic import ValidationError
+
+    from autoport.brands.registry import BrandRegistry
+    from autoport.config import Settings
+
+    settings = Settings(
+        data_dir=tmp_path,  # type: ignore[arg-type]
+        sandbox_connector_verification_methods={"mercedes-benz": "oem_login"},  # type: ignore[arg-type]
+        sandbox_connector_verification_method="vehicle_code",
+    )
+    registry = BrandRegistry.from_settings(settings)
+    assert registry.verification_method(Environment.sandbox, "mercedes_benz") == "oem_login"
+    assert registry.verification_method(Environment.sandbox, "bmw") == "vehicle_code"
+    # Production: the push-only connector's portal, whatever the sandbox says.
+    assert registry.verification_method(Environment.production, "mercedes_benz") == "owner_portal"
+    with pytest.raises(ValidationError, match="unknown brand 'trabant'"):
+        Settings(sandbox_connector_verification_methods={"trabant": "instant"})  # type: ignore[arg-type]
+    with pytest.raises(ValidationError, match="sandbox_connector_verification_method"):
+        Settings(sandbox_connector_verification_method="carrier_pigeon")  # type: ignore[arg-type]
