@@ -26,7 +26,6 @@ from pydantic_settings import (
 SECRETS_FILE_NAME = "secrets.json"
 
 ConsentMethod = Literal["instant", "vehicle_code", "oem_login", "owner_portal"]
-_INSTANT: ConsentMethod = "instant"
 
 
 class Settings(BaseSettings):
@@ -142,13 +141,13 @@ class Settings(BaseSettings):
     # SSE keep-alive comment interval.
     stream_keepalive_seconds: float = Field(default=15.0, gt=0, le=300)
     # --- consent
-    # Ownership verification per brand (canonical brand -> method); brands not listed use
-    # consent_default_verification_method. Methods: instant, vehicle_code, oem_login,
-    # owner_portal (see docs/consent.md).
-    consent_verification_methods: dict[str, ConsentMethod] = Field(
-        default_factory=lambda: {"sandbox": _INSTANT}
-    )
-    consent_default_verification_method: ConsentMethod = "owner_portal"
+    # Ownership verification comes from the brand's connector (autoport/brands): a team's
+    # connector declares it (brand_connector_options.<brand>.verification_method), the
+    # push-only connector uses owner_portal. The sandbox connector, which serves every brand
+    # of the sandbox environment, is configured here so each method can be tried: per brand
+    # (either spelling -> instant, vehicle_code, oem_login, owner_portal), else the default.
+    sandbox_connector_verification_method: ConsentMethod = "instant"
+    sandbox_connector_verification_methods: dict[str, ConsentMethod] = Field(default_factory=dict)
     # How long an owner may take from the entry point to the decision.
     consent_session_seconds: int = Field(default=900, ge=60, le=86_400)
     # The one-time code a vehicle displays: lifetime, wrong tries allowed, then lockout.
@@ -220,7 +219,7 @@ class Settings(BaseSettings):
             raise ValueError("must look like mqtt://[user:password@]host[:port]")
         return value
 
-    @field_validator("consent_verification_methods")
+    @field_validator("sandbox_connector_verification_methods")
     @classmethod
     def _known_brands(cls, value: dict[str, ConsentMethod]) -> dict[str, ConsentMethod]:
         from autoport.kit.brands import canonical_brand

@@ -69,7 +69,13 @@ class BrandRegistry:
     @classmethod
     def from_settings(cls, settings: Settings, *, clock: Clock | None = None) -> BrandRegistry:
         sandbox = SandboxConnector(
-            defaults=SandboxDefaults.from_settings(settings), clock=clock or Clock()
+            defaults=SandboxDefaults.from_settings(settings),
+            clock=clock or Clock(),
+            verification_method=VerificationMethod(settings.sandbox_connector_verification_method),
+            verification_methods={
+                brand: VerificationMethod(method)
+                for brand, method in settings.sandbox_connector_verification_methods.items()
+            },
         )
         push = PushOnlyConnector()
         production: dict[str, BrandConnector] = {SANDBOX_BRAND: sandbox}
@@ -92,9 +98,12 @@ class BrandRegistry:
         return self.production.get(brand, self.push)
 
     def verification_method(self, environment: Environment, brand: str) -> VerificationMethod:
-        """How owners of this brand prove ownership during consent (for the consent
-        feature's `consent_verification_methods`, when the lead wires it here)."""
-        return self.connector_for(environment, brand).verification_method
+        """How owners of this brand prove ownership during consent: the one source the
+        consent flow asks (the sandbox connector answers per brand)."""
+        connector = self.connector_for(environment, brand)
+        if isinstance(connector, SandboxConnector):
+            return connector.verification_method_for(brand)
+        return connector.verification_method
 
     def fetching_connectors(self) -> dict[str, BrandConnector]:
         """Production brands whose connector fetches on demand (for AppState.data_sources).

@@ -128,10 +128,16 @@ class SandboxDefaults:
 class SandboxConnector(BrandConnector):
     name: str = "sandbox"
     verification_method: VerificationMethod = VerificationMethod.instant
+    # Per canonical brand: the sandbox serves every brand, and each may verify ownership
+    # its own way (settings `sandbox_connector_verification_method(s)`).
+    verification_methods: dict[str, VerificationMethod] = field(default_factory=dict)
     data_delivery: tuple[DataDelivery, ...] = field(default=("pull", "push"))
     defaults: SandboxDefaults = field(default_factory=SandboxDefaults)
     behaviour: SandboxBehaviour = field(default_factory=SettingsBehaviour)
     clock: Clock = field(default_factory=Clock)
+
+    def verification_method_for(self, brand: str) -> VerificationMethod:
+        return self.verification_methods.get(brand, self.verification_method)
 
     async def _vehicle(self, environment: Environment, vin: str) -> VehicleBehaviour:
         return await self.behaviour.behaviour_of(environment=environment, vin=vin)

@@ -20,11 +20,6 @@ SandboxOption = Annotated[
 ]
 
 
-def oauth_port() -> service.OAuthPort:
-    """The authorization server's functions; tests replace this one function."""
-    return service.default_oauth_port()
-
-
 def _environment(sandbox: bool) -> Environment:
     return Environment.sandbox if sandbox else Environment.production
 
@@ -70,7 +65,6 @@ def _decide(authorization_id: str, *, approved: bool, sandbox: bool, detail: str
                 environment=_environment(sandbox),
                 authorization_id=authorization_id,
                 approved=approved,
-                oauth=oauth_port(),
                 now_us=now_us(),
                 detail=detail,
             )

@@ -17,12 +17,14 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import Match
 from starlette.types import Scope
 
+from autoport.brands.registry import registry_of
 from autoport.consent import pages, service
 from autoport.consent.schemas import OwnerDecision, OwnerDecisionResult
 from autoport.consent.service import Context, ErrorPage, FormProblem
 from autoport.consent.verification import (
     CodeCheck,
     Method,
+    grant_starts_pending,
     oem_result,
     simulated_oem_owns,
     unsign,
@@ -88,11 +90,6 @@ def _prefix(request: Request) -> str:
 
 def _page_url(request: Request, step: str) -> str:
     return f"{_prefix(request)}{PAGES}/{step}"
-
-
-def _oauth(request: Request) -> service.OAuthPort:
-    port: service.OAuthPort | None = getattr(request.app.state, "consent_oauth", None)
-    return port or service.default_oauth_port()
 
 
 def _see_other(url: str) -> Response:
@@ -321,12 +318,16 @@ async def vehicle_submit(request: Request) -> Response:
     try:
         ctx, form = await _post(request, state, env)
         key, _ = _keys(state)
+        if ctx.session.brand is None:
+            raise ErrorPage("step_order")
         await service.enter_vin(
             state.database,
             ctx,
             settings=state.settings,
             key=key,
             vin=form.get("vin"),
+            # One source of truth: the brand's connector says how ownership is proven.
+            method=registry_of(state).verification_method(env, ctx.session.brand),
             now_us=state.clock.now_us(),
         )
     except ErrorPage as problem:
@@ -481,7 +482,7 @@ def _review_render(request: Request, ctx: Context, status: int = 200) -> Respons
         form_targets=(_origin(ctx.session.redirect_uri),),
         groups=groups,
         item_count=sum(len(group.items) for group in groups),
-        pending=Method(ctx.session.method or Method.instant).grant_starts_pending,
+        pending=grant_starts_pending(Method(ctx.session.method or Method.instant)),
         **_common(request, ctx, "review"),
     )
 
@@ -499,7 +500,6 @@ async def review_submit(request: Request) -> Response:
                 state.database,
                 ctx,
                 approve=decision == "approve",
-                oauth=_oauth(request),
                 now_us=state.clock.now_us(),
             )
         except ErrorPage:
@@ -594,7 +594,6 @@ async def _owner_decision(
             environment=env,
             authorization_id=authorization_id,
             approved=approved,
-            oauth=_oauth(request),
             now_us=state.clock.now_us(),
             detail=detail,
         )

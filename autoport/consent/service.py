@@ -2,18 +2,16 @@
 owner's decision. Routes (routes.py) only parse forms and render what this returns.
 
 The authorization code and the grant's later status changes belong to the authorization
-server (autoport.oauth.service, contracts.md). They are reached through `OAuthPort`, one
-seam with the two contract functions, so the flow can be exercised end to end before and
-after the oauth package is present.
+server: `decide` and `report_owner_decision` call autoport.oauth.service directly, inside
+the consent's own transaction.
 """
 
 from __future__ import annotations
 
 import re
 import uuid
-from collections.abc import Awaitable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import structlog
@@ -21,13 +19,15 @@ import structlog
 from autoport.config import Settings
 from autoport.consent import repository, verification
 from autoport.consent.repository import Application, Session
-from autoport.consent.verification import CodeCheck, CodeResult, Method
+from autoport.consent.verification import CodeCheck, CodeResult, Method, grant_starts_pending
 from autoport.kit.brands import canonical_brand
 from autoport.kit.clock import from_iso
 from autoport.kit.crypto import new_token, same, token_hash
 from autoport.kit.db import Connection, Database
 from autoport.kit.environments import Environment
+from autoport.kit.errors import ApiError
 from autoport.kit.vin import vin_problem
+from autoport.oauth import service as oauth
 
 log = structlog.get_logger("autoport.consent")
 
@@ -36,53 +36,6 @@ LOCALES = ("en-GB", "de-DE")
 # RFC 7636 §4.2: 43-128 characters of the unreserved set.
 _CODE_CHALLENGE = re.compile(r"^[A-Za-z0-9._~-]{43,128}$")
 MAX_STATE_LENGTH = 2048
-
-
-# ------------------------------------------------------------------------ oauth seam
-
-
-class IssueCode(Protocol):
-    def __call__(
-        self,
-        conn: Connection,
-        *,
-        environment: Environment,
-        application_id: str,
-        authorization_id: str,
-        redirect_uri: str,
-        code_challenge: str | None,
-        code_challenge_method: str | None,
-        now_us: int,
-    ) -> Awaitable[str]: ...
-
-
-class SetStatus(Protocol):
-    def __call__(
-        self,
-        conn: Connection,
-        *,
-        environment: Environment,
-        authorization_id: str,
-        status: str,
-        now_us: int,
-        detail: str | None = None,
-    ) -> Awaitable[Any]: ...
-
-
-@dataclass(frozen=True, slots=True)
-class OAuthPort:
-    issue_authorization_code: IssueCode
-    set_authorization_status: SetStatus
-
-
-def default_oauth_port() -> OAuthPort:
-    """The authorization server's functions (autoport.oauth.service, contracts.md)."""
-    from autoport.oauth import service as oauth  # type: ignore[import-not-found,unused-ignore]
-
-    return OAuthPort(
-        issue_authorization_code=oauth.issue_authorization_code,
-        set_authorization_status=oauth.set_authorization_status,
-    )
 
 
 # ---------------------------------------------------------------------- entry point
@@ -404,9 +357,11 @@ async def enter_vin(
     settings: Settings,
     key: bytes,
     vin: str | None,
+    method: Method,
     now_us: int,
 ) -> Method:
-    """Record the VIN and begin the brand's verification. Returns the method."""
+    """Record the VIN and begin the brand's verification with `method`, the one the brand
+    registry names for the session's brand. Returns the method."""
     if ctx.session.brand is None:
         raise ErrorPage("step_order")
     # Lenient in what the owner types: spaces and lower case are fixed, not refused.
@@ -414,7 +369,6 @@ async def enter_vin(
     problem = vin_problem(cleaned)
     if problem is not None:
         raise FormProblem("vin", problem, vin=vin or "", **_vin_problem_kind(cleaned))
-    method = verification.method_for_brand(settings, ctx.session.brand)
     env = ctx.session.environment
     changes: dict[str, Any] = {
         "vin": cleaned,
@@ -563,7 +517,6 @@ async def decide(
     ctx: Context,
     *,
     approve: bool,
-    oauth: OAuthPort,
     now_us: int,
 ) -> Decision:
     """The owner's answer. Approve: the grant row and a code, in one transaction with
@@ -587,7 +540,7 @@ async def decide(
         raise ErrorPage("step_order")
     method = Method(session.method or Method.instant)
     authorization_id = str(uuid.uuid4())
-    status = "pending" if method.grant_starts_pending else "approved"
+    status = "pending" if grant_starts_pending(method) else "approved"
     async with db.transaction() as conn:
         if not await repository.complete_session(
             conn, session_id=session.id, authorization_id=authorization_id, now_us=now_us
@@ -651,7 +604,6 @@ async def report_owner_decision(
     environment: Environment,
     authorization_id: str,
     approved: bool,
-    oauth: OAuthPort,
     now_us: int,
     detail: str | None = None,
 ) -> str:
@@ -666,14 +618,21 @@ async def report_owner_decision(
             raise StatusProblem(404, f"no authorization {authorization_id} in {environment}")
         if current != "pending":
             raise StatusProblem(409, f"authorization {authorization_id} is {current}, not pending")
-        await oauth.set_authorization_status(
-            conn,
-            environment=environment,
-            authorization_id=authorization_id,
-            status=new_status,
-            now_us=now_us,
-            detail=detail,
-        )
+        try:
+            # The conditional UPDATE (pending -> new status) + authorization_changed.
+            changed = await oauth.set_authorization_status(
+                conn,
+                environment=environment,
+                authorization_id=authorization_id,
+                status=new_status,
+                now_us=now_us,
+                detail=detail,
+            )
+        except ApiError as error:
+            # Decided by a parallel call between the read above and the UPDATE.
+            raise StatusProblem(error.status, error.detail) from None
+        if not changed:
+            raise StatusProblem(409, f"authorization {authorization_id} is already {new_status}")
     return new_status
 
 

@@ -1,6 +1,8 @@
 """Ownership verification: one interface over the carmakers' different processes.
 
-Each brand is configured with one method (`Settings.consent_verification_methods`):
+Each brand verifies one way, decided by its connector in the brand registry
+(`autoport.brands.registry.registry_of(state).verification_method(environment, brand)`;
+in the sandbox environment the `sandbox_connector_verification_method(s)` settings):
 
 - `instant`: the sandbox's method; ownership is taken as proven once the VIN is entered.
 - `vehicle_code`: the vehicle shows a one-time code on its display; the owner types it.
@@ -30,6 +32,7 @@ from typing import Any
 
 import orjson
 
+from autoport.brands.base import VerificationMethod
 from autoport.config import Settings
 from autoport.consent import repository
 from autoport.kit.crypto import same, token_hash
@@ -44,21 +47,14 @@ OEM_STATE_SECONDS = 600
 OEM_RESULT_SECONDS = 120
 
 
-class Method(enum.StrEnum):
-    instant = "instant"
-    vehicle_code = "vehicle_code"
-    oem_login = "oem_login"
-    owner_portal = "owner_portal"
-
-    @property
-    def grant_starts_pending(self) -> bool:
-        """owner_portal: the code is issued now, the carmaker approves later."""
-        return self is Method.owner_portal
+# The method names are the brand connectors' (autoport.brands): the registry decides
+# which one a brand uses (`registry_of(state).verification_method(environment, brand)`).
+Method = VerificationMethod
 
 
-def method_for_brand(settings: Settings, brand: str) -> Method:
-    configured = settings.consent_verification_methods.get(brand)
-    return Method(configured or settings.consent_default_verification_method)
+def grant_starts_pending(method: Method) -> bool:
+    """owner_portal: the code is issued now, the carmaker approves later."""
+    return method is Method.owner_portal
 
 
 def vehicle_subject(key: bytes, environment: Environment, vin: str) -> str:

@@ -1,29 +1,26 @@
-"""Fixtures of the consent tests: applications written straight into `applications`
-(the oauth branch's factories replace this once merged) and a stand-in for the two
-authorization-server functions the flow calls (contracts.md), installed in one place:
-`app.state.consent_oauth`."""
+"""Fixtures of the consent tests: real applications (tests/factories.py, through the
+apps service), the real authorization server behind the flow, and helpers that finish
+what the flow starts: the code exchanged at the token endpoint, vehicle data read with
+the token."""
 
 from __future__ import annotations
 
-import secrets
-import uuid
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import httpx
-import orjson
 import pytest
 from fastapi import FastAPI
 
 from autoport.app import create_app
 from autoport.config import Settings
-from autoport.consent.service import OAuthPort
-from autoport.kit import outbox
-from autoport.kit.clock import FrozenClock
-from autoport.kit.db import Connection, Database
+from autoport.ingestion.service import ingest_vehicle_data
+from autoport.kit.clock import FrozenClock, to_iso
+from autoport.kit.db import Database
 from autoport.kit.environments import Environment
+from tests.factories import bearer, create_app_credentials
 
 REDIRECT_URI = "https://app.example.com/callback"
 PROPERTIES = (
@@ -32,7 +29,8 @@ PROPERTIES = (
     "diagnostics.odometer",
     "vehicle_location.coordinates",
 )
-# One brand per verification method, so one application exercises all four.
+# One brand per verification method, so one application exercises all four: the sandbox
+# connector serves every brand of the sandbox and is told each brand's method by settings.
 METHODS = {
     "sandbox": "instant",
     "bmw": "vehicle_code",
@@ -42,6 +40,9 @@ METHODS = {
 VIN = "SBXTEST0000000001"
 
 
+BATTERY_LEVEL = 0.81
+
+
 @dataclass
 class ConsentApp:
     id: str
@@ -49,6 +50,11 @@ class ConsentApp:
     environment: Environment
     redirect_uri: str = REDIRECT_URI
     properties: tuple[str, ...] = PROPERTIES
+    client_secret: str | None = None
+
+    @property
+    def prefix(self) -> str:
+        return "/sandbox" if self.environment is Environment.sandbox else ""
 
     def entry_params(self, **extra: str) -> dict[str, str]:
         params = {
@@ -60,6 +66,20 @@ class ConsentApp:
         params.update(extra)
         return {k: v for k, v in params.items() if v is not None}
 
+    def token_request(self, code: str, verifier: str | None = None) -> dict[str, str]:
+        """The application's exchange of a code at the token endpoint (RFC 6749 §4.1.3)."""
+        form = {
+            "grant_type": "authorization_code",
+            "code": code,
+            "redirect_uri": self.redirect_uri,
+            "client_id": self.client_id,
+        }
+        if self.client_secret is not None:
+            form["client_secret"] = self.client_secret
+        if verifier is not None:
+            form["code_verifier"] = verifier
+        return form
+
 
 async def insert_application(
     db: Database,
@@ -70,98 +90,72 @@ async def insert_application(
     redirect_uris: tuple[str, ...] = (REDIRECT_URI,),
     client_type: str = "confidential",
     disabled: bool = False,
-    now_us: int = 1,
+    now_us: int | None = None,
 ) -> ConsentApp:
-    app_id = secrets.token_hex(12).upper()
-    account_id = uuid.uuid4().hex
-    client_id = str(uuid.uuid4())
-    async with db.transaction() as conn:
-        await conn.execute(
-            "INSERT INTO accounts (id, environment, name, created_at) "
-            "VALUES (:id, :env, 'Test account', :now)",
-            {"id": account_id, "env": str(environment), "now": now_us},
+    """A real application (the apps service), with its client secret."""
+    creds = await create_app_credentials(
+        db,
+        environment=environment,
+        name="Fleet Tracker",
+        properties=properties,
+        brands=brands,
+        redirect_uris=redirect_uris,
+        client_type=client_type,
+        now_us=now_us,
+    )
+    if disabled:
+        await db.execute(
+            "UPDATE applications SET disabled_at = created_at WHERE id = :id",
+            {"id": creds.app_id},
         )
-        await conn.execute(
-            "INSERT INTO applications (id, environment, account_id, client_id, name, "
-            "client_type, redirect_uris, properties, brands, created_at, disabled_at) VALUES "
-            "(:id, :env, :account, :client_id, 'Fleet Tracker', :client_type, :uris, :props, "
-            ":brands, :now, :disabled)",
-            {
-                "id": app_id,
-                "env": str(environment),
-                "account": account_id,
-                "client_id": client_id,
-                "client_type": client_type,
-                "uris": orjson.dumps(list(redirect_uris)).decode(),
-                "props": orjson.dumps(list(properties)).decode(),
-                "brands": orjson.dumps(list(brands)).decode(),
-                "now": now_us,
-                "disabled": now_us if disabled else None,
-            },
-        )
-    return ConsentApp(app_id, client_id, environment, redirect_uris[0], properties)
+    return ConsentApp(
+        creds.app_id,
+        creds.client_id,
+        environment,
+        redirect_uris[0],
+        properties,
+        creds.client_secret,
+    )
 
 
-@dataclass
-class RecordingOAuth:
-    """Stands in for autoport.oauth.service until the oauth branch is merged: the code
-    is a random string it remembers; the status change is done for real (conditional
-    UPDATE + authorization_changed in the same transaction), as the contract describes."""
-
-    codes: dict[str, dict[str, Any]] = field(default_factory=dict)
-
-    async def issue_authorization_code(self, conn: Connection, **kwargs: Any) -> str:
-        code = "code_" + secrets.token_urlsafe(24)
-        self.codes[code] = kwargs
-        return code
-
-    async def set_authorization_status(
-        self,
-        conn: Connection,
-        *,
-        environment: Environment,
-        authorization_id: str,
-        status: str,
-        now_us: int,
-        detail: str | None = None,
-    ) -> None:
-        row = await conn.fetch_one(
-            "UPDATE authorizations SET status = :status, updated_at = :now "
-            "WHERE id = :id AND environment = :env AND status = 'pending' "
-            "RETURNING vin, application_id",
-            {"status": status, "now": now_us, "id": authorization_id, "env": str(environment)},
-        )
-        assert row is not None
-        await outbox.emit(
-            conn,
-            environment=environment,
-            event_type="authorization_changed",
-            payload={"action": status, "authorization_id": authorization_id, "detail": detail},
-            now_us=now_us,
-            vin=row["vin"],
-            application_id=row["application_id"],
-        )
-
-    def port(self) -> OAuthPort:
-        return OAuthPort(self.issue_authorization_code, self.set_authorization_status)
+async def exchange(
+    client: httpx.AsyncClient, app: ConsentApp, code: str, verifier: str | None = None
+) -> httpx.Response:
+    return await client.post(
+        f"{app.prefix}/v1/access_tokens", data=app.token_request(code, verifier)
+    )
 
 
-@pytest.fixture
-def recording_oauth() -> RecordingOAuth:
-    return RecordingOAuth()
+async def store_vehicle_data(db: Database, *, vin: str = VIN, now_us: int) -> None:
+    """What the sandbox vehicle reported (the pull endpoint serves the stored values)."""
+    report = await ingest_vehicle_data(
+        db,
+        environment=Environment.sandbox,
+        vin=vin,
+        brand="sandbox",
+        data={"charging": {"battery_level": {"data": BATTERY_LEVEL, "timestamp": to_iso(now_us)}}},
+        now_us=now_us,
+        source="test",
+    )
+    assert not report.rejected, report.rejected
+
+
+async def read_vehicle_data(
+    client: httpx.AsyncClient, access_token: str, vin: str = VIN
+) -> httpx.Response:
+    return await client.get(
+        f"/sandbox/v1/vehicle-data/autoapi-13/{vin}", headers=bearer(access_token)
+    )
 
 
 def consent_settings(settings: Settings, **overrides: Any) -> Settings:
-    values: dict[str, Any] = {"consent_verification_methods": METHODS, **overrides}
+    values: dict[str, Any] = {"sandbox_connector_verification_methods": METHODS, **overrides}
     return settings.model_copy(update=values)
 
 
 @pytest.fixture
-async def consent_app(
-    settings: Settings, clock: FrozenClock, recording_oauth: RecordingOAuth
-) -> AsyncIterator[FastAPI]:
+async def consent_app(settings: Settings, clock: FrozenClock) -> AsyncIterator[FastAPI]:
     app = create_app(consent_settings(settings), clock=clock, run_background=False)
-    app.state.consent_oauth = recording_oauth.port()
     async with app.router.lifespan_context(app):
         yield app
 

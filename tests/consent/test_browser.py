@@ -5,14 +5,18 @@ test-artifacts/consent/ (gitignored).
 
 The flow ends at the application's redirect URI, here a small HTTP server of its own on
 another port (so the CSP's form-action must allow the application's origin), with a code
-from the authorization server's `issue_authorization_code`. The code exchange and the data
-read join this test when the oauth branch is merged (RecordingOAuth stands in for it).
+that the application exchanges (PKCE) at the token endpoint; the token then reads the
+vehicle's data. An owner_portal grant reads nothing until the carmaker's approval arrives
+(`autoport consent approve` in one language, the admin API in the other).
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 import socket
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -23,6 +27,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit
 
+import httpx
+import orjson
 import pytest
 import uvicorn
 
@@ -34,12 +40,21 @@ from autoport.kit.clock import FrozenClock
 from autoport.kit.db import Database, create_database
 from autoport.kit.environments import Environment
 from tests.conftest import service_missing
+from tests.factories import bearer, pkce_pair
 
-from .conftest import METHODS, VIN, ConsentApp, RecordingOAuth, insert_application
+from .conftest import (
+    BATTERY_LEVEL,
+    METHODS,
+    VIN,
+    ConsentApp,
+    insert_application,
+    store_vehicle_data,
+)
 
 pytestmark = pytest.mark.browser
 
 CHROMIUM = Path("/usr/bin/chromium")
+ADMIN_TOKEN = "ap_admin_consent-browser-test"
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "consent"
 
 
@@ -69,8 +84,8 @@ class Server:
     base: str
     callback: str
     database_url: str
+    data_dir: Path
     clock: FrozenClock
-    oauth: RecordingOAuth
 
     def run(self, coro_fn: Any) -> Any:
         async def go() -> Any:
@@ -108,10 +123,65 @@ class Server:
     def grants(self) -> list[dict[str, Any]]:
         async def read(db: Database) -> list[dict[str, Any]]:
             rows = await db.fetch_all("SELECT id, status, brand, subject FROM authorizations")
-            return [dict(zip(row.keys(), tuple(row), strict=True)) for row in rows]
+            return [
+                {"id": r["id"], "status": r["status"], "brand": r["brand"], "subject": r["subject"]}
+                for r in rows
+            ]
 
         result: list[dict[str, Any]] = self.run(read)
         return result
+
+    def authorization_events(self, authorization_id: str) -> list[dict[str, Any]]:
+        async def read(db: Database) -> list[dict[str, Any]]:
+            rows = await db.fetch_all(
+                "SELECT payload, vin FROM outbox WHERE event_type = 'authorization_changed' "
+                "AND consumer = 'webhooks'"
+            )
+            return [
+                {**orjson.loads(row["payload"]), "vin": row["vin"]}
+                for row in rows
+                if orjson.loads(row["payload"])["authorization_id"] == authorization_id
+            ]
+
+        result: list[dict[str, Any]] = self.run(read)
+        return result
+
+    def exchange(self, app: ConsentApp, code: str, verifier: str) -> dict[str, Any]:
+        """The application's back channel: the code for tokens (PKCE) over real HTTP."""
+        answer = httpx.post(
+            f"{self.base}/sandbox/v1/access_tokens", data=app.token_request(code, verifier)
+        )
+        assert answer.status_code == 200, answer.text
+        body: dict[str, Any] = answer.json()
+        return body
+
+    def read_data(self, access_token: str) -> httpx.Response:
+        return httpx.get(
+            f"{self.base}/sandbox/v1/vehicle-data/autoapi-13/{VIN}", headers=bearer(access_token)
+        )
+
+    def approve_with_cli(self, authorization_id: str) -> str:
+        """What the carmaker side does in the sandbox: `autoport consent approve`."""
+        env = {**os.environ, "AUTOPORT_DATA_DIR": str(self.data_dir)}
+        done = subprocess.run(
+            [sys.executable, "-m", "autoport", "consent", "approve", authorization_id, "--sandbox"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    def approve_with_admin_api(self, authorization_id: str) -> dict[str, Any]:
+        answer = httpx.post(
+            f"{self.base}/sandbox/admin/v1/consent/authorizations/{authorization_id}/approve",
+            headers=bearer(ADMIN_TOKEN),
+        )
+        assert answer.status_code == 200, answer.text
+        body: dict[str, Any] = answer.json()
+        return body
 
 
 @pytest.fixture(scope="module")
@@ -124,12 +194,11 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         data_dir=data_dir,
         port=port,
         access_log=False,
-        consent_verification_methods=METHODS,  # type: ignore[arg-type]
+        admin_token=ADMIN_TOKEN,
+        sandbox_connector_verification_methods=METHODS,
     )
     clock = FrozenClock()
-    oauth = RecordingOAuth()
     app = create_app(settings, clock=clock, run_background=False)
-    app.state.consent_oauth = oauth.port()
     config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on")
     uv = uvicorn.Server(config)
     thread = threading.Thread(target=uv.run, daemon=True)
@@ -143,7 +212,13 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         time.sleep(0.05)
     callback = f"http://127.0.0.1:{callback_server.server_address[1]}/callback"
     try:
-        yield Server(f"http://127.0.0.1:{port}", callback, database_url, clock, oauth)
+        server = Server(f"http://127.0.0.1:{port}", callback, database_url, data_dir, clock)
+
+        async def ingest(db: Database) -> None:
+            await store_vehicle_data(db, now_us=clock.now_us())
+
+        server.run(ingest)
+        yield server
     finally:
         uv.should_exit = True
         thread.join(timeout=10)
@@ -261,8 +336,9 @@ def test_owner_consents_with_each_verification_method(
     words = TEXT[locale]
     name = f"{method}-{locale}"
     app = server.application()
+    verifier, challenge = pkce_pair()
     # English comes from the browser's default; German through the page's switch.
-    page.goto(server.entry_url(app, vin=VIN, state=f"s-{name}"))
+    page.goto(server.entry_url(app, vin=VIN, state=f"s-{name}", code_challenge=challenge))
     expect_heading(page, TEXT["en-GB"]["brand"])
     if locale == "de-DE":
         page.get_by_role("link", name="Deutsch").click()
@@ -303,10 +379,28 @@ def test_owner_consents_with_each_verification_method(
 
     received = back_at_application(page, server)
     assert received["state"] == f"s-{name}"
-    issued = server.oauth.codes[received["code"]]
-    grant = next(g for g in server.grants() if g["id"] == issued["authorization_id"])
+    tokens = server.exchange(app, received["code"], verifier)
+    grant = next(g for g in server.grants() if g["id"] == tokens["authorization_id"])
     assert grant["brand"] == brand
-    assert grant["status"] == ("pending" if method == "owner_portal" else "approved")
+    if method == "owner_portal":
+        assert grant["status"] == tokens["status"] == "pending"
+        waiting = server.read_data(tokens["access_token"])
+        assert waiting.status_code == 403
+        assert "pending" in waiting.json()["errors"][0]["detail"]
+        assert server.authorization_events(grant["id"]) == []
+        if locale == "de-DE":
+            said = server.approve_with_cli(grant["id"])
+            assert f"authorization {grant['id']} is now approved" in said
+        else:
+            assert server.approve_with_admin_api(grant["id"])["status"] == "approved"
+        [event] = server.authorization_events(grant["id"])
+        assert event["action"] == "approved" and event["vin"] == VIN
+    else:
+        assert grant["status"] == tokens["status"] == "approved"
+    data = server.read_data(tokens["access_token"])
+    assert data.status_code == 200, data.text
+    assert data.json()["vin"] == VIN
+    assert data.json()["charging"]["battery_level"]["data"] == BATTERY_LEVEL
 
 
 def test_language_follows_accept_language(server: Server, browser: Any) -> None:

@@ -10,6 +10,7 @@ import orjson
 import pytest
 from typer.testing import CliRunner
 
+from autoport.brands.registry import BrandRegistry
 from autoport.config import Settings, ensure_secrets
 from autoport.consent import cli as consent_cli
 from autoport.consent import service
@@ -18,7 +19,7 @@ from autoport.kit.clock import now_us
 from autoport.kit.db import create_database
 from autoport.kit.environments import Environment
 
-from .conftest import METHODS, VIN, RecordingOAuth, insert_application
+from .conftest import METHODS, VIN, insert_application
 
 runner = CliRunner()
 
@@ -38,8 +39,9 @@ def entry_request(params: dict[str, str]) -> service.EntryRequest:
 def consent_until_verification(data_dir: Path, brand: str, *, approve: bool = False) -> str:
     """Run the flow's service steps for VIN up to verification (or the decision)."""
     settings, _ = ensure_secrets(
-        Settings(data_dir=data_dir, consent_verification_methods=METHODS)  # type: ignore[arg-type]
+        Settings(data_dir=data_dir, sandbox_connector_verification_methods=METHODS)
     )
+    method = BrandRegistry.from_settings(settings).verification_method(Environment.sandbox, brand)
     key = settings.token_hmac_key.get_secret_value().encode()  # type: ignore[union-attr]
 
     async def run() -> str:
@@ -61,16 +63,16 @@ def consent_until_verification(data_dir: Path, brand: str, *, approve: bool = Fa
                 db, key=key, environment=Environment.sandbox, token=started.session_token,
                 now_us=now_us(),
             )  # fmt: skip
-            await service.enter_vin(db, ctx, settings=settings, key=key, vin=VIN, now_us=now_us())
+            await service.enter_vin(
+                db, ctx, settings=settings, key=key, vin=VIN, method=method, now_us=now_us()
+            )
             if not approve:
                 return ""
             ctx = await service.load(
                 db, key=key, environment=Environment.sandbox, token=started.session_token,
                 now_us=now_us(),
             )  # fmt: skip
-            decision = await service.decide(
-                db, ctx, approve=True, oauth=RecordingOAuth().port(), now_us=now_us()
-            )
+            decision = await service.decide(db, ctx, approve=True, now_us=now_us())
             return decision.authorization_id or ""
         finally:
             await db.close()
@@ -94,10 +96,7 @@ def test_vehicle_code_command_without_a_code_fails_clearly(data_dir: Path) -> No
     assert "no code is displayed" in result.output
 
 
-def test_approve_and_reject_commands_decide_pending_grants(
-    data_dir: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(consent_cli, "oauth_port", lambda: RecordingOAuth().port())
+def test_approve_and_reject_commands_decide_pending_grants(data_dir: Path) -> None:
     first = consent_until_verification(data_dir, "ford", approve=True)
     result = runner.invoke(consent_cli.app, ["approve", first, "--sandbox"])
     assert result.exit_code == 0, result.output

@@ -13,8 +13,18 @@ from autoport.consent.service import csrf_token
 from autoport.kit.clock import FrozenClock, to_iso
 from autoport.kit.db import Database
 from autoport.kit.environments import Environment
+from tests.factories import pkce_pair
 
-from .conftest import VIN, ConsentApp, RecordingOAuth, insert_application, query_of
+from .conftest import (
+    BATTERY_LEVEL,
+    VIN,
+    ConsentApp,
+    exchange,
+    insert_application,
+    query_of,
+    read_vehicle_data,
+    store_vehicle_data,
+)
 
 ENTRY = "/sandbox/oauth/new"
 PAGES = "/sandbox/oauth/consent"
@@ -39,9 +49,9 @@ async def start(client: httpx.AsyncClient, app: ConsentApp, **params: str) -> ht
 
 
 async def walk_to_review(
-    client: httpx.AsyncClient, app: ConsentApp, brand: str = "sandbox"
+    client: httpx.AsyncClient, app: ConsentApp, brand: str = "sandbox", **params: str
 ) -> None:
-    started = await start(client, app, brand=brand, vin=VIN)
+    started = await start(client, app, brand=brand, vin=VIN, **params)
     assert started.status_code == 303 and started.headers["location"].endswith("/brand")
     assert (await post(client, "brand", brand=brand)).status_code == 303
     answer = await post(client, "vehicle", vin=VIN)
@@ -163,14 +173,14 @@ async def test_redirect_keeps_the_registered_uris_own_query(
 # ------------------------------------------------------------------- the whole flow
 
 
-async def test_instant_flow_ends_at_the_redirect_uri_with_a_code_and_an_approved_grant(
+async def test_instant_flow_ends_with_a_code_that_buys_a_token_that_reads_the_vehicle(
     browser_client: httpx.AsyncClient,
     db: Database,
-    recording_oauth: RecordingOAuth,
     clock: FrozenClock,
 ) -> None:
     app = await insert_application(db)
-    challenge = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM"
+    await store_vehicle_data(db, now_us=clock.now_us())
+    verifier, challenge = pkce_pair()
     end = to_iso(clock.now_us() + 86_400 * 1_000_000 * 30)
     started = await start(
         browser_client, app, brand="sandbox", vin=VIN, code_challenge=challenge,
@@ -199,14 +209,7 @@ async def test_instant_flow_ends_at_the_redirect_uri_with_a_code_and_an_approved
     assert location.startswith(app.redirect_uri + "?")
     query = query_of(location)
     assert query["state"] == "st-42"
-    issued = recording_oauth.codes[query["code"]]
     [grant] = await stored_authorizations(db)
-    assert issued["authorization_id"] == grant["id"]
-    assert issued["redirect_uri"] == app.redirect_uri
-    assert issued["application_id"] == app.id
-    assert issued["code_challenge"] == challenge
-    assert issued["code_challenge_method"] == "S256"
-    assert issued["environment"] is Environment.sandbox
     assert grant["status"] == "approved"
     assert grant["vin"] == VIN and grant["brand"] == "sandbox"
     assert grant["environment"] == "sandbox"
@@ -214,6 +217,24 @@ async def test_instant_flow_ends_at_the_redirect_uri_with_a_code_and_an_approved
     assert grant["valid_from"] == clock.now_us()
     assert grant["valid_until"] == clock.now_us() + 86_400 * 1_000_000 * 30
     assert grant["subject"]
+
+    # The code is bound to the PKCE challenge: without the verifier it buys nothing.
+    unverified = await exchange(browser_client, app, query["code"])
+    assert unverified.status_code == 400
+    assert unverified.json()["error"] == "invalid_grant"
+    tokens = await exchange(browser_client, app, query["code"], verifier)
+    assert tokens.status_code == 200, tokens.text
+    body = tokens.json()
+    assert body["status"] == "approved"
+    assert body["authorization_id"] == grant["id"]
+    assert body["validity_end_date"] == end
+    data = await read_vehicle_data(browser_client, body["access_token"])
+    assert data.status_code == 200, data.text
+    assert data.json()["vin"] == VIN
+    assert data.json()["charging"]["battery_level"]["data"] == BATTERY_LEVEL
+    # Single use: the code bought its tokens once.
+    again = await exchange(browser_client, app, query["code"], verifier)
+    assert again.json()["error"] == "invalid_grant"
 
 
 async def test_subject_is_stable_for_the_same_vehicle(
@@ -232,7 +253,7 @@ async def test_subject_is_stable_for_the_same_vehicle(
 
 
 async def test_deny_redirects_with_access_denied_and_stores_nothing(
-    browser_client: httpx.AsyncClient, db: Database, recording_oauth: RecordingOAuth
+    browser_client: httpx.AsyncClient, db: Database
 ) -> None:
     app = await insert_application(db)
     await walk_to_review(browser_client, app)
@@ -245,7 +266,7 @@ async def test_deny_redirects_with_access_denied_and_stores_nothing(
         "state": "st-42",
     }
     assert await stored_authorizations(db) == []
-    assert recording_oauth.codes == {}
+    assert await db.fetch_all("SELECT code_hash FROM authorization_codes") == []
 
 
 async def test_a_second_approve_of_the_same_session_creates_nothing(
@@ -450,7 +471,7 @@ async def test_busy_database_at_the_entry_point_is_temporarily_unavailable(
 
 
 async def test_entry_point_follows_the_auth_url_setting(
-    settings: object, clock: FrozenClock, recording_oauth: RecordingOAuth
+    settings: object, clock: FrozenClock
 ) -> None:
     from autoport.app import create_app
 
@@ -458,7 +479,6 @@ async def test_entry_point_follows_the_auth_url_setting(
 
     custom = consent_settings(settings, auth_url="https://consent.example.com/authorize")  # type: ignore[arg-type]
     app = create_app(custom, clock=clock, run_background=False)
-    app.state.consent_oauth = recording_oauth.port()
     async with app.router.lifespan_context(app):
         application = await insert_application(app.state.autoport.database)
         transport = httpx.ASGITransport(app=app)

@@ -16,16 +16,27 @@ from autoport.kit.clock import FrozenClock
 from autoport.kit.db import Database
 from autoport.kit.environments import Environment
 
-from .conftest import VIN, RecordingOAuth, insert_application, query_of
+from .conftest import (
+    BATTERY_LEVEL,
+    VIN,
+    ConsentApp,
+    consent_settings,
+    exchange,
+    insert_application,
+    query_of,
+    read_vehicle_data,
+    store_vehicle_data,
+)
 from .test_flow import PAGES, csrf_of, post, start, stored_authorizations
 
 
-async def to_verify(client: httpx.AsyncClient, db: Database, brand: str) -> None:
+async def to_verify(client: httpx.AsyncClient, db: Database, brand: str) -> ConsentApp:
     app = await insert_application(db)
     await start(client, app, brand=brand, vin=VIN)
     await post(client, "brand", brand=brand)
     answer = await post(client, "vehicle", vin=VIN)
     assert answer.status_code == 303
+    return app
 
 
 async def code_on_display(db: Database, clock: FrozenClock) -> str:
@@ -247,16 +258,22 @@ async def test_carmaker_login_refuses_a_forged_state(
 
 
 async def approve_pending(client: httpx.AsyncClient, db: Database) -> str:
-    await to_verify(client, db, "ford")
+    return (await consent_pending(client, db))[0]
+
+
+async def consent_pending(client: httpx.AsyncClient, db: Database) -> tuple[str, str, ConsentApp]:
+    """The owner consents for a brand verified through the carmaker's owner portal:
+    (authorization id, code, application)."""
+    app = await to_verify(client, db, "ford")
     review = await client.get(f"{PAGES}/review")
     assert "owner portal" in review.text
     decided = await client.post(
         f"{PAGES}/review", data={"csrf_token": csrf_of(review), "decision": "approve"}
     )
-    assert "code" in query_of(decided.headers["location"])
+    code = query_of(decided.headers["location"])["code"]
     [grant] = await stored_authorizations(db)
     assert grant["status"] == "pending"
-    return str(grant["id"])
+    return str(grant["id"]), code, app
 
 
 def admin(consent_app: object) -> dict[str, str]:
@@ -271,9 +288,20 @@ def admin(consent_app: object) -> dict[str, str]:
 
 
 async def test_owner_portal_grant_is_pending_until_the_carmaker_approves(
-    browser_client: httpx.AsyncClient, db: Database, consent_app: object
+    browser_client: httpx.AsyncClient, db: Database, consent_app: object, clock: FrozenClock
 ) -> None:
-    authorization_id = await approve_pending(browser_client, db)
+    await store_vehicle_data(db, now_us=clock.now_us())
+    authorization_id, code, app = await consent_pending(browser_client, db)
+    # The application gets its tokens at once; they read nothing while the grant waits.
+    tokens = await exchange(browser_client, app, code)
+    assert tokens.status_code == 200, tokens.text
+    assert tokens.json()["status"] == "pending"
+    assert tokens.json()["authorization_id"] == authorization_id
+    access = tokens.json()["access_token"]
+    waiting = await read_vehicle_data(browser_client, access)
+    assert waiting.status_code == 403
+    assert "pending" in waiting.json()["errors"][0]["detail"]
+
     headers = admin(consent_app)
     url = f"/sandbox/admin/v1/consent/authorizations/{authorization_id}/approve"
     answer = await browser_client.post(url, headers=headers)
@@ -291,7 +319,11 @@ async def test_owner_portal_grant_is_pending_until_the_carmaker_approves(
         "authorization_id": authorization_id,
         "detail": None,
     }
-    assert events[0]["vin"] == VIN
+    assert events[0]["vin"] == VIN and events[0]["application_id"] == app.id
+    # The same token reads now.
+    approved = await read_vehicle_data(browser_client, access)
+    assert approved.status_code == 200, approved.text
+    assert approved.json()["charging"]["battery_level"]["data"] == BATTERY_LEVEL
     again = await browser_client.post(url, headers=headers)
     assert again.status_code == 409
     assert "approved, not pending" in again.json()["errors"][0]["detail"]
@@ -338,25 +370,67 @@ async def test_admin_decision_needs_the_admin_token_and_a_known_grant(
     assert (await stored_authorizations(db))[0]["status"] == "pending"
 
 
-async def test_consent_with_the_oauth_service_missing_redirects_with_server_error(
-    browser_client: httpx.AsyncClient,
-    db: Database,
-    consent_app: object,
-    recording_oauth: RecordingOAuth,
+async def test_code_the_authorization_server_refuses_redirects_with_server_error(
+    browser_client: httpx.AsyncClient, db: Database
 ) -> None:
-    async def broken(*args: object, **kwargs: object) -> str:
-        raise RuntimeError("authorization server down")
-
-    from autoport.consent.service import OAuthPort
-
-    consent_app.state.consent_oauth = OAuthPort(broken, recording_oauth.set_authorization_status)  # type: ignore[attr-defined]
-    await to_verify(browser_client, db, "sandbox")
+    app = await to_verify(browser_client, db, "sandbox")
+    # The application became a public client while its owner was consenting (no PKCE
+    # challenge in this session): the authorization server refuses to issue the code.
+    await db.execute(
+        "UPDATE applications SET client_type = 'public' WHERE id = :id", {"id": app.id}
+    )
     decided = await post(browser_client, "review", decision="approve")
     assert decided.status_code == 303
     query = query_of(decided.headers["location"])
     assert query["error"] == "server_error" and query["state"] == "st-42"
-    # The grant was rolled back with the failed code.
+    # The grant was rolled back with the refused code, the session left open.
     assert await stored_authorizations(db) == []
+    assert await db.fetch_value("SELECT COUNT(*) FROM authorization_codes") == 0
+    assert (
+        await db.fetch_value("SELECT COUNT(*) FROM consent_sessions WHERE completed_at IS NULL")
+        == 1
+    )
+
+
+async def test_verification_method_comes_from_the_brand_registry(
+    settings: object, clock: FrozenClock
+) -> None:
+    """Production: a brand without a connector of its own is push-only, whose owners are
+    asked through the carmaker's portal; the `sandbox` brand is served by the sandbox
+    connector, whose method follows its setting, as for every brand of the sandbox."""
+    from autoport.app import create_app
+
+    custom = consent_settings(
+        settings,  # type: ignore[arg-type]
+        sandbox_connector_verification_methods={},
+        sandbox_connector_verification_method="vehicle_code",
+    )
+    app = create_app(custom, clock=clock, run_background=False)
+    async with app.router.lifespan_context(app):
+        database = app.state.autoport.database
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(
+            transport=transport, base_url="http://127.0.0.1:8080", follow_redirects=False
+        ) as client:
+            production = await insert_application(database, environment=Environment.production)
+            for brand, method in (("bmw", "owner_portal"), ("sandbox", "vehicle_code")):
+                client.cookies.clear()
+                await client.get("/oauth/new", params=production.entry_params(brand=brand))
+                page = await client.get("/oauth/consent/vehicle")
+                answer = await client.post(
+                    "/oauth/consent/vehicle", data={"csrf_token": csrf_of(page), "vin": VIN}
+                )
+                assert answer.status_code == 303
+                stored = await database.fetch_value(
+                    "SELECT method FROM consent_sessions WHERE environment = 'production' "
+                    "AND brand = :brand",
+                    {"brand": brand},
+                )
+                assert stored == method
+            client.cookies.clear()
+            await to_verify(client, database, "bmw")
+            page = await client.get(f"{PAGES}/verify")
+            assert "six-digit code" in page.text
 
 
 async def test_expired_sessions_are_purged_but_running_lockouts_stay(
@@ -395,3 +469,28 @@ async def test_verify_page_says_at_once_when_the_vin_is_locked_out(
     page = await browser_client.get(f"{PAGES}/verify")
     assert "Too many wrong codes" in page.text
     assert 'name="code"' not in page.text
+
+
+def test_sandbox_verification_methods_accept_both_brand_spellings_and_refuse_unknown_brands(
+    tmp_path: object,
+) -> None:
+    import pytest
+    from pydantic import ValidationError
+
+    from autoport.brands.registry import BrandRegistry
+    from autoport.config import Settings
+
+    settings = Settings(
+        data_dir=tmp_path,  # type: ignore[arg-type]
+        sandbox_connector_verification_methods={"mercedes-benz": "oem_login"},  # type: ignore[arg-type]
+        sandbox_connector_verification_method="vehicle_code",
+    )
+    registry = BrandRegistry.from_settings(settings)
+    assert registry.verification_method(Environment.sandbox, "mercedes_benz") == "oem_login"
+    assert registry.verification_method(Environment.sandbox, "bmw") == "vehicle_code"
+    # Production: the push-only connector's portal, whatever the sandbox says.
+    assert registry.verification_method(Environment.production, "mercedes_benz") == "owner_portal"
+    with pytest.raises(ValidationError, match="unknown brand 'trabant'"):
+        Settings(sandbox_connector_verification_methods={"trabant": "instant"})  # type: ignore[arg-type]
+    with pytest.raises(ValidationError, match="sandbox_connector_verification_method"):
+        Settings(sandbox_connector_verification_method="carrier_pigeon")  # type: ignore[arg-type]
