@@ -44,6 +44,7 @@ async def prepare(data_dir: Path) -> tuple[str, int]:
     """A migrated SQLite file with one vehicle of ~100 properties and a grant for all."""
     from autoport.catalog import CATALOG
     from autoport.catalog.schemas import example_value
+    from autoport.config import Settings, ensure_secrets
     from autoport.db.migrate import upgrade
     from autoport.ingestion.service import ingest_vehicle_data
     from autoport.kit.clock import now_us
@@ -51,6 +52,10 @@ async def prepare(data_dir: Path) -> tuple[str, int]:
     from autoport.kit.db import create_database
     from autoport.kit.environments import Environment
 
+    # The secrets file the subject app will load: its token key hashes the access token.
+    settings, _ = ensure_secrets(Settings(data_dir=data_dir))
+    assert settings.token_hmac_key is not None
+    token_key = settings.token_hmac_key.get_secret_value().encode()
     url = f"sqlite:///{data_dir / 'autoport.db'}"
     await upgrade(url)
     db = create_database(url)
@@ -85,6 +90,18 @@ async def prepare(data_dir: Path) -> tuple[str, int]:
             "VALUES (:id, 'production', 'APP', :vin, 'bmw', :props, 'approved', 'owner', 0, "
             "NULL, :now, :now)",
             {"id": token_hash(BENCH_KEY, token)[:32], "vin": VIN, "props": keys, "now": now},
+        )
+        # A real access token of that grant, so the subject runs the real authenticator.
+        await conn.execute(
+            "INSERT INTO oauth_tokens (token_hash, environment, kind, application_id, "
+            "authorization_id, family_id, scopes, created_at, expires_at) VALUES (:hash, "
+            "'production', 'access', 'APP', :auth, 'fam', 'vehicle:data', :now, :expires)",
+            {
+                "hash": token_hash(token_key, token),
+                "auth": token_hash(BENCH_KEY, token)[:32],
+                "now": now,
+                "expires": now + 86_400_000_000,
+            },
         )
     await db.close()
     return token, len(props)
