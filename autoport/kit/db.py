@@ -133,6 +133,12 @@ class Database(ABC):
         async with self.transaction() as conn:
             return await conn.execute(statement, params)
 
+    def data_version(self) -> int | None:
+        """A number that changes whenever anything is committed to the database, for
+        caches of read results to check that they are still current; None where no
+        such cheap signal exists (PostgreSQL: cache nothing)."""
+        return None
+
 
 # --------------------------------------------------------------------------- SQLite
 
@@ -203,6 +209,13 @@ class SqliteDatabase(Database):
         if self._reader is None:
             raise RuntimeError("database is not connected")
         return self._reader
+
+    def data_version(self) -> int | None:
+        # SQLite's data_version of the read connection changes with every commit by any
+        # other connection: this process's writer and other processes alike.
+        if self._reader is None:
+            raise RuntimeError("database is not connected")
+        return int(self._reader.raw.execute("PRAGMA data_version").fetchone()[0])
 
     @contextlib.asynccontextmanager
     async def transaction(self) -> AsyncIterator[Connection]:

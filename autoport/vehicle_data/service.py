@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
+import weakref
 from collections import OrderedDict
 from functools import lru_cache
 from typing import Any
@@ -25,6 +26,7 @@ from autoport.ingestion.sources import DataSourceError
 from autoport.kit.access import fleet_clearance_approved
 from autoport.kit.auth import Caller, CallerKind, GrantStatus, require_scope
 from autoport.kit.clock import from_iso, to_iso
+from autoport.kit.db import Database, Row
 from autoport.kit.errors import ApiError
 from autoport.kit.state import AppState
 from autoport.kit.vin import vin_problem
@@ -195,15 +197,54 @@ class FragmentCache:
 FRAGMENTS = FragmentCache()
 
 
+class VehicleRows:
+    """The stored (brand, document) rows of one database as read at one `data_version`
+    (SQLite): while nothing is committed, a pull skips the query. Any commit, by this
+    process or another, changes the version and empties it."""
+
+    def __init__(self, size: int = 4096) -> None:
+        self.size = size
+        self.version: int | None = None
+        self.rows: dict[tuple[str, str], Row] = {}
+
+    async def get(self, database: Database, env: str, vin: str) -> Row | None:
+        version = database.data_version()
+        if version is None:
+            return await repository.vehicle(database, environment=env, vin=vin)
+        if version != self.version:
+            self.rows.clear()
+            self.version = version
+        row = self.rows.get((env, vin))
+        if row is None:
+            row = await repository.vehicle(database, environment=env, vin=vin)
+            if row is not None:
+                if len(self.rows) >= self.size:
+                    self.rows.clear()
+                self.rows[(env, vin)] = row
+        return row
+
+
+# Per database object: apps (and test apps) with different databases never share rows.
+_VEHICLE_ROWS: weakref.WeakKeyDictionary[Database, VehicleRows] = weakref.WeakKeyDictionary()
+
+
+def _vehicle_rows(database: Database) -> VehicleRows:
+    rows = _VEHICLE_ROWS.get(database)
+    if rows is None:
+        rows = _VEHICLE_ROWS[database] = VehicleRows()
+    return rows
+
+
 async def pull(state: AppState, caller: Caller, vin: str, request_id: str) -> bytes:
     """The vehicle data response as bytes."""
     properties = await readable_properties(state, caller, vin)
     env = str(caller.environment)
-    row = await repository.vehicle(state.database, environment=env, vin=vin)
+    rows = _vehicle_rows(state.database)
+    row = await rows.get(state.database, env, vin)
     if state.data_sources:
         brand = row["brand"] if row is not None else await _brand_hint(state, caller, vin)
         if brand is not None and await _refresh(state, caller, vin, brand, properties):
-            row = await repository.vehicle(state.database, environment=env, vin=vin)
+            row = await rows.get(state.database, env, vin)
     if row is None:
         raise _pending()
     groups = FRAGMENTS.groups(env, vin, row["document"], properties)

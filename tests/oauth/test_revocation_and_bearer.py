@@ -308,3 +308,30 @@ async def test_metadata_per_environment(client: httpx.AsyncClient) -> None:
     sandbox = (await client.get("/sandbox/.well-known/oauth-authorization-server")).json()
     assert sandbox["issuer"] == "http://127.0.0.1:8080/sandbox"
     assert sandbox["token_endpoint"] == "http://127.0.0.1:8080/sandbox/v1/access_tokens"
+
+
+async def test_a_verified_token_is_refused_once_revoked_by_another_connection(
+    client: httpx.AsyncClient, db: Database, creds: AppCredentials
+) -> None:
+    # The authenticator keeps verified tokens while nothing is committed (SQLite): a
+    # revocation written by another connection (another process, the CLI) must end it at
+    # once, not after some time to live.
+    token = await vehicle_token(client, db, creds, vin=VIN)
+    for _ in range(2):  # the second call is served from the cache on SQLite
+        assert (await client.get("/v1/probe", headers=token.headers)).status_code == 200
+    await db.execute("UPDATE oauth_tokens SET revoked_at = 1 WHERE kind = 'access'")
+    refused = await client.get("/v1/probe", headers=token.headers)
+    assert refused.status_code == 401
+    assert "revoked" in refused.json()["errors"][0]["detail"]
+
+
+async def test_a_verified_token_is_refused_once_its_application_is_disabled(
+    client: httpx.AsyncClient, db: Database, creds: AppCredentials
+) -> None:
+    token = await vehicle_token(client, db, creds, vin=VIN)
+    assert (await client.get("/v1/probe", headers=token.headers)).status_code == 200
+    assert (await client.get("/v1/probe", headers=token.headers)).status_code == 200
+    await db.execute("UPDATE applications SET disabled_at = 1")
+    refused = await client.get("/v1/probe", headers=token.headers)
+    assert refused.status_code == 401
+    assert "disabled" in refused.json()["errors"][0]["detail"]
