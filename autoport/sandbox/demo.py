@@ -61,16 +61,22 @@ class DemoSandbox:
         return "\n".join(lines) + "\n"
 
 
-async def _approve_clearances(
-    db: Database, demo: DemoSandbox, properties: list[str], now_us: int
+async def approve_fleet_clearances(
+    db: Database,
+    *,
+    application_id: str,
+    client_id: str,
+    properties: list[str],
+    vins: list[str],
+    now_us: int,
 ) -> None:
     """Request the clearance of every demo vehicle as the application would, then let
     the sandbox carmaker approve it at once (the fleet worker would, a few seconds on)."""
     caller = Caller(
         environment=ENVIRONMENT,
         kind=CallerKind.application,
-        application_id=demo.application_id,
-        client_id=demo.client_id,
+        application_id=application_id,
+        client_id=client_id,
         scopes=frozenset({fleet_service.SCOPE}),
         application_properties=frozenset(properties),
         application_brands=frozenset({BRAND}),
@@ -78,17 +84,17 @@ async def _approve_clearances(
     answers = await fleet_service.add_vehicles(
         db,
         caller=caller,
-        vehicles=[{"vin": vin, "brand": BRAND, "tags": {"demo": "true"}} for vin in demo.vins],
+        vehicles=[{"vin": vin, "brand": BRAND, "tags": {"demo": "true"}} for vin in vins],
         now_us=now_us,
-        limit=len(demo.vins),
+        limit=len(vins),
     )
     refused = [answer for answer in answers if answer["status"] != str(Status.pending)]
     if refused:
         raise RuntimeError(f"demo fleet clearance refused: {refused}")
     async with db.transaction() as conn:
-        for vin in demo.vins:
+        for vin in vins:
             vehicle = await fleet_repository.get(
-                conn, VehicleKey(ENVIRONMENT, demo.application_id, vin), for_update=True
+                conn, VehicleKey(ENVIRONMENT, application_id, vin), for_update=True
             )
             if vehicle is None or not await fleet_service.transition(
                 conn, vehicle, Status.approved, Trigger.carmaker, now_us=now_us + 1
@@ -134,5 +140,12 @@ async def seed_demo(db: Database, *, ingest: Ingest, now_us: int) -> DemoSandbox
     demo.application_id = application.id
     demo.client_id = application.client_id
     demo.client_secret = secret
-    await _approve_clearances(db, demo, sorted(properties), now_us)
+    await approve_fleet_clearances(
+        db,
+        application_id=demo.application_id,
+        client_id=demo.client_id,
+        properties=sorted(properties),
+        vins=demo.vins,
+        now_us=now_us,
+    )
     return demo
