@@ -143,6 +143,10 @@ async def test_an_injected_failure_shows_in_pull_and_stream(live: Live) -> None:
     found: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
     reader = asyncio.create_task(sse_messages(live, found))
     try:
+        # The stream is live once the driving car's first message arrives (a new stream
+        # starts at "now": the failure must come after it).
+        async with asyncio.timeout(15):
+            await found.get()
         injected = await live.client.put(
             f"{BASE}/{live.vin}/failures/charging.battery_level",
             headers=ADMIN,
