@@ -69,7 +69,11 @@ async def test_the_demo_has_an_application_three_vehicles_and_their_clearances(
 @pytest.fixture
 async def app_state(sqlite_settings: Settings, clock: FrozenClock) -> Any:
     settings = sqlite_settings.model_copy(
-        update={"admin_token": SecretStr("x"), "sandbox_tick_seconds": 0.01}
+        update={
+            "admin_token": SecretStr("x"),
+            "sandbox_tick_seconds": 0.01,
+            "sandbox_demo": True,
+        }
     )
     db = create_database(settings.resolved_database_url)
     await db.connect()
