@@ -23,6 +23,7 @@ from autoport.kit.errors import install_error_handlers
 from autoport.kit.middleware import RequestPipeline
 from autoport.kit.state import AppState
 from autoport.oauth.bearer import make_authenticator
+from autoport.sandbox.source import install_behaviour as install_sandbox_behaviour
 
 # Background work started with the app (workers of webhooks, streaming, fleet, sandbox).
 # Each takes the AppState and runs until cancelled.
@@ -93,6 +94,7 @@ def create_app(
     )
     state = AppState(settings=settings, database=database, clock=clock or Clock())
     install_brands(state)
+    install_sandbox_behaviour(state)  # the sandbox connector asks the emulator per vehicle
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:

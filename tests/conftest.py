@@ -107,6 +107,8 @@ def backend(request: pytest.FixtureRequest) -> str:
 
 def _sqlite_settings(tmp_path: Path, template: Path, **overrides: object) -> Settings:
     shutil.copy(template, tmp_path / "autoport.db")
+    # No demo sandbox (its vehicles stream all the time); tests/sandbox turn it on.
+    overrides.setdefault("sandbox_demo", False)
     return Settings(data_dir=tmp_path, access_log=False, **overrides)  # type: ignore[arg-type]
 
 

@@ -220,17 +220,22 @@ class SandboxConnector(BrandConnector):
         fresh = await self.behaviour.current_data(
             environment=environment, vin=vin, properties=properties
         )
-        data: dict[str, dict[str, object]] = {
-            capability: dict(members) for capability, members in (fresh or {}).items()
-        }
         failing = (
             self.defaults.failing_properties
             if vehicle.failing_properties is None
             else vehicle.failing_properties
-        )
+        ) & properties
+        if fresh is None and not failing:
+            return None  # nothing emulated for this VIN: the stored values are served
+        data: dict[str, dict[str, object]] = {
+            capability: dict(members) for capability, members in (fresh or {}).items()
+        }
         stamp = to_iso(self.clock.now_us())
-        for name in sorted(failing & properties):
+        for name in sorted(failing):
             capability, _, prop = name.partition(".")
+            if prop in data.get(capability, {}):
+                # The emulator already answers it with its own failure (reason, text).
+                continue
             data.setdefault(capability, {})[prop] = {
                 "failure": {
                     "reason": "execution_timeout",

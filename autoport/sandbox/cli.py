@@ -12,6 +12,7 @@ from typing import Annotated, Any, TypeVar
 
 import typer
 
+from autoport.ingestion.service import ingest_vehicle_data
 from autoport.kit.clock import from_iso, now_us
 from autoport.kit.db import Database, create_database
 from autoport.kit.errors import ApiError
@@ -21,7 +22,6 @@ from autoport.sandbox.physics import Powertrain, Scenario, scenario_problem
 from autoport.sandbox.replay import replay
 from autoport.sandbox.schemas import vehicle_view
 from autoport.sandbox.service import NewVehicle
-from autoport.sandbox.wiring import resolve_ingest
 
 app = typer.Typer(help="Sandbox vehicles: simulator and emulator.", no_args_is_help=True)
 vehicles_app = typer.Typer(
@@ -96,7 +96,7 @@ def create(
     vehicle = _run(
         lambda db: service.create_vehicle(
             db,
-            ingest=resolve_ingest(),
+            ingest=ingest_vehicle_data,
             spec=NewVehicle(
                 vin=vin,
                 name=name,
@@ -174,7 +174,7 @@ def scenario_(
     vehicle = _run(
         lambda db: service.set_scenario(
             db,
-            ingest=resolve_ingest(),
+            ingest=ingest_vehicle_data,
             vin=vin,
             now_us=now_us(),
             scenario=scenario,
@@ -208,7 +208,7 @@ def set_(
             values[key] = raw  # a bare word such as locked is meant as a string
     vehicle = _run(
         lambda db: service.set_properties(
-            db, ingest=resolve_ingest(), vin=vin, values=values, now_us=now_us()
+            db, ingest=ingest_vehicle_data, vin=vin, values=values, now_us=now_us()
         )
     )
     view = vehicle_view(vehicle)
@@ -223,7 +223,7 @@ def fail(
     as_json: JsonOpt = False,
 ) -> None:
     """Inject a failure into one property (or clear it without --reason)."""
-    ingest = resolve_ingest()
+    ingest = ingest_vehicle_data
     if reason is None:
         vehicle = _run(
             lambda db: service.clear_failure(db, ingest=ingest, vin=vin, key=prop, now_us=now_us())

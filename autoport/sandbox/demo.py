@@ -1,27 +1,30 @@
 """The demo sandbox `autoport serve` creates on a fresh data directory: one account, one
-application (its credentials printed once), three vehicles in different scenarios, so
-the first command shows a living system.
+application (its credentials printed once), three vehicles in different scenarios, and
+approved fleet clearances of the three for the application, so the first command shows
+a living system: the application's client_credentials token reads and streams them at
+once.
 
-The account and application come from the oauth feature's
-`autoport.apps.service.create_account/create_application` (contracts.md), passed in as
-callables; without them the vehicles are still created and the report says so.
+The clearances go through the fleet feature (request, then the sandbox carmaker's
+approval as one `transition`), so their changelog and `fleet_clearance_changed` events
+are those of any clearance.
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
+from autoport.apps.service import create_account, create_application
+from autoport.fleet import repository as fleet_repository
+from autoport.fleet import service as fleet_service
+from autoport.fleet.repository import VehicleKey
+from autoport.fleet.states import Status, Trigger
+from autoport.kit.auth import Caller, CallerKind
 from autoport.kit.db import Database
 from autoport.kit.vin import generate_vin
 from autoport.sandbox import service
 from autoport.sandbox.physics import Powertrain, Scenario
-from autoport.sandbox.service import ENVIRONMENT, Ingest, NewVehicle
-
-CreateAccount = Callable[..., Awaitable[Any]]
-CreateApplication = Callable[..., Awaitable[tuple[Any, str]]]
+from autoport.sandbox.service import BRAND, ENVIRONMENT, Ingest, NewVehicle
 
 DEMO_REDIRECT_URI = "http://localhost:3000/callback"
 DEMO_VEHICLES: tuple[tuple[str, Powertrain, Scenario, int], ...] = (
@@ -39,48 +42,67 @@ def demo_vin(seed: int) -> str:
 @dataclass
 class DemoSandbox:
     vins: list[str] = field(default_factory=list)
-    account_id: str | None = None
-    application_id: str | None = None
-    client_id: str | None = None
+    account_id: str = ""
+    application_id: str = ""
+    client_id: str = ""
     client_secret: str | None = None
-    note: str | None = None
 
     def describe(self, sandbox_base_url: str) -> str:
-        lines = ["", "  Demo sandbox created:"]
-        if self.client_id is not None:
-            lines += [
-                f"    application id: {self.application_id}",
-                f"    client_id:      {self.client_id}",
-                f"    client_secret:  {self.client_secret}   (shown once, keep it)",
-            ]
-        else:
-            lines.append(f"    no application: {self.note}")
+        lines = [
+            "",
+            "  Demo sandbox created:",
+            f"    application id: {self.application_id}",
+            f"    client_id:      {self.client_id}",
+            f"    client_secret:  {self.client_secret}   (shown once, keep it)",
+        ]
         for (name, _, scenario, _), vin in zip(DEMO_VEHICLES, self.vins, strict=True):
             lines.append(f"    vehicle {vin}  {scenario.value:<9} {name}")
         lines.append(f"    sandbox API:    {sandbox_base_url}")
         return "\n".join(lines) + "\n"
 
 
-def _field(obj: Any, name: str) -> Any:
-    """Read `name` from whatever the apps service returns (a row, mapping or object)."""
-    if isinstance(obj, str) and name == "id":
-        return obj
-    if isinstance(obj, Mapping):
-        return obj[name]
-    try:
-        return obj[name]
-    except (TypeError, KeyError, IndexError):
-        return getattr(obj, name)
-
-
-async def seed_demo(
+async def approve_fleet_clearances(
     db: Database,
     *,
-    ingest: Ingest,
+    application_id: str,
+    client_id: str,
+    properties: list[str],
+    vins: list[str],
     now_us: int,
-    create_account: CreateAccount | None,
-    create_application: CreateApplication | None,
-) -> DemoSandbox:
+) -> None:
+    """Request the clearance of every demo vehicle as the application would, then let
+    the sandbox carmaker approve it at once (the fleet worker would, a few seconds on)."""
+    caller = Caller(
+        environment=ENVIRONMENT,
+        kind=CallerKind.application,
+        application_id=application_id,
+        client_id=client_id,
+        scopes=frozenset({fleet_service.SCOPE}),
+        application_properties=frozenset(properties),
+        application_brands=frozenset({BRAND}),
+    )
+    answers = await fleet_service.add_vehicles(
+        db,
+        caller=caller,
+        vehicles=[{"vin": vin, "brand": BRAND, "tags": {"demo": "true"}} for vin in vins],
+        now_us=now_us,
+        limit=len(vins),
+    )
+    refused = [answer for answer in answers if answer["status"] != str(Status.pending)]
+    if refused:
+        raise RuntimeError(f"demo fleet clearance refused: {refused}")
+    async with db.transaction() as conn:
+        for vin in vins:
+            vehicle = await fleet_repository.get(
+                conn, VehicleKey(ENVIRONMENT, application_id, vin), for_update=True
+            )
+            if vehicle is None or not await fleet_service.transition(
+                conn, vehicle, Status.approved, Trigger.carmaker, now_us=now_us + 1
+            ):
+                raise RuntimeError(f"demo fleet clearance of {vin} could not be approved")
+
+
+async def seed_demo(db: Database, *, ingest: Ingest, now_us: int) -> DemoSandbox:
     demo = DemoSandbox()
     properties: set[str] = set()
     for name, powertrain, scenario, seed in DEMO_VEHICLES:
@@ -99,26 +121,31 @@ async def seed_demo(
         )
         demo.vins.append(vehicle.vin)
         properties.update(vehicle.properties)
-    if create_account is None or create_application is None:
-        demo.note = "the applications feature (autoport.apps.service) is not installed"
-        return demo
     async with db.transaction() as conn:
         account = await create_account(
             conn, environment=ENVIRONMENT, name="Demo account", now_us=now_us
         )
-        demo.account_id = str(_field(account, "id"))
         application, secret = await create_application(
             conn,
             environment=ENVIRONMENT,
-            account_id=demo.account_id,
+            account_id=account.id,
             name="Demo application",
             redirect_uris=[DEMO_REDIRECT_URI],
             properties=sorted(properties),
-            brands=["sandbox"],
+            brands=[BRAND],
             client_type="confidential",
             now_us=now_us,
         )
-    demo.application_id = str(_field(application, "id"))
-    demo.client_id = str(_field(application, "client_id"))
+    demo.account_id = account.id
+    demo.application_id = application.id
+    demo.client_id = application.client_id
     demo.client_secret = secret
+    await approve_fleet_clearances(
+        db,
+        application_id=demo.application_id,
+        client_id=demo.client_id,
+        properties=sorted(properties),
+        vins=demo.vins,
+        now_us=now_us,
+    )
     return demo

@@ -7,8 +7,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import Body, Request, Response
+from fastapi import Body, Response
 
+from autoport.consent.service import current_vehicle_code
+from autoport.ingestion.service import ingest_vehicle_data
 from autoport.kit.auth import AdminDep
 from autoport.kit.clock import from_iso
 from autoport.kit.errors import ApiError
@@ -27,19 +29,16 @@ from autoport.sandbox.schemas import (
     vehicle_view,
 )
 from autoport.sandbox.service import ENVIRONMENT, NewVehicle
-from autoport.sandbox.wiring import ingest_of, vehicle_code_of
 
 router = api_router(prefix="/admin/v1/sandbox", tags=["sandbox"])
 
 
 @router.post("/vehicles", status_code=201)
-async def create_vehicle(
-    body: VehicleCreate, request: Request, state: StateDep, _: AdminDep
-) -> Response:
+async def create_vehicle(body: VehicleCreate, state: StateDep, _: AdminDep) -> Response:
     """Create a sandbox vehicle (brand `sandbox`); its simulation starts at once."""
     vehicle = await service.create_vehicle(
         state.database,
-        ingest=ingest_of(request),
+        ingest=ingest_vehicle_data,
         spec=NewVehicle(
             vin=body.vin,
             name=body.name,
@@ -80,14 +79,12 @@ async def delete_vehicle(vin: str, state: StateDep, _: AdminDep) -> Response:
 
 
 @router.put("/vehicles/{vin}/scenario")
-async def change_scenario(
-    vin: str, body: ScenarioChange, request: Request, state: StateDep, _: AdminDep
-) -> Response:
+async def change_scenario(vin: str, body: ScenarioChange, state: StateDep, _: AdminDep) -> Response:
     """Switch scenario or seed (the scenario restarts), change the time scale, pause or
     resume."""
     vehicle = await service.set_scenario(
         state.database,
-        ingest=ingest_of(request),
+        ingest=ingest_vehicle_data,
         vin=vin,
         now_us=state.clock.now_us(),
         scenario=body.scenario,
@@ -100,13 +97,11 @@ async def change_scenario(
 
 
 @router.post("/vehicles/{vin}/step")
-async def step_vehicle(
-    vin: str, body: StepRequest, request: Request, state: StateDep, _: AdminDep
-) -> Response:
+async def step_vehicle(vin: str, body: StepRequest, state: StateDep, _: AdminDep) -> Response:
     """Advance the simulation by `seconds` of simulated time now, without waiting."""
     vehicle = await service.step_vehicle(
         state.database,
-        ingest=ingest_of(request),
+        ingest=ingest_vehicle_data,
         vin=vin,
         seconds=body.seconds,
         now_us=state.clock.now_us(),
@@ -117,7 +112,6 @@ async def step_vehicle(
 @router.patch("/vehicles/{vin}/properties")
 async def set_properties(
     vin: str,
-    request: Request,
     state: StateDep,
     _: AdminDep,
     body: dict[str, Any] = Body(
@@ -128,7 +122,7 @@ async def set_properties(
     properties), each validated by the catalog."""
     vehicle = await service.set_properties(
         state.database,
-        ingest=ingest_of(request),
+        ingest=ingest_vehicle_data,
         vin=vin,
         values=body,
         now_us=state.clock.now_us(),
@@ -137,24 +131,22 @@ async def set_properties(
 
 
 @router.delete("/vehicles/{vin}/properties/{key}")
-async def clear_property(
-    vin: str, key: str, request: Request, state: StateDep, _: AdminDep
-) -> Response:
+async def clear_property(vin: str, key: str, state: StateDep, _: AdminDep) -> Response:
     """Unpin a property set by hand; the simulator produces it again."""
     vehicle = await service.clear_property(
-        state.database, ingest=ingest_of(request), vin=vin, key=key, now_us=state.clock.now_us()
+        state.database, ingest=ingest_vehicle_data, vin=vin, key=key, now_us=state.clock.now_us()
     )
     return json_response(vehicle_view(vehicle))
 
 
 @router.put("/vehicles/{vin}/failures/{key}")
 async def inject_failure(
-    vin: str, key: str, body: FailureSet, request: Request, state: StateDep, _: AdminDep
+    vin: str, key: str, body: FailureSet, state: StateDep, _: AdminDep
 ) -> Response:
     """Make one property fail with a failure reason of the spec until cleared."""
     vehicle = await service.set_failure(
         state.database,
-        ingest=ingest_of(request),
+        ingest=ingest_vehicle_data,
         vin=vin,
         key=key,
         reason=body.reason,
@@ -165,12 +157,10 @@ async def inject_failure(
 
 
 @router.delete("/vehicles/{vin}/failures/{key}")
-async def clear_failure(
-    vin: str, key: str, request: Request, state: StateDep, _: AdminDep
-) -> Response:
+async def clear_failure(vin: str, key: str, state: StateDep, _: AdminDep) -> Response:
     """The property delivers values again."""
     vehicle = await service.clear_failure(
-        state.database, ingest=ingest_of(request), vin=vin, key=key, now_us=state.clock.now_us()
+        state.database, ingest=ingest_vehicle_data, vin=vin, key=key, now_us=state.clock.now_us()
     )
     return json_response(vehicle_view(vehicle))
 
@@ -194,12 +184,11 @@ async def change_behaviour(
 
 
 @router.get("/vehicles/{vin}/vehicle-code")
-async def vehicle_code(vin: str, request: Request, state: StateDep, _: AdminDep) -> Response:
+async def vehicle_code(vin: str, state: StateDep, _: AdminDep) -> Response:
     """The one-time code the car's display shows during a `vehicle_code` consent flow
     (null while no flow waits for one)."""
     await service.get_vehicle(state.database, vin)
-    provider = vehicle_code_of(request)
-    code = await provider(
+    code = await current_vehicle_code(
         state.database.reader, environment=ENVIRONMENT, vin=vin, now_us=state.clock.now_us()
     )
     return json_response({"vin": vin, "vehicle_code": code})

@@ -1,88 +1,67 @@
-"""The sandbox as a carmaker: its on-demand data source and per-vehicle behaviour.
+"""The sandbox brand's per-vehicle behaviour, read from the emulator's state.
 
-`SandboxDataSource` implements autoport.ingestion.sources.DataSource for brand
-`sandbox`: an offline/asleep vehicle raises VehicleOffline (pull → 408), a slow one
-sleeps its latency first (the pull bounds the wait, so it answers 504), otherwise it
-returns the vehicle's current simulated values with the injected failures.
-
-`SandboxBehaviour` is what the fleet branch's sandbox connector asks per vehicle
-(offline, slow, failing, eligible, connectivity); `behaviour()` reads it from the
-emulator's state. An unknown VIN gives None: the connector's configured default applies.
+The `sandbox` brand has one data source: the fleet feature's sandbox connector
+(autoport.brands.sandbox), registered in `AppState.data_sources` by `install_brands`. The
+connector asks a `SandboxBehaviour` what each vehicle does; `BehaviourLookup` answers
+from the sandbox vehicles' rows, so what the emulator sets (offline, latency, injected
+failures, eligibility, connectivity) is the one truth a pull sees:
+- offline/asleep -> the connector raises VehicleOffline -> pull 408;
+- latency -> the connector sleeps it; past `vehicle_data_fetch_timeout_seconds` -> 504;
+- injected failures -> failure wrappers (the emulator's reason and description) in the
+  fetched data, which the pull ingests, so they reach pull, history and streams alike.
+A VIN that is no sandbox vehicle gets no overrides (the connector's settings apply) and
+no fresh data (its stored values are served).
 """
 
 from __future__ import annotations
 
-import asyncio
-from dataclasses import dataclass, field
-
-from autoport.ingestion.sources import FetchResult, VehicleOffline
+from autoport.brands.base import ConnectivityStatus
+from autoport.brands.registry import set_sandbox_behaviour
+from autoport.brands.sandbox import VehicleBehaviour
 from autoport.kit.clock import Clock
 from autoport.kit.db import Database
 from autoport.kit.environments import Environment
+from autoport.kit.state import AppState
 from autoport.sandbox import repository
 from autoport.sandbox.repository import VehicleRow
 from autoport.sandbox.service import current_data
 
 
-@dataclass(frozen=True, slots=True)
-class SandboxBehaviour:
-    offline: bool = False
-    latency_seconds: float = 0.0
-    # {"capability.property": failure reason}
-    failures: dict[str, str] = field(default_factory=dict)
-    eligible: bool = True
-    connectivity_status: str = "activated"
-
-    @classmethod
-    def of(cls, vehicle: VehicleRow) -> SandboxBehaviour:
-        return cls(
-            offline=vehicle.offline,
-            latency_seconds=vehicle.latency_seconds,
-            failures={key: failure["reason"] for key, failure in vehicle.failures.items()},
-            eligible=vehicle.eligible,
-            connectivity_status=vehicle.connectivity_status,
-        )
-
-
-async def behaviour(db: Database, environment: Environment, vin: str) -> SandboxBehaviour | None:
-    """The emulator's settings for one vehicle; None when the VIN is no sandbox vehicle."""
-    vehicle = await repository.get(db.reader, environment, vin)
-    return None if vehicle is None else SandboxBehaviour.of(vehicle)
+def behaviour_of_row(vehicle: VehicleRow) -> VehicleBehaviour:
+    return VehicleBehaviour(
+        offline=vehicle.offline,
+        latency_seconds=vehicle.latency_seconds,
+        failing_properties=frozenset(vehicle.failures),
+        eligible=vehicle.eligible,
+        connectivity_status=ConnectivityStatus(vehicle.connectivity_status),
+    )
 
 
 class BehaviourLookup:
-    """`behaviour` bound to a database: `await lookup(environment, vin)`."""
-
-    def __init__(self, db: Database) -> None:
-        self.db = db
-
-    async def __call__(self, environment: Environment, vin: str) -> SandboxBehaviour | None:
-        return await behaviour(self.db, environment, vin)
-
-
-class SandboxDataSource:
-    """autoport.ingestion.sources.DataSource for brand `sandbox`."""
+    """autoport.brands.sandbox.SandboxBehaviour from the emulator's vehicles."""
 
     def __init__(self, db: Database, clock: Clock | None = None) -> None:
         self.db = db
         self.clock = clock or Clock()
 
-    async def fetch(
-        self,
-        *,
-        environment: Environment,
-        vin: str,
-        properties: frozenset[str],
-    ) -> FetchResult | None:
-        vehicle = await repository.get(self.db.reader, environment, vin)
+    async def _vehicle(self, environment: Environment, vin: str) -> VehicleRow | None:
+        return await repository.get(self.db.reader, environment, vin)
+
+    async def behaviour_of(self, *, environment: Environment, vin: str) -> VehicleBehaviour:
+        vehicle = await self._vehicle(environment, vin)
+        return VehicleBehaviour() if vehicle is None else behaviour_of_row(vehicle)
+
+    async def current_data(
+        self, *, environment: Environment, vin: str, properties: frozenset[str]
+    ) -> dict[str, dict[str, object]] | None:
+        vehicle = await self._vehicle(environment, vin)
         if vehicle is None:
-            return None  # not simulated here: the stored values are served
-        if vehicle.offline:
-            raise VehicleOffline(f"the sandbox vehicle {vin} is offline (asleep)")
-        if vehicle.latency_seconds > 0:
-            # The pull wraps fetch in asyncio.timeout; a latency above it is its 504.
-            await asyncio.sleep(vehicle.latency_seconds)
-        wanted = properties or None
-        return FetchResult(
-            data=current_data(vehicle, properties=wanted, now_us=self.clock.now_us())
-        )
+            return None  # not emulated here: the stored values are served
+        return current_data(vehicle, properties=properties or None, now_us=self.clock.now_us())
+
+
+def install_behaviour(state: AppState) -> BehaviourLookup:
+    """Make the sandbox connector ask the emulator (called once at start-up)."""
+    lookup = BehaviourLookup(state.database, state.clock)
+    set_sandbox_behaviour(state, lookup)
+    return lookup

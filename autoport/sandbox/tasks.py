@@ -15,12 +15,11 @@ from collections.abc import AsyncIterator
 import orjson
 import structlog
 
+from autoport.ingestion.service import ingest_vehicle_data
 from autoport.kit.state import AppState
 from autoport.sandbox import repository, service
 from autoport.sandbox.demo import seed_demo
 from autoport.sandbox.service import ENVIRONMENT, Ingest
-from autoport.sandbox.source import SandboxDataSource
-from autoport.sandbox.wiring import resolve_apps, resolve_ingest
 
 log = structlog.get_logger("autoport.sandbox")
 
@@ -45,14 +44,7 @@ async def seed_demo_if_fresh(state: AppState, ingest: Ingest) -> bool:
         return False
     if await repository.count(state.database.reader, ENVIRONMENT):
         return False
-    apps = resolve_apps()
-    demo = await seed_demo(
-        state.database,
-        ingest=ingest,
-        now_us=state.clock.now_us(),
-        create_account=apps[0] if apps else None,
-        create_application=apps[1] if apps else None,
-    )
+    demo = await seed_demo(state.database, ingest=ingest, now_us=state.clock.now_us())
     marker.write_bytes(
         orjson.dumps(
             {
@@ -83,8 +75,9 @@ async def _loop(state: AppState, ingest: Ingest) -> None:
 
 @contextlib.asynccontextmanager
 async def sandbox_runner(state: AppState, ingest: Ingest | None = None) -> AsyncIterator[None]:
-    ingest = ingest or resolve_ingest()
-    state.data_sources.setdefault("sandbox", SandboxDataSource(state.database, state.clock))
+    # Pulls of sandbox vehicles go through the brands' sandbox connector, which asks
+    # the emulator (autoport.sandbox.source, installed by create_app).
+    ingest = ingest or ingest_vehicle_data
     try:
         await seed_demo_if_fresh(state, ingest)
     except Exception:

@@ -1,10 +1,8 @@
-"""Sandbox fixtures: an app with the admin token and a recording ingestion.
+"""Sandbox fixtures: an app with the admin token and the real ingestion, watched.
 
-The real ingestion (autoport.ingestion.service.ingest_vehicle_data) is built on another
-branch; `RecordingIngest` stands at the same boundary with the same signature: it
-validates every data point with the catalog (as ingestion does, so invalid simulator
-output fails the test) and records what was ingested. The lead swaps it for the real one
-in this one fixture.
+`RecordingIngest` wraps autoport.ingestion.service.ingest_vehicle_data: every call is
+stored for real (pull, history and streams see it) and also recorded, so a test can say
+what the simulator delivered; a point the catalog refuses fails the test.
 """
 
 from __future__ import annotations
@@ -21,9 +19,11 @@ from pydantic import SecretStr
 from autoport.app import create_app
 from autoport.catalog import validate_capabilities
 from autoport.config import Settings
+from autoport.ingestion.service import IngestReport, ingest_vehicle_data
 from autoport.kit.clock import FrozenClock
 from autoport.kit.db import Database
 from autoport.kit.environments import Environment
+from autoport.sandbox import routes
 
 ADMIN_TOKEN = "sandbox-test-admin-token"
 ADMIN = {"authorization": f"Bearer {ADMIN_TOKEN}"}
@@ -53,10 +53,20 @@ class RecordingIngest:
         data: dict[str, dict[str, Any]],
         now_us: int,
         source: str,
-    ) -> dict[str, int]:
+    ) -> IngestReport:
         checked = validate_capabilities(data)
+        report = await ingest_vehicle_data(
+            db,
+            environment=environment,
+            vin=vin,
+            brand=brand,
+            data=data,
+            now_us=now_us,
+            source=source,
+        )
+        assert not report.rejected, report.rejected
         self.calls.append(Ingested(environment, vin, brand, checked, now_us, source))
-        return {"accepted": sum(len(group) for group in checked.values())}
+        return report
 
     def latest(self, vin: str, key: str) -> Any:
         """The last wrapper ingested for "capability.property" of `vin`."""
@@ -88,10 +98,14 @@ def admin_settings(settings: Settings) -> Settings:
 
 @pytest.fixture
 async def sandbox_app(
-    admin_settings: Settings, clock: FrozenClock, ingest: RecordingIngest
+    admin_settings: Settings,
+    clock: FrozenClock,
+    ingest: RecordingIngest,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> AsyncIterator[FastAPI]:
     app = create_app(admin_settings, clock=clock, run_background=False)
-    app.state.sandbox_ingest = ingest
+    # The routes call the real ingestion; the wrapper also records (see RecordingIngest).
+    monkeypatch.setattr(routes, "ingest_vehicle_data", ingest)
     async with app.router.lifespan_context(app):
         yield app
 

@@ -10,7 +10,7 @@ import pytest
 from autoport.kit.clock import FrozenClock, from_iso
 from autoport.kit.db import Database
 from autoport.kit.environments import Environment
-from autoport.sandbox import service
+from autoport.sandbox import routes, service
 from autoport.sandbox.physics import haversine_m
 from tests.sandbox.conftest import RecordingIngest
 
@@ -321,7 +321,7 @@ async def test_behaviour_changes_and_validation(admin: httpx.AsyncClient) -> Non
 
 
 async def test_vehicle_code_comes_from_the_consent_provider(
-    admin: httpx.AsyncClient, sandbox_app: Any
+    admin: httpx.AsyncClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     await create(admin)
     # Without a consent flow waiting for it there is no code.
@@ -334,7 +334,7 @@ async def test_vehicle_code_comes_from_the_consent_provider(
         asked.append((environment, vin))
         return "483920"
 
-    sandbox_app.state.sandbox_vehicle_code = provider
+    monkeypatch.setattr(routes, "current_vehicle_code", provider)
     response = await admin.get(f"{BASE}/vehicles/{VIN}/vehicle-code")
     assert response.json() == {"vin": VIN, "vehicle_code": "483920"}
     assert asked == [(Environment.sandbox, VIN)]

@@ -4,117 +4,76 @@ from __future__ import annotations
 
 import asyncio
 import json
-import secrets
 from typing import Any
 
-import orjson
 import pytest
 from pydantic import SecretStr
 
 from autoport.config import Settings
 from autoport.kit.clock import FrozenClock
-from autoport.kit.db import Connection, Database, create_database
-from autoport.kit.environments import Environment
+from autoport.kit.db import Database, create_database
 from autoport.kit.state import AppState
 from autoport.sandbox import service
-from autoport.sandbox.demo import DEMO_VEHICLES, demo_vin, seed_demo
-from autoport.sandbox.source import SandboxDataSource
+from autoport.sandbox.demo import DEMO_REDIRECT_URI, DEMO_VEHICLES, demo_vin, seed_demo
 from autoport.sandbox.tasks import DEMO_MARKER, sandbox_runner, seed_demo_if_fresh
 from tests.sandbox.conftest import RecordingIngest
 
 
-# The contract of autoport.apps.service (oauth branch), writing the real tables, so the
-# demo is exercised against the schema it will meet once merged.
-async def create_account(
-    conn: Connection, *, environment: Environment, name: str, now_us: int
-) -> dict[str, Any]:
-    account = {"id": secrets.token_hex(12).upper(), "environment": environment.value}
-    await conn.execute(
-        "INSERT INTO accounts (id, environment, name, created_at) "
-        "VALUES (:id, :environment, :name, :now)",
-        {**account, "name": name, "now": now_us},
-    )
-    return account
-
-
-async def create_application(
-    conn: Connection,
-    *,
-    environment: Environment,
-    account_id: str,
-    name: str,
-    redirect_uris: list[str],
-    properties: list[str],
-    brands: list[str],
-    client_type: str,
-    now_us: int,
-) -> tuple[dict[str, Any], str]:
-    application = {"id": secrets.token_hex(12).upper(), "client_id": secrets.token_hex(8)}
-    await conn.execute(
-        "INSERT INTO applications (id, environment, account_id, client_id, name, client_type,"
-        " redirect_uris, properties, brands, created_at) VALUES (:id, :environment,"
-        " :account_id, :client_id, :name, :client_type, :redirect_uris, :properties,"
-        " :brands, :now)",
-        {
-            **application,
-            "environment": environment.value,
-            "account_id": account_id,
-            "name": name,
-            "client_type": client_type,
-            "redirect_uris": orjson.dumps(redirect_uris).decode(),
-            "properties": orjson.dumps(properties).decode(),
-            "brands": orjson.dumps(brands).decode(),
-            "now": now_us,
-        },
-    )
-    return application, "demo-secret-" + secrets.token_hex(4)
-
-
-async def test_the_demo_has_an_application_and_three_living_vehicles(
+async def test_the_demo_has_an_application_three_vehicles_and_their_clearances(
     database: Database, ingest: RecordingIngest, clock: FrozenClock
 ) -> None:
-    demo = await seed_demo(
-        database,
-        ingest=ingest,
-        now_us=clock.now_us(),
-        create_account=create_account,
-        create_application=create_application,
-    )
+    demo = await seed_demo(database, ingest=ingest, now_us=clock.now_us())
     assert demo.vins == [demo_vin(seed) for *_, seed in DEMO_VEHICLES]
-    assert demo.client_secret is not None
-    assert demo.client_secret.startswith("demo-secret-")
+    assert demo.client_secret
     row = await database.fetch_one(
-        "SELECT environment, properties, brands FROM applications WHERE id = :id",
+        "SELECT environment, properties, brands, redirect_uris FROM applications WHERE id = :id",
         {"id": demo.application_id},
     )
     assert row is not None
     assert row["environment"] == "sandbox"
     assert json.loads(row["brands"]) == ["sandbox"]
-    assert "vehicle_location.coordinates" in json.loads(row["properties"])
+    assert json.loads(row["redirect_uris"]) == [DEMO_REDIRECT_URI]
     vehicles = {v.vin: v for v in await service.list_vehicles(database)}
+    produced = set().union(*(vehicles[vin].properties for vin in demo.vins))
+    assert set(json.loads(row["properties"])) == produced
     scenarios = sorted(vehicles[vin].scenario for vin in demo.vins)
     assert scenarios == ["charging", "driving", "parked"]
-    assert ingest.keys(demo.vins[0]) >= {"vehicle_location.coordinates", "charging.battery_level"}
+    # The data really landed in the store.
+    stored = await database.fetch_one(
+        "SELECT COUNT(*) AS n FROM vehicles WHERE environment = 'sandbox' AND vin = :vin",
+        {"vin": demo.vins[0]},
+    )
+    assert stored is not None and stored["n"] == 1
+    # Approved clearances, requested then approved, each change an event.
+    clearances = await database.fetch_all(
+        "SELECT vin, status, changelog FROM fleet_vehicles WHERE application_id = :app",
+        {"app": demo.application_id},
+    )
+    assert sorted(r["vin"] for r in clearances) == sorted(demo.vins)
+    for clearance in clearances:
+        assert clearance["status"] == "approved"
+        steps = [entry["status"] for entry in json.loads(clearance["changelog"])]
+        assert steps == ["pending", "approved"]
+    events = await database.fetch_all(
+        "SELECT vin, payload FROM outbox WHERE event_type = 'fleet_clearance_changed' "
+        "AND application_id = :app",
+        {"app": demo.application_id},
+    )
+    changes = {(e["vin"], json.loads(e["payload"])["action"]) for e in events}
+    assert changes == {(vin, action) for vin in demo.vins for action in ("pending", "approved")}
     text = demo.describe("http://127.0.0.1:8080/sandbox")
     assert demo.client_secret in text
     assert all(vin in text for vin in demo.vins)
 
 
-async def test_without_the_apps_feature_the_demo_still_has_vehicles(
-    database: Database, ingest: RecordingIngest, clock: FrozenClock
-) -> None:
-    demo = await seed_demo(
-        database, ingest=ingest, now_us=clock.now_us(), create_account=None, create_application=None
-    )
-    assert len(demo.vins) == 3
-    assert demo.client_id is None
-    assert "not installed" in demo.describe("http://x")
-
-
 @pytest.fixture
 async def app_state(sqlite_settings: Settings, clock: FrozenClock) -> Any:
     settings = sqlite_settings.model_copy(
-        update={"admin_token": SecretStr("x"), "sandbox_tick_seconds": 0.01}
+        update={
+            "admin_token": SecretStr("x"),
+            "sandbox_tick_seconds": 0.01,
+            "sandbox_demo": True,
+        }
     )
     db = create_database(settings.resolved_database_url)
     await db.connect()
@@ -145,7 +104,6 @@ async def test_the_runner_task_keeps_vehicles_moving(
     app_state: AppState, ingest: RecordingIngest, clock: FrozenClock
 ) -> None:
     async with sandbox_runner(app_state, ingest=ingest):
-        assert isinstance(app_state.data_sources["sandbox"], SandboxDataSource)
         vins = [v.vin for v in await service.list_vehicles(app_state.database)]
         assert len(vins) == 3
         driving = next(

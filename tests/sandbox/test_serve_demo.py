@@ -8,10 +8,32 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import httpx
+import orjson
 
 from tests.cli.test_serve import free_port, wait_until_up
+
+
+def read_demo(process: subprocess.Popen[bytes]) -> dict[str, Any]:
+    """The credentials and VINs `autoport serve` printed for the demo."""
+    assert process.stderr is not None
+    found: dict[str, Any] = {"vins": []}
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        line = process.stderr.readline().decode()
+        words = line.split()
+        if line.strip().startswith("client_id:"):
+            found["client_id"] = words[1]
+        elif line.strip().startswith("client_secret:"):
+            found["client_secret"] = words[1]
+        elif line.strip().startswith("vehicle "):
+            found["vins"].append(words[1])
+            found[words[2]] = words[1]
+        elif line.strip().startswith("sandbox API:"):
+            return found
+    raise AssertionError(f"no demo printed: {found}")
 
 
 def test_serve_creates_a_living_demo_sandbox(tmp_path: Path) -> None:
@@ -33,22 +55,41 @@ def test_serve_creates_a_living_demo_sandbox(tmp_path: Path) -> None:
     headers = {"authorization": "Bearer serve-demo-admin"}
     try:
         wait_until_up(f"{base}/healthz", process)
-        vehicles = httpx.get(f"{base}/admin/v1/sandbox/vehicles", headers=headers).json()
-        by_scenario = {v["simulation"]["scenario"]: v for v in vehicles["vehicles"]}
-        assert sorted(by_scenario) == ["charging", "driving", "parked"]
-        driving = by_scenario["driving"]["vin"]
-        first = httpx.get(f"{base}/admin/v1/sandbox/vehicles/{driving}", headers=headers).json()
+        printed = read_demo(process)
+        driving = printed["driving"]
+        token_response = httpx.post(
+            f"{base}/sandbox/v1/access_tokens",
+            data={
+                "grant_type": "client_credentials",
+                "client_id": printed["client_id"],
+                "client_secret": printed["client_secret"],
+            },
+        )
+        assert token_response.status_code == 200, token_response.text
+        bearer = {"authorization": f"Bearer {token_response.json()['access_token']}"}
+        pull = f"{base}/sandbox/v1/vehicle-data/autoapi-13/{driving}"
+        first = httpx.get(pull, headers=bearer)
+        assert first.status_code == 200, first.text
         time.sleep(2.5)
-        later = httpx.get(f"{base}/admin/v1/sandbox/vehicles/{driving}", headers=headers).json()
-        assert later["simulation"]["step"] > first["simulation"]["step"]
-        odometer = later["data"]["diagnostics"]["odometer"]["data"]["value"]
-        assert odometer > first["data"]["diagnostics"]["odometer"]["data"]["value"]
+        later = httpx.get(pull, headers=bearer).json()
+        before = first.json()
+        assert (
+            later["diagnostics"]["odometer"]["data"]["value"]
+            > before["diagnostics"]["odometer"]["data"]["value"]
+        )
+        assert (
+            later["vehicle_location"]["coordinates"]["data"]
+            != before["vehicle_location"]["coordinates"]["data"]
+        )
+        with httpx.stream("GET", f"{base}/sandbox/v1/stream", headers=bearer, timeout=15) as stream:
+            assert stream.status_code == 200
+            message = next(line for line in stream.iter_lines() if line.startswith("data:"))
+        assert orjson.loads(message[5:])["vin"] in printed["vins"]
+        vehicles = httpx.get(f"{base}/admin/v1/sandbox/vehicles", headers=headers).json()
+        assert len(vehicles["vehicles"]) == 3
     finally:
         process.send_signal(signal.SIGTERM)
         _, stderr = process.communicate(timeout=20)
-    output = stderr.decode()
-    assert "Demo sandbox created" in output
-    assert driving in output
     # A second start on the same data directory keeps the vehicles and prints nothing new.
     process = subprocess.Popen(
         [sys.executable, "-m", "autoport", "serve"],

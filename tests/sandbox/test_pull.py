@@ -1,0 +1,169 @@
+"""One data source for brand `sandbox`: the connector asks the emulator, so what the
+emulator sets shows in the real pull endpoint and the SSE stream (real uvicorn server,
+real client_credentials token, approved fleet clearance)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+import orjson
+import pytest
+import uvicorn
+from pydantic import SecretStr
+
+from autoport.app import create_app
+from autoport.config import Settings
+from autoport.kit.clock import Clock, now_us
+from autoport.kit.db import Database
+from autoport.kit.environments import Environment
+from autoport.sandbox.demo import approve_fleet_clearances
+from tests.factories import bearer, client_credentials_token, create_app_credentials
+from tests.streaming.conftest import free_port
+
+ADMIN = {"authorization": "Bearer pull-test-admin"}
+BASE = "/admin/v1/sandbox/vehicles"
+PROPERTIES = [
+    "charging.battery_level",
+    "diagnostics.odometer",
+    "vehicle_location.coordinates",
+]
+
+
+@dataclass
+class Live:
+    client: httpx.AsyncClient
+    db: Database
+    vin: str
+    token: str
+
+    def pull_path(self) -> str:
+        return f"/sandbox/v1/vehicle-data/autoapi-13/{self.vin}"
+
+
+@pytest.fixture
+async def live(settings: Settings) -> AsyncIterator[Live]:
+    settings = settings.model_copy(
+        update={
+            "admin_token": SecretStr("pull-test-admin"),
+            "sandbox_demo": False,
+            "vehicle_data_fetch_timeout_seconds": 0.5,
+        }
+    )
+    app = create_app(settings, clock=Clock(), run_background=True)
+    port = free_port()
+    server = uvicorn.Server(
+        uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", access_log=False)
+    )
+    task = asyncio.create_task(server.serve())
+    for _ in range(500):
+        if server.started or task.done():
+            break
+        await asyncio.sleep(0.01)
+    assert server.started, "uvicorn did not start"
+    try:
+        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=10) as client:
+            created = await client.post(
+                BASE,
+                headers=ADMIN,
+                json={"powertrain": "electric", "profile": "full", "scenario": "driving"},
+            )
+            assert created.status_code == 201, created.text
+            vin = created.json()["vin"]
+            db: Database = app.state.autoport.database
+            creds = await create_app_credentials(
+                db, environment=Environment.sandbox, properties=PROPERTIES
+            )
+            await approve_fleet_clearances(
+                db,
+                application_id=creds.app_id,
+                client_id=creds.client_id,
+                properties=PROPERTIES,
+                vins=[vin],
+                now_us=now_us(),
+            )
+            token = await client_credentials_token(client, creds)
+            yield Live(client, db, vin, token)
+    finally:
+        server.should_exit = True
+        await task
+
+
+async def pull(live: Live) -> httpx.Response:
+    return await live.client.get(live.pull_path(), headers=bearer(live.token))
+
+
+async def test_a_sandbox_vehicle_is_pulled_through_the_connector(live: Live) -> None:
+    response = await pull(live)
+    assert response.status_code == 200, response.text
+    body = response.json()
+    assert body["brand"] == "sandbox"
+    assert set(body) >= {"charging", "diagnostics", "vehicle_location"}
+    history = await live.client.get(
+        f"{live.pull_path()}/history",
+        params={"property": "diagnostics.odometer"},
+        headers=bearer(live.token),
+    )
+    assert history.status_code == 200, history.text
+
+
+async def test_an_offline_sandbox_vehicle_is_408(live: Live) -> None:
+    changed = await live.client.patch(
+        f"{BASE}/{live.vin}/behaviour", headers=ADMIN, json={"offline": True}
+    )
+    assert changed.status_code == 200, changed.text
+    response = await pull(live)
+    assert response.status_code == 408, response.text
+    await live.client.patch(f"{BASE}/{live.vin}/behaviour", headers=ADMIN, json={"offline": False})
+    assert (await pull(live)).status_code == 200
+
+
+async def test_a_slow_sandbox_vehicle_is_504_past_the_fetch_timeout(live: Live) -> None:
+    changed = await live.client.patch(
+        f"{BASE}/{live.vin}/behaviour", headers=ADMIN, json={"latency_seconds": 2}
+    )
+    assert changed.status_code == 200, changed.text
+    response = await pull(live)
+    assert response.status_code == 504, response.text
+
+
+async def sse_messages(live: Live, found: asyncio.Queue[dict[str, Any]]) -> None:
+    headers = {**bearer(live.token), "Accept": "text/event-stream"}
+    async with live.client.stream("GET", "/sandbox/v1/stream", headers=headers) as response:
+        assert response.status_code == 200
+        async for line in response.aiter_lines():
+            if line.startswith("data:"):
+                await found.put(orjson.loads(line[5:].strip()))
+
+
+async def test_an_injected_failure_shows_in_pull_and_stream(live: Live) -> None:
+    found: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+    reader = asyncio.create_task(sse_messages(live, found))
+    try:
+        # The stream is live once the driving car's first message arrives (a new stream
+        # starts at "now": the failure must come after it).
+        async with asyncio.timeout(15):
+            await found.get()
+        injected = await live.client.put(
+            f"{BASE}/{live.vin}/failures/charging.battery_level",
+            headers=ADMIN,
+            json={"reason": "rate_limit"},
+        )
+        assert injected.status_code == 200, injected.text
+        response = await pull(live)
+        assert response.status_code == 200, response.text
+        wrapper = response.json()["charging"]["battery_level"]
+        assert wrapper["failure"]["reason"] == "rate_limit"
+        assert "data" not in wrapper
+        async with asyncio.timeout(15):
+            while True:
+                message = await found.get()
+                level = message.get("data", {}).get("charging", {}).get("battery_level")
+                if message.get("vin") == live.vin and level and "failure" in level[0]:
+                    assert level[0]["failure"]["reason"] == "rate_limit"
+                    break
+    finally:
+        reader.cancel()
