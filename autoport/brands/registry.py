@@ -28,9 +28,6 @@ from autoport.kit.errors import ApiError
 from autoport.kit.state import AppState
 
 SANDBOX_BRAND = "sandbox"
-# Where the registry lives on the AppState (it holds no field of its own for it: the
-# registry belongs to this package).
-_STATE_KEY = "brand_registry"
 
 
 class ConnectorConfigError(ValueError):
@@ -123,16 +120,16 @@ def install_brands(state: AppState) -> BrandRegistry:
     """Build the registry for the app's settings and register the fetching connectors as
     data sources. Called once by create_app."""
     registry = BrandRegistry.from_settings(state.settings, clock=state.clock)
-    state.__dict__[_STATE_KEY] = registry
+    state.brand_registry = registry
     state.data_sources.update(registry.fetching_connectors())
     return registry
 
 
 def registry_of(state: AppState) -> BrandRegistry:
-    registry = state.__dict__.get(_STATE_KEY)
-    if isinstance(registry, BrandRegistry):
-        return registry
-    return install_brands(state)
+    """The app's registry (installed on first use when create_app did not)."""
+    if state.brand_registry is None:
+        return install_brands(state)
+    return state.brand_registry
 
 
 def set_sandbox_behaviour(state: AppState, behaviour: SandboxBehaviour) -> None:

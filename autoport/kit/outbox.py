@@ -11,11 +11,14 @@ single writer).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import orjson
+from sqlalchemy import delete
 
+from autoport.db.tables.outbox import outbox
 from autoport.kit.db import Connection, Database, Row
 from autoport.kit.environments import Environment
 
@@ -131,17 +134,19 @@ async def claim(
     return sorted((OutboxEvent.from_row(row) for row in rows), key=lambda e: e.id)
 
 
-async def complete(conn: Connection, *, event_ids: list[int], worker_id: str) -> int:
-    """Remove handled events; only rows this worker still holds are removed."""
+async def complete(conn: Connection, *, event_ids: Sequence[int], worker_id: str) -> set[int]:
+    """Remove handled events in one statement; returns the ids removed. Only rows this
+    worker still holds are removed: an event whose lease passed to another worker is
+    left to it, and its id is missing from the answer (the caller decides whether that
+    voids its batch, as streaming does, or only that event, as webhooks do)."""
     if not event_ids:
-        return 0
-    done = 0
-    for event_id in event_ids:
-        done += await conn.execute(
-            "DELETE FROM outbox WHERE id = :id AND claimed_by = :worker",
-            {"id": event_id, "worker": worker_id},
-        )
-    return done
+        return set()
+    statement = (
+        delete(outbox)
+        .where(outbox.c.id.in_(list(event_ids)), outbox.c.claimed_by == worker_id)
+        .returning(outbox.c.id)
+    )
+    return {row[0] for row in await conn.fetch_all(statement)}
 
 
 async def retry_later(conn: Connection, *, event_id: int, available_at: int) -> None:

@@ -13,7 +13,10 @@ from autoport.kit.clock import Clock
 from autoport.kit.db import Database
 
 if TYPE_CHECKING:
+    # Imported for the annotations only: those packages import this module.
+    from autoport.brands.registry import BrandRegistry
     from autoport.ingestion.sources import DataSource
+    from autoport.streaming.service import StreamHub
 
 
 @dataclass
@@ -24,6 +27,12 @@ class AppState:
     # Brand -> the connector that can fetch fresh data on demand (filled by the brand
     # registry at start-up); brands without one are served from the store.
     data_sources: dict[str, DataSource] = field(default_factory=dict)
+    # Brand -> connector (set by `autoport.brands.registry.install_brands`; reach it
+    # through `registry_of`, which installs it on first use).
+    brand_registry: BrandRegistry | None = None
+    # Wakes this process's SSE streams and MQTT publisher when messages are committed
+    # (created on first use by `autoport.streaming.service.hub_of`).
+    stream_hub: StreamHub | None = None
 
     @property
     def token_key(self) -> bytes:

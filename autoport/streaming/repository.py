@@ -7,11 +7,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import orjson
-from sqlalchemy import bindparam, delete, text
-
-from autoport.db.tables.outbox import outbox
-from autoport.kit.access import Reader
 from autoport.kit.db import Connection, Database
 from autoport.kit.environments import Environment
 
@@ -68,57 +63,6 @@ VALUES (:environment, :application_id, :seq, :message_id, :vin, :message,
 
 async def insert_messages(conn: Connection, rows: Sequence[dict[str, Any]]) -> None:
     await conn.execute_many(_INSERT_MESSAGE, rows)
-
-
-async def complete_events(conn: Connection, *, event_ids: list[int], worker_id: str) -> int:
-    """`kit.outbox.complete` in one statement: that one deletes row by row, a round trip
-    per event, which on PostgreSQL was most of a 500-event batch's time. Only rows this
-    worker still holds are removed."""
-    if not event_ids:
-        return 0
-    statement = delete(outbox).where(outbox.c.id.in_(event_ids), outbox.c.claimed_by == worker_id)
-    return await conn.execute(statement)
-
-
-# The rule of `autoport.kit.access.readers_of` (approved consent inside its validity
-# window, or approved fleet clearance of an enabled application), for many VINs in one
-# round trip each: per-VIN lookups were most of a batch's time on PostgreSQL.
-# tests/streaming/test_messages.py checks both give the same answer.
-_CONSENT_READERS_MANY = (
-    "SELECT vin, application_id, properties FROM authorizations "
-    "WHERE environment = :environment AND vin IN :vins AND status = 'approved' "
-    "AND valid_from <= :now AND (valid_until IS NULL OR valid_until > :now)"
-)
-_FLEET_READERS_MANY = (
-    "SELECT f.vin AS vin, a.id AS application_id, a.properties AS properties "
-    "FROM fleet_vehicles f JOIN applications a ON a.id = f.application_id "
-    "WHERE f.environment = :environment AND f.vin IN :vins AND f.status = 'approved' "
-    "AND a.disabled_at IS NULL"
-)
-
-
-async def readers_of_many(
-    conn: Connection, *, environment: Environment, vins: Sequence[str], now_us: int
-) -> dict[str, list[Reader]]:
-    """For each VIN, every application that may read it now (as `readers_of`)."""
-    merged: dict[str, dict[str, set[str]]] = {vin: {} for vin in vins}
-    if not vins:
-        return {}
-    for sql in (_CONSENT_READERS_MANY, _FLEET_READERS_MANY):
-        # The values are bound into the statement: an expanding IN is rendered when
-        # compiled, which needs them.
-        values = {"environment": str(environment), "now": now_us}
-        statement = text(sql).bindparams(
-            bindparam("vins", value=list(vins), expanding=True),
-            *(bindparam(name, value=value) for name, value in values.items() if f":{name}" in sql),
-        )
-        for row in await conn.fetch_all(statement):
-            apps = merged.setdefault(row["vin"], {})
-            apps.setdefault(row["application_id"], set()).update(orjson.loads(row["properties"]))
-    return {
-        vin: [Reader(app_id, frozenset(props)) for app_id, props in sorted(apps.items())]
-        for vin, apps in merged.items()
-    }
 
 
 _AFTER = """

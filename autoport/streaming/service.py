@@ -11,7 +11,7 @@ from typing import Any
 
 import structlog
 
-from autoport.kit import outbox
+from autoport.kit import access, outbox
 from autoport.kit.access import Reader
 from autoport.kit.db import Connection, Database
 from autoport.kit.environments import Environment
@@ -104,7 +104,7 @@ async def lookup_readers(
             vins_by_env.setdefault(event.environment, set()).add(vin)
     found: dict[tuple[Environment, str], list[Reader]] = {}
     for environment, vins in vins_by_env.items():
-        per_vin = await repository.readers_of_many(
+        per_vin = await access.readers_of_many(
             db.reader, environment=environment, vins=sorted(vins), now_us=now_us
         )
         for vin, readers in per_vin.items():
@@ -165,11 +165,11 @@ async def write_messages(
     if rows:
         await repository.insert_messages(conn, rows)
     ids = [event.id for event in events]
-    done = await repository.complete_events(conn, event_ids=ids, worker_id=worker_id)
-    if done != len(ids):
+    done = await outbox.complete(conn, event_ids=ids, worker_id=worker_id)
+    if len(done) != len(ids):
         # Rolling back leaves the events to the worker that holds them now, so no
         # message is written twice.
-        raise LostLease(f"{len(ids) - done} of {len(ids)} events were taken over")
+        raise LostLease(f"{len(ids) - len(done)} of {len(ids)} events were taken over")
     MESSAGES_BUILT.inc(len(rows))
     return latest
 
@@ -211,13 +211,8 @@ async def wait_for(event: asyncio.Event, seconds: float) -> None:
         await asyncio.wait_for(event.wait(), seconds)
 
 
-_HUB_ATTRIBUTE = "streaming_hub"
-
-
 def hub_of(state: AppState) -> StreamHub:
     """The hub of this app (kept on its AppState: one per app, created on first use)."""
-    hub = getattr(state, _HUB_ATTRIBUTE, None)
-    if not isinstance(hub, StreamHub):
-        hub = StreamHub()
-        setattr(state, _HUB_ATTRIBUTE, hub)
-    return hub
+    if state.stream_hub is None:
+        state.stream_hub = StreamHub()
+    return state.stream_hub

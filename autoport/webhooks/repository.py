@@ -12,9 +12,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import orjson
-from sqlalchemy import delete, select
+from sqlalchemy import select
 
-from autoport.db.tables.outbox import outbox
 from autoport.db.tables.webhooks import webhooks
 from autoport.kit.db import Connection, Database, Row
 from autoport.kit.environments import Environment
@@ -179,22 +178,6 @@ async def insert_deliveries(conn: Connection, rows: Sequence[dict[str, Any]]) ->
     the inserting process sends the first attempt itself (the ping)."""
     if rows:
         await conn.execute_many(_INSERT_DELIVERY, rows)
-
-
-async def consume_outbox_events(
-    conn: Connection, *, event_ids: Sequence[int], worker_id: str
-) -> set[int]:
-    """Consume leased outbox events; returns those this worker still held. An event
-    whose lease was lost to another worker is left to it (no event becomes two
-    deliveries)."""
-    if not event_ids:
-        return set()
-    statement = (
-        delete(outbox)
-        .where(outbox.c.id.in_(list(event_ids)), outbox.c.claimed_by == worker_id)
-        .returning(outbox.c.id)
-    )
-    return {row[0] for row in await conn.fetch_all(statement)}
 
 
 _CLAIM_COLUMNS = (

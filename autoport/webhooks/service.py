@@ -20,6 +20,7 @@ import aiohttp
 import orjson
 
 from autoport.config import Settings
+from autoport.kit import outbox
 from autoport.kit.clock import MICROS, to_iso
 from autoport.kit.crypto import new_token
 from autoport.kit.db import Connection, Database, Row
@@ -161,7 +162,9 @@ async def enqueue_events(
                 conn, [e.application_id for e in events if e.application_id]
             )
         }
-        consumed = await repo.consume_outbox_events(
+        # An event whose lease passed to another worker is left to it (no event
+        # becomes two deliveries).
+        consumed = await outbox.complete(
             conn, event_ids=[e.id for e in events], worker_id=worker_id
         )
         for event in events:

@@ -406,8 +406,7 @@ async def test_concurrent_builders_write_each_message_exactly_once(
 async def test_batched_reader_lookup_agrees_with_kit_access(
     app: FastAPI, clock: FrozenClock
 ) -> None:
-    from autoport.kit.access import readers_of
-    from autoport.streaming.repository import readers_of_many
+    from autoport.kit.access import Reader, readers_of, readers_of_many
 
     db = db_of(app)
     now = clock.now_us()
@@ -445,5 +444,14 @@ async def test_batched_reader_lookup_agrees_with_kit_access(
     for vin in vins:
         one = await readers_of(db.reader, environment=Environment.sandbox, vin=vin, now_us=now)
         assert many[vin] == one, vin
-    assert [r.application_id for r in many[vins[0]]] == sorted([both, consent])
+    # Consent and fleet clearance merge per application; expired, revoked, pending and
+    # disabled give nothing.
+    assert many[vins[0]] == sorted(
+        [
+            Reader(both, frozenset({"charging.battery_level", "diagnostics.odometer"})),
+            Reader(consent, frozenset({"doors.positions"})),
+        ],
+        key=lambda r: r.application_id,
+    )
+    assert many[vins[1]] == [Reader(consent, frozenset({"doors.positions"}))]
     assert many[vins[2]] == [] and many[vins[3]] == []
