@@ -85,6 +85,8 @@ class Server:
             "AUTOPORT_ACCESS_LOG": "false",
             "AUTOPORT_LOG_LEVEL": "warning",
             "AUTOPORT_TOKEN_HMAC_KEY": TOKEN_KEY,
+            # The demo sandbox would add background traffic and print credentials.
+            "AUTOPORT_SANDBOX_DEMO": "false",
         }
         if schema:
             env["AUTOPORT_DATABASE_SCHEMA"] = schema
