@@ -11,6 +11,8 @@ import contextlib
 from collections.abc import AsyncIterator, Callable, Sequence
 
 from fastapi import APIRouter, FastAPI
+from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
 
 from autoport import __version__
 from autoport.brands.registry import install_brands
@@ -60,6 +62,13 @@ def feature_routers() -> Sequence[APIRouter]:
     ]
 
 
+def hot_routes() -> Sequence[Route]:
+    """Routes the request pipeline answers before FastAPI (see autoport.kit.middleware)."""
+    from autoport.vehicle_data.routes import hot_routes as vehicle_data_hot_routes
+
+    return [*vehicle_data_hot_routes]
+
+
 def background_tasks() -> Sequence[BackgroundTask]:
     from autoport.consent.tasks import session_purger
     from autoport.fleet.tasks import fleet_worker
@@ -78,6 +87,21 @@ def background_tasks() -> Sequence[BackgroundTask]:
         sandbox_runner,
         webhook_worker,
     ]
+
+
+class AutoportAPI(FastAPI):
+    """FastAPI behind autoport's request pipeline: the pipeline is the outermost layer,
+    so every request, hot route or not, gets its environment, id, metrics and
+    last-resort 500 there."""
+
+    pipeline: RequestPipeline
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        scope["app"] = self  # what Starlette sets, for request.app on the hot routes
+        await self.pipeline(scope, receive, send)
+
+    async def framework(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await super().__call__(scope, receive, send)
 
 
 def create_app(
@@ -108,7 +132,7 @@ def create_app(
         finally:
             await database.close()
 
-    app = FastAPI(
+    app = AutoportAPI(
         title="autoport",
         version=__version__,
         summary="Vehicle data, consent, eligibility, fleet clearance, webhooks and streams.",
@@ -122,10 +146,11 @@ def create_app(
     install_error_handlers(app)
     for router in feature_routers():
         app.include_router(router)
-    app.add_middleware(
-        RequestPipeline,
+    app.pipeline = RequestPipeline(
+        app.framework,
         environments=EnvironmentRouter.from_settings(settings),
         access_log=settings.access_log,
         max_body_bytes=settings.max_body_bytes,
+        hot_routes=hot_routes(),
     )
     return app

@@ -162,7 +162,8 @@ def content_too_large_body(request_id: str) -> bytes:
 
 
 def internal_error_body(request_id: str) -> bytes:
-    """The 500 body; sent by the request pipeline, which catches what nothing else did."""
+    """The 500 body, of whatever nothing else handled (see _internal_error and the
+    request pipeline)."""
     item = ErrorItem(
         "Internal Server Error",
         "an unexpected error occurred; quote the request_id when reporting it",
@@ -170,7 +171,15 @@ def internal_error_body(request_id: str) -> bytes:
     return orjson.dumps({"errors": [item.as_dict()], "request_id": request_id})
 
 
+async def _internal_error(request: Request, exc: Exception) -> Response:
+    # Starlette's ServerErrorMiddleware answers with this, then re-raises for the
+    # request pipeline (outside it) to log with the request id.
+    body = internal_error_body(request_id_of(request))
+    return Response(body, status_code=500, media_type="application/json")
+
+
 def install_error_handlers(app: FastAPI) -> None:
+    app.add_exception_handler(Exception, _internal_error)
     app.add_exception_handler(ApiError, _api_error)
     app.add_exception_handler(OAuthError, _oauth_error)
     app.add_exception_handler(HTTPException, _http_error)

@@ -1,21 +1,37 @@
-"""The request pipeline, as one pure-ASGI middleware (each layer costs microseconds on
-the hot paths, and BaseHTTPMiddleware far more): environment, request id, metrics,
-access log, and a last-resort 500 in our error shape that still carries X-Request-Id.
+"""The request pipeline, as one pure-ASGI layer outside the framework (each layer costs
+microseconds on the hot paths, and BaseHTTPMiddleware far more): environment, request
+id, metrics, access log, and a last-resort 500 in our error shape that still carries
+X-Request-Id.
+
+It also answers the hot routes itself (the vehicle data pull): plain Starlette routes
+whose endpoint takes a Request and returns a Response, with ApiError rendered in the
+errors shape. Everything else goes on to FastAPI, whose middleware layers and router
+cost more than the whole pull (architecture.md); FastAPI keeps documenting the hot
+routes in the OpenAPI description.
 """
 
 from __future__ import annotations
 
 import gc
 import re
+from collections.abc import Sequence
 from os import urandom
 from time import perf_counter
 from typing import Any
 
 import structlog
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Match, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from autoport.kit.environments import EnvironmentRouter
-from autoport.kit.errors import content_too_large_body, internal_error_body
+from autoport.kit.errors import (
+    ApiError,
+    content_too_large_body,
+    error_response,
+    internal_error_body,
+)
 from autoport.kit.logging import REQUEST_ID
 from autoport.kit.metrics import request_counter, request_timer
 
@@ -34,10 +50,12 @@ class RequestPipeline:
         environments: EnvironmentRouter,
         access_log: bool,
         max_body_bytes: int,
+        hot_routes: Sequence[Route] = (),
     ) -> None:
         self.app = app
         self.environments = environments
         self.access_log = access_log
+        self.hot_routes = tuple(hot_routes)
         # A declared Content-Length over the limit is answered before any reading. A body
         # without one (chunked) is read here up to the limit, then handed on.
         self.max_body_bytes = max_body_bytes
@@ -76,6 +94,8 @@ class RequestPipeline:
             if (length is not None and length > self.max_body_bytes) or receive is _TOO_LARGE:
                 status = 413
                 await _send_error(send_with_id, 413, content_too_large_body(request_id))
+            elif (route := self._hot_route(scope)) is not None:
+                await _serve(route, scope, receive, send_with_id)
             else:
                 await self.app(scope, receive, send_with_id)
         except Exception:
@@ -98,6 +118,17 @@ class RequestPipeline:
                     ms=round(elapsed * 1000, 2),
                 )
             REQUEST_ID.reset(token)
+
+    def _hot_route(self, scope: Scope) -> Route | None:
+        # A hot route matches its methods (GET also means HEAD); another method on its
+        # path is a partial match, left to FastAPI's 405.
+        for route in self.hot_routes:
+            match, child_scope = route.matches(scope)
+            if match is Match.FULL:
+                scope.update(child_scope)
+                scope["route"] = route
+                return route
+        return None
 
     async def _buffered(self, receive: Receive) -> Receive:
         chunks: list[bytes] = []
@@ -127,6 +158,16 @@ class RequestPipeline:
 
 
 _BODY_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+
+
+async def _serve(route: Route, scope: Scope, receive: Receive, send: Send) -> None:
+    request = Request(scope, receive)
+    response: Response
+    try:
+        response = await route.endpoint(request)
+    except ApiError as error:
+        response = error_response(request, error.status, error.items(), error.headers)
+    await response(scope, receive, send)
 
 
 async def _TOO_LARGE() -> Message:

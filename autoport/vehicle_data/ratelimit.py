@@ -1,10 +1,13 @@
 """Per-application rate limit of vehicle data reads, with the `RateLimit-*` headers
 (draft-ietf-httpapi-ratelimit-headers) on every answer and `Retry-After` on a 429.
 
-A fixed window per limit. Storage: in memory for the embedded single process; Redis
-when `redis_url` is set, so that replicas share one budget per application. A Redis
-outage lets requests through (logged): reads must not fail because the limiter's store
-is down.
+A fixed window per limit, opened by the first request. `limits` parses the limits
+("100/minute;5000/hour") and, when `redis_url` is set, counts in Redis so that replicas
+share one budget per application; a Redis outage lets requests through (logged): reads
+must not fail because the limiter's store is down. The embedded single process counts
+in a dict of its own (`WindowCounts`): the pull is the hottest path, and `limits`'
+async memory storage (a lock, an expiry task and two awaits per limit) cost a fifth of
+its time, where the dict costs half a microsecond.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from dataclasses import dataclass
 
 import structlog
 from limits import RateLimitItem, parse_many
-from limits.aio.storage import MemoryStorage, RedisStorage, Storage
+from limits.aio.storage import RedisStorage
 
 log = structlog.get_logger("autoport.vehicle_data.ratelimit")
 
@@ -40,37 +43,61 @@ class Verdict:
         return headers
 
 
+class WindowCounts:
+    """Fixed windows counted in this process: key -> [count, end of window]. Only the
+    event loop's thread touches it, so no lock is needed."""
+
+    # Windows of applications that stopped calling are dropped once this many exist.
+    PRUNE_AT = 10_000
+
+    def __init__(self) -> None:
+        self.windows: dict[str, list[float]] = {}
+
+    def hit(self, key: str, seconds: int, now: float) -> tuple[int, float]:
+        """Count one request; the count so far and when the window ends."""
+        window = self.windows.get(key)
+        if window is None or window[1] <= now:
+            if window is None and len(self.windows) >= self.PRUNE_AT:
+                self.prune(now)
+            window = self.windows[key] = [0, now + seconds]
+        window[0] += 1
+        return int(window[0]), window[1]
+
+    def prune(self, now: float) -> None:
+        self.windows = {key: w for key, w in self.windows.items() if w[1] > now}
+
+
 class RateLimiter:
     def __init__(self, spec: str, *, redis_url: str | None = None, namespace: str = "vd") -> None:
         self.items: list[RateLimitItem] = parse_many(spec)
         self.namespace = namespace
-        storage: Storage
+        self.redis: RedisStorage | None = None
+        self.memory = WindowCounts()
         if redis_url:
             uri = redis_url if redis_url.startswith("async+") else f"async+{redis_url}"
-            storage = RedisStorage(uri, implementation="redispy", key_prefix="autoport")
-        else:
-            storage = MemoryStorage()
-        self.storage = storage
+            self.redis = RedisStorage(uri, implementation="redispy", key_prefix="autoport")
         self.policy = ", ".join(f"{item.amount};w={item.get_expiry()}" for item in self.items)
 
     async def hit(self, key: str) -> Verdict:
         """Count one request of `key` against every limit; the tightest one answers."""
-        try:
-            return await self._hit(key)
-        except Exception as error:  # the store is down: let the request through
-            log.warning("rate limit store unavailable", error=f"{type(error).__name__}: {error}")
-            first = self.items[0]
-            return Verdict(True, first.amount, first.amount, first.get_expiry(), self.policy)
-
-    async def _hit(self, key: str) -> Verdict:
-        # A fixed window counted directly on the `limits` storage: one increment and one
-        # expiry read per limit (7 µs in memory), where its strategy objects cost 5x more.
-        tightest: Verdict | None = None
         now = time.time()
-        for item in self.items:
-            storage_key = item.key_for(self.namespace, key)
-            count = await self.storage.incr(storage_key, item.get_expiry())
-            reset = max(0, math.ceil(await self.storage.get_expiry(storage_key) - now - 0.001))
+        if self.redis is None:
+            windows = [
+                self.memory.hit(item.key_for(self.namespace, key), item.get_expiry(), now)
+                for item in self.items
+            ]
+        else:
+            try:
+                windows = [await self._redis_hit(self.redis, key, item) for item in self.items]
+            except Exception as error:  # the store is down: let the request through
+                log.warning(
+                    "rate limit store unavailable", error=f"{type(error).__name__}: {error}"
+                )
+                first = self.items[0]
+                return Verdict(True, first.amount, first.amount, first.get_expiry(), self.policy)
+        tightest: Verdict | None = None
+        for item, (count, ends) in zip(self.items, windows, strict=True):
+            reset = max(0, math.ceil(ends - now - 0.001))
             allowed = count <= item.amount
             verdict = Verdict(allowed, item.amount, max(0, item.amount - count), reset, self.policy)
             if not allowed:
@@ -79,3 +106,12 @@ class RateLimiter:
                 tightest = verdict
         assert tightest is not None
         return tightest
+
+    async def _redis_hit(
+        self, redis: RedisStorage, key: str, item: RateLimitItem
+    ) -> tuple[int, float]:
+        # A fixed window counted directly on the storage: one increment (which sets the
+        # expiry when it opens the window) and one expiry read.
+        storage_key = item.key_for(self.namespace, key)
+        count = await redis.incr(storage_key, item.get_expiry())
+        return count, await redis.get_expiry(storage_key)

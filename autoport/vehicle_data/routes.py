@@ -7,6 +7,7 @@ from typing import Annotated
 
 from fastapi import Query, Request
 from starlette.responses import Response
+from starlette.routing import Route
 
 from autoport.kit.auth import Caller, CallerDep, current_caller
 from autoport.kit.errors import ApiError, request_id_of
@@ -72,17 +73,16 @@ async def pull(request: Request, vin: str, caller: Caller) -> Response:
     return Response(body, media_type="application/json", headers=headers)
 
 
-async def _pull_fast(request: Request) -> Response:
-    # The hot path as a plain Starlette route: FastAPI's parameter and dependency
-    # machinery costs more than the rest of the request (architecture.md). Same
-    # authenticator as CallerDep, same errors, same answer.
+async def pull_endpoint(request: Request) -> Response:
+    # Same authenticator as CallerDep, same errors, same answer as the FastAPI route.
     caller = await current_caller(request)
     return await pull(request, request.path_params["vin"], caller)
 
 
-# Registered first, so it is the one that serves; the FastAPI route below documents the
-# endpoint in the OpenAPI description and answers identically.
-router.add_route(PULL_PATH, _pull_fast, methods=["GET"], include_in_schema=False)
+# The pull as a hot route: GET and HEAD are answered by the request pipeline itself,
+# before FastAPI (autoport.kit.middleware); the FastAPI route below documents the
+# endpoint in the OpenAPI description.
+hot_routes = [Route(PULL_PATH, pull_endpoint, methods=["GET"])]
 
 
 @router.get(

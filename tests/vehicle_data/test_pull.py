@@ -381,3 +381,65 @@ async def test_two_readers_of_one_vehicle_each_see_their_own_properties_as_data_
             expected = 0.8 if round_ == 0 else 0.1
             assert body["charging"]["battery_level"]["data"] == expected
         await store(app, data=later)
+
+
+async def test_head_answers_like_get_and_other_methods_are_405(
+    client: httpx.AsyncClient, app: FastAPI, callers: TestCallers
+) -> None:
+    # GET and HEAD are answered by the request pipeline's hot route; other methods reach
+    # FastAPI's router, with the same error shape.
+    await store(app)
+    app_id = await callers.application(properties=ALL)
+    token = await callers.vehicle_token(app_id, vin=VIN, properties=ALL)
+    got = await client.get(URL, headers=bearer(token))
+    head = await client.head(URL, headers=bearer(token))
+    assert head.status_code == 200
+    assert head.headers["content-length"] == got.headers["content-length"]
+    assert head.headers["content-type"] == got.headers["content-type"] == "application/json"
+    assert head.headers["ratelimit-limit"] == got.headers["ratelimit-limit"]
+    assert (await client.head(URL)).status_code == 401
+    posted = await client.post(URL, headers=bearer(token))
+    assert posted.status_code == 405
+    assert posted.json()["errors"][0]["detail"] == f"POST is not allowed on {URL}"
+    assert posted.headers["x-request-id"] == posted.json()["request_id"]
+
+
+async def test_an_unexpected_error_in_the_pull_is_a_500_in_the_errors_shape(
+    client: httpx.AsyncClient, app: FastAPI, callers: TestCallers, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from autoport.vehicle_data import service
+
+    async def broken(*args: object) -> bytes:
+        raise RuntimeError("secret internal detail")
+
+    monkeypatch.setattr(service, "pull", broken)
+    app_id = await callers.application(properties=ALL)
+    token = await callers.vehicle_token(app_id, vin=VIN, properties=ALL)
+    response = await client.get(URL, headers=bearer(token))
+    assert response.status_code == 500
+    body = response.json()
+    assert body["request_id"] == response.headers["x-request-id"]
+    assert body["errors"][0]["title"] == "Internal Server Error"
+    assert "secret" not in response.text
+
+
+async def test_pulls_are_counted_in_the_metrics_under_the_route_template(
+    client: httpx.AsyncClient, app: FastAPI, callers: TestCallers
+) -> None:
+    await store(app)
+    app_id = await callers.application(properties=ALL)
+    token = await callers.vehicle_token(app_id, vin=VIN, properties=ALL)
+
+    def served() -> float:
+        from prometheus_client import REGISTRY
+
+        value = REGISTRY.get_sample_value(
+            "autoport_http_requests_total",
+            {"method": "GET", "route": "/v1/vehicle-data/autoapi-13/{vin}", "status": "200"},
+        )
+        return value or 0.0
+
+    before = served()
+    for _ in range(3):
+        assert (await client.get(URL, headers=bearer(token))).status_code == 200
+    assert served() == before + 3
