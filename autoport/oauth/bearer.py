@@ -2,9 +2,10 @@
 token to a `Caller`, with one primary-key query (it runs on every vehicle-data call).
 
 On SQLite the verified rows are kept while the database's `data_version` stays the same,
-so a repeated token costs an HMAC and a PRAGMA instead of a three-table join; any commit
-(a revocation, a rejected grant, a disabled application, by this process or another)
-changes the version and empties the cache, and expiry is checked on every call.
+so a repeated token costs an HMAC instead of a three-table join; any commit (a
+revocation, a rejected grant, a disabled application) changes the version and empties
+the cache: at once when this process wrote it, within a millisecond when another
+process did (`kit.db.VERSION_REUSE_SECONDS`). Expiry is checked on every call.
 """
 
 from __future__ import annotations

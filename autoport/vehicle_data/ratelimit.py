@@ -77,18 +77,35 @@ class RateLimiter:
             uri = redis_url if redis_url.startswith("async+") else f"async+{redis_url}"
             self.redis = RedisStorage(uri, implementation="redispy", key_prefix="autoport")
         self.policy = ", ".join(f"{item.amount};w={item.get_expiry()}" for item in self.items)
+        self.seconds = [item.get_expiry() for item in self.items]
+        self._keys: dict[str, list[str]] = {}
+
+    def storage_keys(self, key: str) -> list[str]:
+        """The storage key of `key` under each limit (built once per application)."""
+        keys = self._keys.get(key)
+        if keys is None:
+            if len(self._keys) >= WindowCounts.PRUNE_AT:
+                self._keys.clear()
+            keys = self._keys[key] = [item.key_for(self.namespace, key) for item in self.items]
+        return keys
 
     async def hit(self, key: str) -> Verdict:
         """Count one request of `key` against every limit; the tightest one answers."""
         now = time.time()
         if self.redis is None:
+            count = self.memory.hit
             windows = [
-                self.memory.hit(item.key_for(self.namespace, key), item.get_expiry(), now)
-                for item in self.items
+                count(storage_key, seconds, now)
+                for storage_key, seconds in zip(self.storage_keys(key), self.seconds, strict=True)
             ]
         else:
             try:
-                windows = [await self._redis_hit(self.redis, key, item) for item in self.items]
+                windows = [
+                    await self._redis_hit(self.redis, storage_key, seconds)
+                    for storage_key, seconds in zip(
+                        self.storage_keys(key), self.seconds, strict=True
+                    )
+                ]
             except Exception as error:  # the store is down: let the request through
                 log.warning(
                     "rate limit store unavailable", error=f"{type(error).__name__}: {error}"
@@ -107,11 +124,9 @@ class RateLimiter:
         assert tightest is not None
         return tightest
 
-    async def _redis_hit(
-        self, redis: RedisStorage, key: str, item: RateLimitItem
-    ) -> tuple[int, float]:
+    @staticmethod
+    async def _redis_hit(redis: RedisStorage, key: str, seconds: int) -> tuple[int, float]:
         # A fixed window counted directly on the storage: one increment (which sets the
         # expiry when it opens the window) and one expiry read.
-        storage_key = item.key_for(self.namespace, key)
-        count = await redis.incr(storage_key, item.get_expiry())
-        return count, await redis.get_expiry(storage_key)
+        count = await redis.incr(key, seconds)
+        return count, await redis.get_expiry(key)

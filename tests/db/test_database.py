@@ -3,13 +3,22 @@
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
 
 import pytest
 from sqlalchemy import select
 
+from autoport.config import Settings
 from autoport.db.tables.outbox import outbox
 from autoport.kit import outbox as events
-from autoport.kit.db import Database, _to_dollar_params, sqlite_path
+from autoport.kit.db import (
+    VERSION_REUSE_SECONDS,
+    Database,
+    _to_dollar_params,
+    create_database,
+    sqlite_path,
+)
 from autoport.kit.environments import Environment
 
 
@@ -125,3 +134,43 @@ async def test_concurrent_claims_never_share_an_event(database: Database) -> Non
     everything = [event_id for claimed in results for event_id in claimed]
     assert len(everything) == 40
     assert len(set(everything)) == 40
+
+
+async def test_sqlite_data_version_sees_commits_of_this_process_at_once(
+    sqlite_settings: Settings,
+) -> None:
+    # Two Database objects on one file (two apps in one process): a commit through either
+    # changes what both report on the very next call, reused reading or not.
+    first, second = (create_database(sqlite_settings.resolved_database_url) for _ in range(2))
+    await first.connect()
+    await second.connect()
+    try:
+        before = first.data_version()
+        assert first.data_version() == before  # nothing committed: the same
+        await _emit(second)
+        assert first.data_version() != before
+        seen = second.data_version()
+        await _emit(second)
+        assert second.data_version() != seen
+    finally:
+        await first.close()
+        await second.close()
+
+
+async def test_sqlite_data_version_sees_another_process_commit_within_its_reuse_window(
+    sqlite_settings: Settings,
+) -> None:
+    db = create_database(sqlite_settings.resolved_database_url)
+    await db.connect()
+    try:
+        before = db.data_version()
+        path = sqlite_path(sqlite_settings.resolved_database_url)
+        script = (
+            "import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); "
+            "c.execute('DELETE FROM outbox'); c.commit()"
+        )
+        subprocess.run([sys.executable, "-c", script, path], check=True)
+        await asyncio.sleep(VERSION_REUSE_SECONDS * 2)
+        assert db.data_version() != before
+    finally:
+        await db.close()
