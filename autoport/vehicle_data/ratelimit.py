@@ -93,9 +93,9 @@ class RateLimiter:
         """Count one request of `key` against every limit; the tightest one answers."""
         now = time.time()
         if self.redis is None:
-            count = self.memory.hit
+            hit = self.memory.hit
             windows = [
-                count(storage_key, seconds, now)
+                hit(storage_key, seconds, now)
                 for storage_key, seconds in zip(self.storage_keys(key), self.seconds, strict=True)
             ]
         else:
