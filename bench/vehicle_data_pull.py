@@ -218,7 +218,8 @@ def main() -> None:
         for _ in range(1 if args.quick else args.rounds):
             floors.append(measure("floor", data_dir, token, seconds, warmup))
             subjects.append(measure("subject", data_dir, token, seconds, warmup))
-            # The same app's /healthz: what its framework and request pipeline cost alone.
+            # The same app's /healthz, a FastAPI route: what the pull would pay if it were
+            # not a hot route answered by the request pipeline (autoport.kit.middleware).
             stacks.append(measure("subject", data_dir, token, seconds, warmup, "/healthz"))
         floor, floor_size = max(floors, key=lambda run: run[0]["rps"])
         subject, size = max(subjects, key=lambda run: run[0]["rps"])
@@ -229,7 +230,7 @@ def main() -> None:
     runs = (
         ("floor (Starlette+sqlite3)", floor),
         ("autoport", subject),
-        ("autoport /healthz (stack)", stack),
+        ("autoport /healthz (FastAPI)", stack),
     )
     for name, figures in runs:
         print(
@@ -238,9 +239,9 @@ def main() -> None:
         )
     verdict = share >= TARGET_SHARE and subject["p99_ms"] < TARGET_P99_MS
     print(
-        f"  autoport/floor = {share:.0%} (target >= {TARGET_SHARE:.0%}; the stack alone: "
-        f"{stack['rps'] / floor['rps']:.0%}), "
-        f"p99 target < {TARGET_P99_MS:.0f} ms: {'met' if verdict else 'NOT met'}"
+        f"  autoport/floor = {share:.0%} (a FastAPI route: {stack['rps'] / floor['rps']:.0%}); "
+        f"targets >= {TARGET_SHARE:.0%} and p99 < {TARGET_P99_MS:.0f} ms: "
+        f"{'met' if verdict else 'NOT met'}"
     )
 
 
