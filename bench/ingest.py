@@ -196,6 +196,8 @@ def over_http(data_dir: Path, url: str, schema: str | None, seconds: float) -> f
         "AUTOPORT_DATABASE_URL": url,
         "AUTOPORT_ACCESS_LOG": "false",
         "AUTOPORT_LOG_LEVEL": "warning",
+        # The demo sandbox would add background traffic and print credentials.
+        "AUTOPORT_SANDBOX_DEMO": "false",
         "PYTHONPATH": os.getcwd(),
     }
     if schema:

@@ -281,6 +281,7 @@ async def main(args: argparse.Namespace) -> int:
         mqtt_url=f"mqtt://127.0.0.1:{broker_port}",
         log_level="warning",
         port=http_port,
+        sandbox_demo=False,  # its simulated cars would add traffic to the measured streams
     )
     settings, _ = ensure_secrets(settings)
     await upgrade(settings.resolved_database_url, schema=schema)
