@@ -44,8 +44,8 @@ def subject() -> object:
     return create_app(bench_settings(), run_background=False)
 
 
-def floor() -> object:
-    conn = sqlite3.connect(str(DATA_DIR / "autoport.db"), check_same_thread=False)
+def floor(data_dir: Path = DATA_DIR) -> Starlette:
+    conn = sqlite3.connect(str(data_dir / "autoport.db"), check_same_thread=False)
 
     async def vehicle_data(request: Request) -> Response:
         vin = request.path_params["vin"]

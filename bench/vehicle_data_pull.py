@@ -2,7 +2,8 @@
 
 One uvicorn process pinned to core 0 (no access log), wrk pinned to core 1, 64
 connections, after a warm-up; beside it the floor (bench._pull_apps.floor): a minimal
-Starlette + sqlite3 app serving the same bytes from the same table.
+Starlette + sqlite3 app serving the same bytes from the same table. Both are also timed
+in process (ASGI calls without a server), the figure to profile against.
 
     python -m bench.vehicle_data_pull            # 10 s per server
     python -m bench.vehicle_data_pull --quick    # 2 s, a smoke test
@@ -196,6 +197,50 @@ def measure(
         server.wait(timeout=10)
 
 
+async def in_process(data_dir: Path, token: str, requests: int) -> dict[str, float]:
+    """µs per pull of each app called directly as ASGI (no server, no network, no wrk):
+    the app's own cost, steadier than the HTTP figures and what a profiler should see."""
+    import gc
+
+    from starlette.types import ASGIApp, Message
+
+    from autoport.app import create_app
+    from bench._pull_apps import floor
+
+    path = f"/v1/vehicle-data/autoapi-13/{VIN}"
+    scope = {
+        "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "GET",
+        "scheme": "http", "path": path, "raw_path": path.encode(), "query_string": b"",
+        "root_path": "", "client": ("127.0.0.1", 50000), "server": ("127.0.0.1", 8080),
+        "headers": [(b"host", b"127.0.0.1:8080"), (b"authorization", f"Bearer {token}".encode())],
+    }  # fmt: skip
+    statuses: list[int] = []
+
+    async def receive() -> Message:
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def send(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            statuses.append(message["status"])
+
+    async def timed(app: ASGIApp) -> float:
+        for _ in range(max(1, requests // 10)):  # warm-up: caches filled
+            await app(dict(scope), receive, send)
+        started = time.perf_counter()
+        for _ in range(requests):
+            await app(dict(scope), receive, send)
+        return (time.perf_counter() - started) / requests * 1e6
+
+    subject = create_app(bench_settings(data_dir), run_background=False)
+    async with subject.router.lifespan_context(subject):
+        gc.collect()
+        gc.freeze()  # as the request pipeline does once a server has started
+        figures = {"floor": await timed(floor(data_dir)), "autoport": await timed(subject)}
+    if set(statuses) != {200}:
+        raise RuntimeError(f"in-process pulls answered {sorted(set(statuses))}")
+    return figures
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="2 s per server, no warm-up")
@@ -213,6 +258,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="autoport-bench-") as tmp:
         data_dir = Path(tmp)
         token, count = asyncio.run(prepare(data_dir))
+        requests = 2_000 if args.quick else 20_000
+        direct = asyncio.run(in_process(data_dir, token, requests))
         # Alternated and best-of, because the machine is shared and its load drifts.
         floors, subjects, stacks = [], [], []
         for _ in range(1 if args.quick else args.rounds):
@@ -237,6 +284,10 @@ def main() -> None:
             f"  {name:<26} {figures['rps']:>9.0f} req/s   p50 {figures['p50_ms']:6.2f} ms   "
             f"p99 {figures['p99_ms']:6.2f} ms   non-2xx {figures['non_2xx']:.0f}"
         )
+    print(
+        f"  in process (ASGI calls, no network, {requests} pulls): autoport "
+        f"{direct['autoport']:.1f} µs per pull, floor {direct['floor']:.1f} µs"
+    )
     verdict = share >= TARGET_SHARE and subject["p99_ms"] < TARGET_P99_MS
     print(
         f"  autoport/floor = {share:.0%} (a FastAPI route: {stack['rps'] / floor['rps']:.0%}); "
