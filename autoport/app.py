@@ -23,7 +23,7 @@ from autoport.kit.db import create_database
 from autoport.kit.environments import EnvironmentRouter
 from autoport.kit.errors import install_error_handlers
 from autoport.kit.middleware import RequestPipeline
-from autoport.kit.state import AppState
+from autoport.kit.state import AppState, serving
 from autoport.oauth.bearer import make_authenticator
 from autoport.sandbox.source import install_behaviour as install_sandbox_behaviour
 
@@ -125,6 +125,7 @@ def create_app(
         await database.connect()
         try:
             async with contextlib.AsyncExitStack() as stack:
+                stack.enter_context(serving(state))
                 if run_background:
                     for task in background_tasks():
                         await stack.enter_async_context(task(state))

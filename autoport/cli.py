@@ -58,9 +58,7 @@ def serve(
     workers: Annotated[int, typer.Option(help="Worker processes (PostgreSQL only).")] = 1,
 ) -> None:
     """Run the HTTP service (both environments) and its background workers."""
-    import uvicorn
-
-    from autoport.app import create_app
+    from autoport.kit import server
 
     overrides = {k: v for k, v in {"host": host, "port": port}.items() if v is not None}
     settings = load_settings(**overrides)
@@ -87,15 +85,7 @@ def serve(
         f"sandbox {settings.sandbox_base_url}",
         err=True,
     )
-    uvicorn.run(
-        create_app(settings),
-        host=settings.host,
-        port=settings.port,
-        log_level=settings.log_level,
-        access_log=False,
-        proxy_headers=True,
-        timeout_graceful_shutdown=10,
-    )
+    server.run(settings, workers=workers)
 
 
 @app.command()

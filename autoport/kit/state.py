@@ -3,6 +3,9 @@ dependencies to reach it from routes."""
 
 from __future__ import annotations
 
+import contextlib
+import weakref
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Annotated
 
@@ -19,7 +22,7 @@ if TYPE_CHECKING:
     from autoport.streaming.service import StreamHub
 
 
-@dataclass
+@dataclass(eq=False)  # one per app, compared and hashed by identity
 class AppState:
     settings: Settings
     database: Database
@@ -34,12 +37,38 @@ class AppState:
     # (created on first use by `autoport.streaming.service.hub_of`).
     stream_hub: StreamHub | None = None
 
+    def begin_shutdown(self) -> None:
+        """The server stops: long-lived responses (SSE streams) end now, before it waits
+        for open requests (autoport.kit.server)."""
+        if self.stream_hub is not None:
+            self.stream_hub.close()
+
     @property
     def token_key(self) -> bytes:
         key = self.settings.token_hmac_key
         if key is None:
             raise RuntimeError("secrets were not loaded (config.ensure_secrets)")
         return key.get_secret_value().encode()
+
+
+# The apps this process is serving, between the start and the end of their lifespan: the
+# server tells them when it begins to stop (autoport.kit.server). A worker process builds
+# its app itself, so the server cannot be handed it.
+_SERVING: weakref.WeakSet[AppState] = weakref.WeakSet()
+
+
+@contextlib.contextmanager
+def serving(state: AppState) -> Iterator[None]:
+    _SERVING.add(state)
+    try:
+        yield
+    finally:
+        _SERVING.discard(state)
+
+
+def begin_shutdown_of_served_apps() -> None:
+    for state in list(_SERVING):
+        state.begin_shutdown()
 
 
 def state_of(request: Request) -> AppState:

@@ -181,6 +181,8 @@ class StreamHub:
     def __init__(self) -> None:
         self._waiters: dict[StreamKey, asyncio.Event] = {}
         self._any = asyncio.Event()
+        # Set by close(): the server is stopping and SSE streams end.
+        self.closed = False
 
     def waiter(self, key: StreamKey) -> asyncio.Event:
         """Take the event *before* reading the log: a notify between the read and the
@@ -188,7 +190,18 @@ class StreamHub:
         event = self._waiters.get(key)
         if event is None:
             event = self._waiters[key] = asyncio.Event()
+            if self.closed:
+                event.set()
         return event
+
+    def close(self) -> None:
+        """Wake every SSE stream for the last time: each sees `closed` and ends, and
+        its client reconnects with Last-Event-ID (to another replica, or to this one
+        once restarted) instead of holding the shutdown for its grace period. The MQTT
+        publisher is left alone: the lifespan stops it once requests are done."""
+        self.closed = True
+        for event in self._waiters.values():
+            event.set()
 
     def any_waiter(self) -> asyncio.Event:
         return self._any

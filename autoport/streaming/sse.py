@@ -58,7 +58,7 @@ async def _events(
     loop = asyncio.get_running_loop()
     yield preamble
     quiet_since = loop.time()
-    while True:
+    while not hub.closed:
         waiter = hub.waiter(key)
         messages = await repository.messages_after(
             state.database.reader,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -70,9 +71,102 @@ def test_serve_on_a_fresh_data_dir(tmp_path: Path) -> None:
     token_lines = [line for line in output.splitlines() if "Admin token" in line]
     assert len(token_lines) == 1
     secrets_text = (tmp_path / "data" / "secrets.json").read_text()
-    import json
-
     for name, value in json.loads(secrets_text).items():
         assert value not in output, f"{name} leaked into the output"
     # Request ids are in the (JSON) logs.
     assert missing.headers["x-request-id"] in output
+
+
+def _serve(tmp_path: Path, *args: str, **env_vars: str) -> tuple[subprocess.Popen[bytes], str]:
+    port = free_port()
+    env = {
+        **os.environ,
+        "AUTOPORT_DATA_DIR": str(tmp_path / "data"),
+        "AUTOPORT_PORT": str(port),
+        "AUTOPORT_SANDBOX_DEMO": "false",
+        **env_vars,
+    }
+    process = subprocess.Popen(
+        [sys.executable, "-m", "autoport", "serve", *args],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    return process, f"http://127.0.0.1:{port}"
+
+
+def test_sigterm_ends_open_sse_streams_at_once(tmp_path: Path) -> None:
+    # An SSE stream never ends by itself: without the server telling the app it stops,
+    # uvicorn would wait its whole grace period (10 s) for it.
+    process, base = _serve(tmp_path)
+    try:
+        wait_until_up(f"{base}/readyz", process)
+        created = subprocess.run(
+            [sys.executable, "-m", "autoport", "apps", "create", "--name", "streams",
+             "--property", "charging.battery_level", "--json"],
+            env={**os.environ, "AUTOPORT_DATA_DIR": str(tmp_path / "data")},
+            capture_output=True, text=True, timeout=60, check=True,
+        )  # fmt: skip
+        application = json.loads(created.stdout)
+        token = httpx.post(
+            f"{base}/v1/access_tokens",
+            data={"grant_type": "client_credentials"},
+            auth=(application["client_id"], application["client_secret"]),
+        ).json()["access_token"]
+        headers = {"Authorization": f"Bearer {token}"}
+        with httpx.stream("GET", f"{base}/v1/stream", headers=headers, timeout=30) as stream:
+            assert stream.status_code == 200
+            chunks = stream.iter_bytes()
+            assert next(chunks).startswith(b"retry:")
+            started = time.monotonic()
+            process.send_signal(signal.SIGTERM)
+            rest = b"".join(chunks)  # the stream ends cleanly, no error
+            ended = time.monotonic() - started
+        process.wait(timeout=20)
+        exited = time.monotonic() - started
+    finally:
+        if process.poll() is None:
+            process.kill()
+        _, stderr = process.communicate(timeout=20)
+    assert b"event:" not in rest
+    assert ended < 3, f"the stream ended {ended:.1f} s after SIGTERM"
+    assert exited < 5, f"serve exited {exited:.1f} s after SIGTERM"
+    assert process.returncode in (0, -signal.SIGTERM)
+    assert b"Application shutdown complete" in stderr
+
+
+def test_workers_serve_from_several_processes_on_postgresql(
+    tmp_path: Path, postgres_schema: tuple[str, str]
+) -> None:
+    url, schema = postgres_schema
+    process, base = _serve(
+        tmp_path, "--workers", "2", AUTOPORT_DATABASE_URL=url, AUTOPORT_DATABASE_SCHEMA=schema
+    )
+    try:
+        wait_until_up(f"{base}/readyz", process)
+        children = subprocess.run(
+            ["pgrep", "-P", str(process.pid)], capture_output=True, text=True, check=False
+        ).stdout.split()
+        # uvicorn's supervisor and its two workers (plus multiprocessing's resource
+        # tracker, which is not a worker).
+        workers = [pid for pid in children if _is_worker(pid)]
+        assert len(workers) == 2, children
+        for _ in range(10):
+            assert httpx.get(f"{base}/healthz").status_code == 200
+    finally:
+        process.send_signal(signal.SIGTERM)
+        _, stderr = process.communicate(timeout=30)
+    assert process.returncode in (0, -signal.SIGTERM), stderr.decode()[-2000:]
+    assert stderr.decode().count("Application shutdown complete") == 2
+
+
+def _is_worker(pid: str) -> bool:
+    cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ")
+    return b"resource_tracker" not in cmdline
+
+
+def test_workers_are_refused_on_sqlite(tmp_path: Path) -> None:
+    process, _ = _serve(tmp_path, "--workers", "2")
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 2
+    assert b"use PostgreSQL for more workers" in stderr

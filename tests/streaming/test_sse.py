@@ -297,3 +297,19 @@ async def test_a_production_application_token_is_401_on_the_sandbox(
         headers={"Authorization": f"Bearer {await tokens.application(app_id)}"},
     )
     assert response.status_code == 401
+
+
+def test_a_closed_hub_wakes_every_stream_for_good_and_leaves_the_publisher_alone() -> None:
+    from autoport.kit.environments import Environment
+    from autoport.streaming.service import StreamHub
+
+    hub = StreamHub()
+    key = (Environment.sandbox, "app")
+    waiting = hub.waiter(key)
+    publisher = hub.any_waiter()
+    hub.close()
+    assert hub.closed and waiting.is_set()
+    # A stream that looks again after the close does not block either.
+    assert hub.waiter(key).is_set() and hub.waiter((Environment.production, "x")).is_set()
+    # The MQTT publisher would spin on a set event; the lifespan stops it instead.
+    assert not publisher.is_set()
