@@ -34,21 +34,27 @@ def wait_until_up(url: str, process: subprocess.Popen[bytes], timeout: float = 3
     raise AssertionError(f"{url} did not answer in {timeout}s")
 
 
-def test_serve_on_a_fresh_data_dir(tmp_path: Path) -> None:
+def serve(tmp_path: Path, *args: str, **env_vars: str) -> tuple[subprocess.Popen[bytes], str]:
+    """`autoport serve` on a free port with its data in `tmp_path`; the process and its
+    base URL."""
     port = free_port()
     env = {
         **os.environ,
         "AUTOPORT_DATA_DIR": str(tmp_path / "data"),
         "AUTOPORT_PORT": str(port),
-        "AUTOPORT_LOG_FORMAT": "json",
+        **env_vars,
     }
     process = subprocess.Popen(
-        [sys.executable, "-m", "autoport", "serve"],
+        [sys.executable, "-m", "autoport", "serve", *args],
         env=env,
-        stdout=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
     )
-    base = f"http://127.0.0.1:{port}"
+    return process, f"http://127.0.0.1:{port}"
+
+
+def test_serve_on_a_fresh_data_dir(tmp_path: Path) -> None:
+    process, base = serve(tmp_path, AUTOPORT_LOG_FORMAT="json")
     try:
         wait_until_up(f"{base}/healthz", process)
         assert httpx.get(f"{base}/readyz").status_code == 200
@@ -77,28 +83,10 @@ def test_serve_on_a_fresh_data_dir(tmp_path: Path) -> None:
     assert missing.headers["x-request-id"] in output
 
 
-def _serve(tmp_path: Path, *args: str, **env_vars: str) -> tuple[subprocess.Popen[bytes], str]:
-    port = free_port()
-    env = {
-        **os.environ,
-        "AUTOPORT_DATA_DIR": str(tmp_path / "data"),
-        "AUTOPORT_PORT": str(port),
-        "AUTOPORT_SANDBOX_DEMO": "false",
-        **env_vars,
-    }
-    process = subprocess.Popen(
-        [sys.executable, "-m", "autoport", "serve", *args],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    return process, f"http://127.0.0.1:{port}"
-
-
 def test_sigterm_ends_open_sse_streams_at_once(tmp_path: Path) -> None:
     # An SSE stream never ends by itself: without the server telling the app it stops,
     # uvicorn would wait its whole grace period (10 s) for it.
-    process, base = _serve(tmp_path)
+    process, base = serve(tmp_path, AUTOPORT_SANDBOX_DEMO="false")
     try:
         wait_until_up(f"{base}/readyz", process)
         created = subprocess.run(
@@ -139,7 +127,7 @@ def test_workers_serve_from_several_processes_on_postgresql(
     tmp_path: Path, postgres_schema: tuple[str, str]
 ) -> None:
     url, schema = postgres_schema
-    process, base = _serve(
+    process, base = serve(
         tmp_path, "--workers", "2", AUTOPORT_DATABASE_URL=url, AUTOPORT_DATABASE_SCHEMA=schema
     )
     try:
@@ -166,7 +154,7 @@ def _is_worker(pid: str) -> bool:
 
 
 def test_workers_are_refused_on_sqlite(tmp_path: Path) -> None:
-    process, _ = _serve(tmp_path, "--workers", "2")
+    process, _ = serve(tmp_path, "--workers", "2")
     _, stderr = process.communicate(timeout=60)
     assert process.returncode == 2
     assert b"use PostgreSQL for more workers" in stderr

@@ -52,6 +52,12 @@ def bearer(token: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {token}"}
 
 
+async def reader(callers: TestCallers) -> dict[str, str]:
+    """The headers of a consent token of a new application, reading all of VIN."""
+    app_id = await callers.application(properties=ALL)
+    return bearer(await callers.vehicle_token(app_id, vin=VIN, properties=ALL))
+
+
 async def store(
     app: FastAPI,
     vin: str = VIN,
@@ -169,9 +175,7 @@ async def test_a_fleet_cleared_application_reads_its_registered_properties(
 async def test_an_unknown_vehicle_is_422_pending(
     client: httpx.AsyncClient, callers: TestCallers
 ) -> None:
-    app_id = await callers.application(properties=ALL)
-    token = await callers.vehicle_token(app_id, vin=VIN, properties=ALL)
-    response = await client.get(URL, headers=bearer(token))
+    response = await client.get(URL, headers=await reader(callers))
     assert response.status_code == 422
     assert "pending" in response.json()["errors"][0]["detail"]
 
@@ -187,9 +191,7 @@ async def test_an_unknown_vehicle_is_422_pending(
 async def test_a_malformed_vin_is_400_naming_the_vin(
     client: httpx.AsyncClient, callers: TestCallers, vin: str, words: str
 ) -> None:
-    app_id = await callers.application(properties=ALL)
-    token = await callers.vehicle_token(app_id, vin=VIN, properties=ALL)
-    response = await client.get(f"/v1/vehicle-data/autoapi-13/{vin}", headers=bearer(token))
+    response = await client.get(f"/v1/vehicle-data/autoapi-13/{vin}", headers=await reader(callers))
     assert response.status_code == 400
     error = response.json()["errors"][0]
     assert error["source"] == "vin" and words in error["detail"]
@@ -257,9 +259,7 @@ async def test_data_source_failures_map_to_408_503_504(
     source = TestSource()
     source.error = error
     app.state.autoport.data_sources["bmw"] = source
-    app_id = await callers.application(properties=ALL)
-    token = await callers.vehicle_token(app_id, vin=VIN, properties=ALL)
-    response = await client.get(URL, headers=bearer(token))
+    response = await client.get(URL, headers=await reader(callers))
     assert response.status_code == status
     assert response.json()["errors"][0]["detail"] == str(error)
 
@@ -273,9 +273,7 @@ async def test_a_data_source_slower_than_the_timeout_is_504(
     source.delay = 2.0
     state.data_sources["bmw"] = source
     await store(app)
-    app_id = await callers.application(properties=ALL)
-    token = await callers.vehicle_token(app_id, vin=VIN, properties=ALL)
-    response = await client.get(URL, headers=bearer(token))
+    response = await client.get(URL, headers=await reader(callers))
     assert response.status_code == 504
 
 
@@ -389,16 +387,15 @@ async def test_head_answers_like_get_and_other_methods_are_405(
     # GET and HEAD are answered by the request pipeline's hot route; other methods reach
     # FastAPI's router, with the same error shape.
     await store(app)
-    app_id = await callers.application(properties=ALL)
-    token = await callers.vehicle_token(app_id, vin=VIN, properties=ALL)
-    got = await client.get(URL, headers=bearer(token))
-    head = await client.head(URL, headers=bearer(token))
+    headers = await reader(callers)
+    got = await client.get(URL, headers=headers)
+    head = await client.head(URL, headers=headers)
     assert head.status_code == 200
     assert head.headers["content-length"] == got.headers["content-length"]
     assert head.headers["content-type"] == got.headers["content-type"] == "application/json"
     assert head.headers["ratelimit-limit"] == got.headers["ratelimit-limit"]
     assert (await client.head(URL)).status_code == 401
-    posted = await client.post(URL, headers=bearer(token))
+    posted = await client.post(URL, headers=headers)
     assert posted.status_code == 405
     assert posted.json()["errors"][0]["detail"] == f"POST is not allowed on {URL}"
     assert posted.headers["x-request-id"] == posted.json()["request_id"]
@@ -413,9 +410,7 @@ async def test_an_unexpected_error_in_the_pull_is_a_500_in_the_errors_shape(
         raise RuntimeError("secret internal detail")
 
     monkeypatch.setattr(service, "pull", broken)
-    app_id = await callers.application(properties=ALL)
-    token = await callers.vehicle_token(app_id, vin=VIN, properties=ALL)
-    response = await client.get(URL, headers=bearer(token))
+    response = await client.get(URL, headers=await reader(callers))
     assert response.status_code == 500
     body = response.json()
     assert body["request_id"] == response.headers["x-request-id"]
@@ -427,8 +422,7 @@ async def test_pulls_are_counted_in_the_metrics_under_the_route_template(
     client: httpx.AsyncClient, app: FastAPI, callers: TestCallers
 ) -> None:
     await store(app)
-    app_id = await callers.application(properties=ALL)
-    token = await callers.vehicle_token(app_id, vin=VIN, properties=ALL)
+    headers = await reader(callers)
 
     def served() -> float:
         from prometheus_client import REGISTRY
@@ -441,5 +435,5 @@ async def test_pulls_are_counted_in_the_metrics_under_the_route_template(
 
     before = served()
     for _ in range(3):
-        assert (await client.get(URL, headers=bearer(token))).status_code == 200
+        assert (await client.get(URL, headers=headers)).status_code == 200
     assert served() == before + 3
