@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from autoport.brands.registry import BrandRegistry
     from autoport.ingestion.sources import DataSource
     from autoport.streaming.service import StreamHub
+    from autoport.vehicle_data.ratelimit import RateLimiter
 
 
 @dataclass(eq=False)  # one per app, compared and hashed by identity
@@ -36,6 +37,9 @@ class AppState:
     # Wakes this process's SSE streams and MQTT publisher when messages are committed
     # (created on first use by `autoport.streaming.service.hub_of`).
     stream_hub: StreamHub | None = None
+    # Counts vehicle data reads per application (created on first use from the settings
+    # by `autoport.vehicle_data.routes.limiter_of`).
+    vehicle_data_limiter: RateLimiter | None = None
 
     def begin_shutdown(self) -> None:
         """The server stops: long-lived responses (SSE streams) end now, before it waits

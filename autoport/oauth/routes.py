@@ -78,11 +78,8 @@ def audiences(state: AppState, environment: Environment) -> frozenset[str]:
 
 
 def token_settings(state: AppState) -> service.TokenSettings:
-    cached: service.TokenSettings | None = getattr(state, "_oauth_token_settings", None)
-    if cached is None:
-        cached = service.TokenSettings.from_settings(state.settings, state.token_key)
-        state._oauth_token_settings = cached  # type: ignore[attr-defined]
-    return cached
+    # Built per request (about a microsecond): settings changed at run time apply at once.
+    return service.TokenSettings.from_settings(state.settings, state.token_key)
 
 
 async def _client(

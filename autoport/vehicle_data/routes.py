@@ -35,18 +35,16 @@ _ERRORS: dict[int | str, dict[str, str]] = {
 }
 
 
-def limiter_of(request: Request, state: AppState) -> RateLimiter:
-    limiter: RateLimiter | None = getattr(request.app.state, "vehicle_data_limiter", None)
-    if limiter is None:
-        limiter = RateLimiter(
+def limiter_of(state: AppState) -> RateLimiter:
+    if state.vehicle_data_limiter is None:
+        state.vehicle_data_limiter = RateLimiter(
             state.settings.vehicle_data_rate_limit, redis_url=state.settings.redis_url
         )
-        request.app.state.vehicle_data_limiter = limiter
-    return limiter
+    return state.vehicle_data_limiter
 
 
-async def _rate_limit(request: Request, state: AppState, caller: Caller) -> dict[str, str]:
-    verdict = await limiter_of(request, state).hit(caller.application_id)
+async def _rate_limit(state: AppState, caller: Caller) -> dict[str, str]:
+    verdict = await limiter_of(state).hit(caller.application_id)
     headers = verdict.headers()
     if not verdict.allowed:
         raise ApiError(
@@ -63,7 +61,7 @@ PULL_PATH = "/v1/vehicle-data/autoapi-13/{vin}"
 
 async def pull(request: Request, vin: str, caller: Caller) -> Response:
     state = state_of(request)
-    headers = await _rate_limit(request, state, caller)
+    headers = await _rate_limit(state, caller)
     try:
         service.check_vin(vin)
         body = await service.pull(state, caller, vin, request_id_of(request))
@@ -129,7 +127,7 @@ async def get_vehicle_data_history(
     """Every accepted value of one property, newest first (same access rules as the
     pull). Follow `next_cursor` until it is null."""
     state = state_of(request)
-    headers = await _rate_limit(request, state, caller)
+    headers = await _rate_limit(state, caller)
     try:
         service.check_vin(vin)
         content = await service.history(
