@@ -4,7 +4,8 @@ A connector answers four questions for its brand, each the way its carmaker can:
 - is a VIN eligible (and how does it deliver data, is it connected)?
 - what became of a fleet clearance request (decided on the carmaker's side,
   asynchronously: the fleet worker asks again until the answer is final)?
-- how does an owner prove ownership during consent (a method name)?
+- how does an owner prove ownership during consent (a method name, and for
+  `vehicle_code` the delivery of the code to the car: `show_vehicle_code`)?
 - fresh data on demand (`fetch`, the `autoport.ingestion.sources.DataSource` contract),
   or None when the brand only pushes.
 Data a carmaker pushes enters through `push` (see autoport.brands.push).
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import ClassVar, Literal
 
 from autoport.ingestion.sources import FetchResult
 from autoport.kit.environments import Environment
@@ -97,9 +98,41 @@ class BrandConnector:
     """Base class of connectors. Subclasses override what their carmaker supports; the
     defaults describe a brand that only pushes data and decides clearances at once."""
 
+    # The emulated vehicle's display reads its consent code from the store (sandbox);
+    # a real vehicle gets it through show_vehicle_code and the store keeps only a hash.
+    code_display_in_store: ClassVar[bool] = False
+
     name: str = "base"
-    verification_method: VerificationMethod = VerificationMethod.instant
+    # The safe default: the carmaker confirms the owner's approval itself.
+    verification_method: VerificationMethod = VerificationMethod.owner_portal
     data_delivery: tuple[DataDelivery, ...] = field(default=("push",))
+
+    def verification_problem(self) -> str | None:
+        """Why this connector's `verification_method` cannot prove ownership in
+        production, or None. Checked when the brand registry is built, so a production
+        brand never offers a method that proves nothing."""
+        method = self.verification_method
+        if method is VerificationMethod.instant:
+            return "instant proves no ownership (it is the sandbox's method)"
+        if method is VerificationMethod.oem_login:
+            return (
+                "oem_login needs a carmaker login adapter, which autoport does not ship yet "
+                "(the sandbox simulates one); use vehicle_code or owner_portal"
+            )
+        if (
+            method is VerificationMethod.vehicle_code
+            and type(self).show_vehicle_code is BrandConnector.show_vehicle_code
+        ):
+            return "vehicle_code needs the connector to implement show_vehicle_code"
+        return None
+
+    async def show_vehicle_code(
+        self, *, environment: Environment, vin: str, code: str, expires_at_us: int
+    ) -> None:
+        """Put a one-time consent code on the vehicle's display (`vehicle_code`). Raise
+        ConnectorError when the vehicle or the carmaker cannot be reached: the owner is
+        told and may ask for a new code."""
+        raise NotImplementedError(f"{type(self).__name__} cannot show codes in vehicles")
 
     @property
     def fetches(self) -> bool:

@@ -86,6 +86,9 @@ class BrandRegistry:
                 production[brand] = push
             else:
                 production[brand] = load_connector(spec, brand=brand, settings=settings)
+            problem = production[brand].verification_problem()
+            if problem is not None:
+                raise ConnectorConfigError(f"brand_connectors[{brand!r}]: {problem}")
         return cls(sandbox=sandbox, push=push, production=production)
 
     def connector_for(self, environment: Environment, brand: str) -> BrandConnector:

@@ -13,7 +13,7 @@ import asyncio
 import fnmatch
 import re
 from dataclasses import dataclass, field
-from typing import Literal, Protocol
+from typing import ClassVar, Literal, Protocol
 
 from autoport.brands.base import (
     BrandConnector,
@@ -126,6 +126,8 @@ class SandboxDefaults:
 
 @dataclass
 class SandboxConnector(BrandConnector):
+    code_display_in_store: ClassVar[bool] = True
+
     name: str = "sandbox"
     verification_method: VerificationMethod = VerificationMethod.instant
     # Per canonical brand: the sandbox serves every brand, and each may verify ownership
@@ -138,6 +140,15 @@ class SandboxConnector(BrandConnector):
 
     def verification_method_for(self, brand: str) -> VerificationMethod:
         return self.verification_methods.get(brand, self.verification_method)
+
+    def verification_problem(self) -> str | None:
+        return None  # every method is simulated here, the carmaker login included
+
+    async def show_vehicle_code(
+        self, *, environment: Environment, vin: str, code: str, expires_at_us: int
+    ) -> None:
+        """Nothing to send: the emulated vehicle's display reads the stored code
+        (autoport.consent.service.current_vehicle_code)."""
 
     async def _vehicle(self, environment: Environment, vin: str) -> VehicleBehaviour:
         return await self.behaviour.behaviour_of(environment=environment, vin=vin)

@@ -12,7 +12,7 @@ autoport expects. To add carmaker "acme":
        [brand_connector_options.acme]
        base_url = "https://api.acme.example/v2"
        api_key_env = "ACME_API_KEY"      # the secret itself stays in the environment
-       verification_method = "oem_login"
+       verification_method = "vehicle_code"   # or "owner_portal" (the default)
 3. Test it against a recorded or local double of the carmaker API
    (tests/fleet/test_template_connector.py runs this one against a real HTTP server).
 
@@ -21,6 +21,8 @@ The imagined API:
 - `PUT  /fleets/{fleet}/clearances/{vin}` -> `{"state": requested|granted|denied|failed,
   "message"?, "retry_after"?}`; idempotent: creates the request or returns its state
 - `DELETE /fleets/{fleet}/clearances/{vin}` -> `{"state": removing|removed}`
+- `POST /vehicles/{vin}/display-code` `{"code", "expires_at"}` -> 202: the car shows a
+  consent code on its display; 409 `{"error": "asleep"}` when it cannot
 - `GET  /vehicles/{vin}/data?fields=a.b,c.d` -> the pull layout
   `{capability: {property: wrapper}}`; 409 `{"error": "asleep"}` when the car sleeps
 - pushes `{"vin", "signals": [{"name": "capability.property", "value", "at"}]}` to us.
@@ -58,7 +60,7 @@ from autoport.ingestion.sources import (
     VehicleOffline,
 )
 from autoport.kit.brands import canonical_brand
-from autoport.kit.clock import MICROS
+from autoport.kit.clock import MICROS, to_iso
 from autoport.kit.environments import Environment
 
 # The carmaker's clearance states -> ours. Unknown states are a ConnectorError (retried),
@@ -74,7 +76,7 @@ _CLEARANCE_STATES: Mapping[str, ClearanceOutcome] = {
 @dataclass
 class TemplateConnector(BrandConnector):
     name: str = "template"
-    verification_method: VerificationMethod = VerificationMethod.oem_login
+    verification_method: VerificationMethod = VerificationMethod.owner_portal
     data_delivery: tuple[DataDelivery, ...] = field(default=("pull", "push"))
     base_url: str = "http://127.0.0.1:9"
     api_key: str = ""
@@ -99,7 +101,7 @@ class TemplateConnector(BrandConnector):
             base_url=options["base_url"].rstrip("/"),
             api_key=os.environ.get(key_env, "") if key_env else "",
             verification_method=VerificationMethod(
-                options.get("verification_method", VerificationMethod.oem_login)
+                options.get("verification_method", VerificationMethod.owner_portal)
             ),
             timeout_seconds=float(options.get("timeout_seconds", 10.0)),
         )
@@ -185,6 +187,19 @@ class TemplateConnector(BrandConnector):
 
     async def cancel_clearance(self, request: ClearanceRequest) -> RemovalDecision:
         return await self._remove(request)
+
+    async def show_vehicle_code(
+        self, *, environment: Environment, vin: str, code: str, expires_at_us: int
+    ) -> None:
+        response = await self._call(
+            "POST",
+            f"/vehicles/{vin}/display-code",
+            json={"code": code, "expires_at": to_iso(expires_at_us)},
+        )
+        if response.status_code == 409:
+            raise ConnectorError(f"{self.name}: the vehicle is asleep and shows no code")
+        if response.status_code >= 400:
+            raise ConnectorError(f"carmaker answered {response.status_code}")
 
     async def fetch(
         self, *, environment: Environment, vin: str, properties: frozenset[str]

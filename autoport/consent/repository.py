@@ -257,7 +257,7 @@ async def insert_vehicle_code(
     vin: str,
     session_id: str,
     code_hash: str,
-    display_code: str,
+    display_code: str | None,
     now_us: int,
     expires_at: int,
 ) -> None:

@@ -17,10 +17,12 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import Match
 from starlette.types import Scope
 
+from autoport.brands.base import BrandConnector
 from autoport.brands.registry import registry_of
+from autoport.brands.sandbox import SandboxConnector
 from autoport.consent import pages, service
 from autoport.consent.schemas import OwnerDecision, OwnerDecisionResult
-from autoport.consent.service import Context, ErrorPage, FormProblem
+from autoport.consent.service import Context, ErrorPage, FormProblem, VehicleUnreachable
 from autoport.consent.verification import (
     CodeCheck,
     Method,
@@ -320,6 +322,7 @@ async def vehicle_submit(request: Request) -> Response:
         key, _ = _keys(state)
         if ctx.session.brand is None:
             raise ErrorPage("step_order")
+        registry = registry_of(state)
         await service.enter_vin(
             state.database,
             ctx,
@@ -327,9 +330,12 @@ async def vehicle_submit(request: Request) -> Response:
             key=key,
             vin=form.get("vin"),
             # One source of truth: the brand's connector says how ownership is proven.
-            method=registry_of(state).verification_method(env, ctx.session.brand),
+            method=registry.verification_method(env, ctx.session.brand),
+            connector=registry.connector_for(env, ctx.session.brand),
             now_us=state.clock.now_us(),
         )
+    except VehicleUnreachable:
+        return _see_other(_page_url(request, "verify") + "?unreachable=1")
     except ErrorPage as problem:
         return error_page(request, problem)
     except FormProblem as problem:
@@ -366,6 +372,12 @@ async def verify_page(request: Request) -> Response:
     return _verify_render(request, state, ctx, locked_until=locked)
 
 
+def _connector(state: AppState, ctx: Context) -> BrandConnector:
+    if ctx.session.brand is None:
+        raise ErrorPage("step_order")
+    return registry_of(state).connector_for(ctx.session.environment, ctx.session.brand)
+
+
 def _verify_render(
     request: Request,
     state: AppState,
@@ -382,7 +394,8 @@ def _verify_render(
         ctx.session.locale,
         status=status,
         method=str(method),
-        notice=notice,
+        # A code the vehicle could not be reached for (vehicle page -> here).
+        notice=notice or ("unreachable" if request.query_params.get("unreachable") else None),
         attempts_left=attempts_left,
         locked_until=locked_until,
         verified=not service.requires_verification(ctx),
@@ -400,9 +413,17 @@ async def verify_submit(request: Request) -> Response:
         ctx, form = await _post(request, state, env)
         action = form.get("action", "")
         if action == "new_code":
-            locked = await service.new_vehicle_code(
-                state.database, ctx, settings=state.settings, key=key, now_us=now
-            )
+            try:
+                locked = await service.new_vehicle_code(
+                    state.database,
+                    ctx,
+                    settings=state.settings,
+                    key=key,
+                    connector=_connector(state, ctx),
+                    now_us=now,
+                )
+            except VehicleUnreachable:
+                return _verify_render(request, state, ctx, status=503, notice="unreachable")
             if locked is not None:
                 return _verify_render(request, state, ctx, status=429, locked_until=locked)
             return _see_other(_page_url(request, "verify") + "?sent=1")
@@ -518,6 +539,14 @@ async def review_submit(request: Request) -> Response:
 # ----------------------------------------------------- simulated carmaker (sandbox)
 
 
+def _simulated(state: AppState, request: Request, brand: str) -> bool:
+    """The simulated carmaker login stands in only for brands the sandbox connector
+    serves: a real brand's owners must never prove ownership with its password."""
+    return isinstance(
+        registry_of(state).connector_for(environment_of(request), brand), SandboxConnector
+    )
+
+
 @router.get(OEM + "/{brand}/login")
 async def oem_login_page(request: Request, brand: str) -> Response:
     """A carmaker's own login, simulated: what `oem_login` verification redirects to."""
@@ -526,7 +555,7 @@ async def oem_login_page(request: Request, brand: str) -> Response:
     locale = _request_locale(request)
     signed = request.query_params.get("state", "")
     payload = unsign(secret, "oem-state", signed, now_us=state.clock.now_us())
-    if payload is None or payload.get("brand") != brand:
+    if payload is None or payload.get("brand") != brand or not _simulated(state, request, brand):
         return error_page(request, ErrorPage("oem_state", status=400), locale)
     return pages.render(
         "oem_login.html",
@@ -550,7 +579,7 @@ async def oem_login_submit(request: Request, brand: str) -> Response:
     # The signed state is this page's CSRF protection: it is bound to one consent
     # session's nonce and expires.
     payload = unsign(secret, "oem-state", form.get("state", ""), now_us=now)
-    if payload is None or payload.get("brand") != brand:
+    if payload is None or payload.get("brand") != brand or not _simulated(state, request, brand):
         return error_page(request, ErrorPage("oem_state", status=400), locale)
     account = form.get("email", "").strip()
     if not simulated_oem_owns(account, form.get("password", "")):

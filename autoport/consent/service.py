@@ -16,6 +16,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import structlog
 
+from autoport.brands.base import BrandConnector, ConnectorError
 from autoport.config import Settings
 from autoport.consent import repository, verification
 from autoport.consent.repository import Application, Session
@@ -350,6 +351,32 @@ async def choose_brand(db: Database, ctx: Context, *, brand: str | None, now_us:
     await _update(db, ctx, now_us, **changes)
 
 
+class VehicleUnreachable(Exception):
+    """The brand's connector could not put the code on the vehicle's display: the owner
+    is told and may ask for a new code."""
+
+
+async def _show_code(
+    connector: BrandConnector,
+    issued: verification.IssuedCode | int,
+    *,
+    environment: Environment,
+    vin: str,
+) -> int | None:
+    """Hand a freshly issued code to the vehicle (after its transaction: never network
+    inside one); the lockout end when no code was issued."""
+    if isinstance(issued, int):
+        return issued
+    try:
+        await connector.show_vehicle_code(
+            environment=environment, vin=vin, code=issued.code, expires_at_us=issued.expires_at_us
+        )
+    except ConnectorError as error:
+        log.warning("vehicle code not delivered", vin=vin, error=str(error))
+        raise VehicleUnreachable(str(error)) from None
+    return None
+
+
 async def enter_vin(
     db: Database,
     ctx: Context,
@@ -358,10 +385,12 @@ async def enter_vin(
     key: bytes,
     vin: str | None,
     method: Method,
+    connector: BrandConnector,
     now_us: int,
 ) -> Method:
     """Record the VIN and begin the brand's verification with `method`, the one the brand
-    registry names for the session's brand. Returns the method."""
+    registry names for the session's brand (served by `connector`). Returns the method;
+    VehicleUnreachable when a vehicle code could not be shown."""
     if ctx.session.brand is None:
         raise ErrorPage("step_order")
     # Lenient in what the owner types: spaces and lower case are fixed, not refused.
@@ -384,22 +413,26 @@ async def enter_vin(
             "verified_at": now_us,
             "subject": verification.vehicle_subject(key, env, cleaned),
         }
+    issued: verification.IssuedCode | int | None = None
     async with db.transaction() as conn:
         ok = await repository.update_open_session(
             conn, session_id=ctx.session.id, now_us=now_us, **changes
         )
         if ok and method is Method.vehicle_code:
-            await verification.issue_vehicle_code(
+            issued = await verification.issue_vehicle_code(
                 conn,
                 key=key,
                 settings=settings,
                 environment=env,
                 vin=cleaned,
                 session_id=ctx.session.id,
+                keep_display_code=connector.code_display_in_store,
                 now_us=now_us,
             )
     if not ok:
         raise ErrorPage("expired", status=410)
+    if issued is not None:
+        await _show_code(connector, issued, environment=env, vin=cleaned)
     return method
 
 
@@ -414,21 +447,31 @@ def _vin_problem_kind(vin: str) -> dict[str, Any]:
 
 
 async def new_vehicle_code(
-    db: Database, ctx: Context, *, settings: Settings, key: bytes, now_us: int
+    db: Database,
+    ctx: Context,
+    *,
+    settings: Settings,
+    key: bytes,
+    connector: BrandConnector,
+    now_us: int,
 ) -> int | None:
+    """Show a new code in the vehicle; the lockout end instead when the VIN is locked
+    out, VehicleUnreachable when the vehicle could not be reached."""
     session = ctx.session
     if session.vin is None or session.method != Method.vehicle_code:
         raise ErrorPage("step_order")
     async with db.transaction() as conn:
-        return await verification.issue_vehicle_code(
+        issued = await verification.issue_vehicle_code(
             conn,
             key=key,
             settings=settings,
             environment=session.environment,
             vin=session.vin,
             session_id=session.id,
+            keep_display_code=connector.code_display_in_store,
             now_us=now_us,
         )
+    return await _show_code(connector, issued, environment=session.environment, vin=session.vin)
 
 
 async def submit_vehicle_code(

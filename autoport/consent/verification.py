@@ -97,6 +97,12 @@ async def vehicle_code_locked_until(
     return await repository.vin_locked_until(conn, environment=environment, vin=vin, now_us=now_us)
 
 
+@dataclass(frozen=True, slots=True)
+class IssuedCode:
+    code: str
+    expires_at_us: int
+
+
 async def issue_vehicle_code(
     conn: Connection,
     *,
@@ -105,10 +111,13 @@ async def issue_vehicle_code(
     environment: Environment,
     vin: str,
     session_id: str,
+    keep_display_code: bool,
     now_us: int,
-) -> int | None:
-    """Put a fresh code on the vehicle's display, replacing this session's earlier ones.
-    Returns the lockout end instead when the VIN is locked out."""
+) -> IssuedCode | int:
+    """A fresh code for the vehicle's display, replacing this session's earlier ones; the
+    lockout end instead when the VIN is locked out. The code itself is kept only where
+    the emulated display reads it from the store (`keep_display_code`); otherwise the
+    caller hands it to the brand's connector and only its hash stays."""
     locked = await repository.vin_locked_until(
         conn, environment=environment, vin=vin, now_us=now_us
     )
@@ -117,6 +126,7 @@ async def issue_vehicle_code(
     await repository.retire_session_codes(conn, session_id=session_id, now_us=now_us)
     code = f"{secrets.randbelow(10**VEHICLE_CODE_DIGITS):0{VEHICLE_CODE_DIGITS}d}"
     code_id = uuid.uuid4().hex
+    expires_at = now_us + settings.consent_vehicle_code_seconds * MICROS
     await repository.insert_vehicle_code(
         conn,
         code_id=code_id,
@@ -124,11 +134,11 @@ async def issue_vehicle_code(
         vin=vin,
         session_id=session_id,
         code_hash=_code_hash(key, code_id, code),
-        display_code=code,
+        display_code=code if keep_display_code else None,
         now_us=now_us,
-        expires_at=now_us + settings.consent_vehicle_code_seconds * MICROS,
+        expires_at=expires_at,
     )
-    return None
+    return IssuedCode(code, expires_at)
 
 
 async def check_vehicle_code(

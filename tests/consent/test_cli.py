@@ -41,7 +41,9 @@ def consent_until_verification(data_dir: Path, brand: str, *, approve: bool = Fa
     settings, _ = ensure_secrets(
         Settings(data_dir=data_dir, sandbox_connector_verification_methods=METHODS)
     )
-    method = BrandRegistry.from_settings(settings).verification_method(Environment.sandbox, brand)
+    registry = BrandRegistry.from_settings(settings)
+    method = registry.verification_method(Environment.sandbox, brand)
+    connector = registry.connector_for(Environment.sandbox, brand)
     key = settings.token_hmac_key.get_secret_value().encode()  # type: ignore[union-attr]
 
     async def run() -> str:
@@ -64,8 +66,9 @@ def consent_until_verification(data_dir: Path, brand: str, *, approve: bool = Fa
                 now_us=now_us(),
             )  # fmt: skip
             await service.enter_vin(
-                db, ctx, settings=settings, key=key, vin=VIN, method=method, now_us=now_us()
-            )
+                db, ctx, settings=settings, key=key, vin=VIN, method=method,
+                connector=connector, now_us=now_us(),
+            )  # fmt: skip
             if not approve:
                 return ""
             ctx = await service.load(

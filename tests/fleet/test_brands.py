@@ -242,7 +242,9 @@ def test_registry_accepts_both_spellings_and_loads_team_connectors(
     volvo = registry.connector_for(PROD, "volvo_cars")
     assert isinstance(volvo, TemplateConnector)
     assert volvo.base_url == "http://127.0.0.1:1"
-    assert volvo.verification_method is VerificationMethod.oem_login
+    # The template's default: the carmaker confirms (owner_portal); production never
+    # gets a method that proves nothing (tests/consent/test_production_verification.py).
+    assert volvo.verification_method is VerificationMethod.owner_portal
     assert registry.connector_for(PROD, "bmw") is registry.push
     assert registry.verification_method(PROD, "bmw") is VerificationMethod.owner_portal
     assert registry.verification_method(Environment.sandbox, "bmw") is VerificationMethod.instant

@@ -38,6 +38,9 @@ class Carmaker:
         self.data_status = 200
         self.data_delay = 0.0
         self.seen: list[tuple[str, str, str | None]] = []
+        # Consent codes the vehicles were asked to display: (vin, body).
+        self.displayed: list[tuple[str, dict[str, Any]]] = []
+        self.display_status = 202
 
     def app(self) -> Starlette:
         async def eligibility(request: Request) -> Response:
@@ -63,8 +66,15 @@ class Carmaker:
                 {"charging": {"battery_level": {"data": 0.4, "timestamp": "2026-01-01T00:00:00Z"}}}
             )
 
+        async def display_code(request: Request) -> Response:
+            if self.display_status != 202:
+                return JSONResponse({"error": "asleep"}, status_code=self.display_status)
+            self.displayed.append((request.path_params["vin"], await request.json()))
+            return Response(status_code=202)
+
         return Starlette(
             routes=[
+                Route("/vehicles/{vin}/display-code", display_code, methods=["POST"]),
                 Route("/vehicles/{vin}/eligibility", eligibility),
                 Route("/fleets/{fleet}/clearances/{vin}", clearance, methods=["PUT", "DELETE"]),
                 Route("/vehicles/{vin}/data", data),
@@ -165,5 +175,26 @@ async def test_unreachable_carmaker_is_a_connector_error() -> None:
             await connector.eligibility(environment=PROD, vin=VIN)
         with pytest.raises(SourceUnavailable):
             await connector.fetch(environment=PROD, vin=VIN, properties=frozenset())
+    finally:
+        await connector.close()
+
+
+async def test_a_consent_code_is_sent_to_the_vehicle_display(
+    carmaker: tuple[Carmaker, str],
+) -> None:
+    fake, url = carmaker
+    connector = TemplateConnector(name="acme", base_url=url)
+    try:
+        await connector.show_vehicle_code(
+            environment=PROD, vin=VIN, code="123456", expires_at_us=1_700_000_000_000_000
+        )
+        assert fake.displayed == [
+            (VIN, {"code": "123456", "expires_at": "2023-11-14T22:13:20.000000Z"})
+        ]
+        fake.display_status = 409
+        with pytest.raises(ConnectorError, match="asleep"):
+            await connector.show_vehicle_code(
+                environment=PROD, vin=VIN, code="654321", expires_at_us=1
+            )
     finally:
         await connector.close()
