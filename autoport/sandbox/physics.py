@@ -173,6 +173,12 @@ class VehicleState:
     service_time_s: float = 200 * 86_400.0
     tire_bar: tuple[float, float, float, float] = (2.5, 2.5, 2.4, 2.4)
     extra: dict[str, Any] = field(default_factory=dict)
+    # Wall-clock instants (µs) of the last trip's end and of the crash, pinned by the
+    # simulator service when they happen (autoport.sandbox.service.pin_event_times):
+    # mapping simulated seconds later would move them whenever the time scale changes
+    # or time is stepped. The physics never reads them.
+    last_trip_end_us: int | None = None
+    crashed_us: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

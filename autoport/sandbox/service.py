@@ -257,7 +257,9 @@ async def set_scenario(
         if vehicle is None:
             raise _not_found(vin)
         before = values_of(vehicle)
-        updated = vehicle
+        # Events are pinned with the anchor and scale they happened under, before
+        # either changes below.
+        updated = replace(vehicle, state=pin_event_times(vehicle, vehicle.state, vehicle.state))
         restart = scenario is not None or seed is not None or reset
         if restart:
             new_scenario = scenario or Scenario(vehicle.scenario)
@@ -268,7 +270,7 @@ async def set_scenario(
             new_seed = seed if seed is not None else vehicle.seed
             state = initial_state(new_scenario, powertrain, new_seed)
             if not reset:
-                state = _carry_over(vehicle.state, state)
+                state = _carry_over(updated.state, state)
             updated = replace(
                 updated,
                 scenario=new_scenario.value,
@@ -310,7 +312,26 @@ def _carry_over(old: VehicleState, new: VehicleState) -> VehicleState:
         last_trip_electric_km=old.last_trip_electric_km,
         last_trip_odometer_km=old.last_trip_odometer_km,
         last_trip_soc=old.last_trip_soc,
+        # The trip's end keeps its pinned instant; its simulated second only says that
+        # there was one (the new scenario's clock starts again at zero).
+        last_trip_end_s=old.last_trip_end_s,
+        last_trip_end_us=old.last_trip_end_us,
     )
+
+
+def pin_event_times(vehicle: VehicleRow, before: VehicleState, after: VehicleState) -> VehicleState:
+    """`after` with the wall-clock instants of a trip end or crash that happened since
+    `before` (or was never pinned), mapped with the vehicle's anchor and time scale in
+    force now. Once pinned they stay put when the time scale changes or time is stepped."""
+    timebase = Timebase(vehicle.started_at, vehicle.time_scale)
+    trip_end, crashed = after.last_trip_end_s, after.crashed_s
+    if trip_end is not None and (
+        trip_end != before.last_trip_end_s or after.last_trip_end_us is None
+    ):
+        after = replace(after, last_trip_end_us=timebase.at_us(trip_end))
+    if crashed is not None and (crashed != before.crashed_s or after.crashed_us is None):
+        after = replace(after, crashed_us=timebase.at_us(crashed))
+    return after
 
 
 async def advance_vehicle(
@@ -328,7 +349,10 @@ async def advance_vehicle(
         step_seconds=vehicle.step_seconds,
     )
     updated = replace(
-        vehicle, state=state, step=vehicle.step + steps, updated_at=_bump(vehicle, now_us)
+        vehicle,
+        state=pin_event_times(vehicle, vehicle.state, state),
+        step=vehicle.step + steps,
+        updated_at=_bump(vehicle, now_us),
     )
     async with db.transaction() as conn:
         if not await repository.save(conn, updated, seen_updated_at=vehicle.updated_at):

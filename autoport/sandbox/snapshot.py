@@ -28,8 +28,12 @@ class Timebase:
     start_us: int
     time_scale: float = 1.0
 
-    def at(self, sim_seconds: float) -> str:
-        return to_iso(self.start_us + int(sim_seconds / self.time_scale * MICROS))
+    def at_us(self, sim_seconds: float) -> int:
+        return self.start_us + int(sim_seconds / self.time_scale * MICROS)
+
+    def at(self, sim_seconds: float, pinned_us: int | None = None) -> str:
+        """The instant of a simulated moment: as pinned when it happened, else mapped."""
+        return to_iso(pinned_us if pinned_us is not None else self.at_us(sim_seconds))
 
 
 Producer = Callable[[VehicleState, Timebase], Any]
@@ -315,7 +319,9 @@ def _producers() -> list[Producible]:
     add(
         "usage.last_trip_date",
         ALL,
-        lambda s, t: None if s.last_trip_end_s is None else t.at(s.last_trip_end_s),
+        lambda s, t: (
+            None if s.last_trip_end_s is None else t.at(s.last_trip_end_s, s.last_trip_end_us)
+        ),
     )
     add(
         "usage.odometer_after_last_trip",
@@ -459,7 +465,7 @@ def _producers() -> list[Producible]:
     add(
         "maintenance.last_ecall",
         ALL,
-        lambda s, t: None if s.crashed_s is None else t.at(s.crashed_s),
+        lambda s, t: None if s.crashed_s is None else t.at(s.crashed_s, s.crashed_us),
     )
     # maintenance
     add(

@@ -469,3 +469,24 @@ async def test_step_seconds_out_of_range_is_422(admin: httpx.AsyncClient) -> Non
     bad_step = await admin.post(f"{BASE}/vehicles/{VIN}/step", json={"seconds": 0})
     assert bad_step.status_code == 422
     assert "seconds" in bad_step.json()["errors"][0]["detail"]
+
+
+async def test_event_times_stay_put_when_the_time_scale_changes_or_time_is_stepped(
+    admin: httpx.AsyncClient,
+) -> None:
+    await create(
+        admin, powertrain="combustion", profile="full", scenario="crash", seed=7, time_scale=10
+    )
+    await admin.post(f"{BASE}/vehicles/{VIN}/step", json={"seconds": 120})
+
+    async def ecall() -> str:
+        data = (await admin.get(f"{BASE}/vehicles/{VIN}")).json()["data"]
+        value: str = data["maintenance"]["last_ecall"]["data"]
+        return value
+
+    crashed_at = await ecall()
+    changed = await admin.put(f"{BASE}/vehicles/{VIN}/scenario", json={"time_scale": 1})
+    assert changed.status_code == 200
+    assert await ecall() == crashed_at
+    await admin.post(f"{BASE}/vehicles/{VIN}/step", json={"seconds": 600})
+    assert await ecall() == crashed_at
