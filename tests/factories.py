@@ -96,6 +96,7 @@ async def create_app_credentials(
     client_type: str = "confidential",
     account_id: str | None = None,
     now_us: int | None = None,
+    url_scheme: str | None = None,
 ) -> AppCredentials:
     now = real_now_us() if now_us is None else now_us
     async with db.transaction() as conn:
@@ -114,6 +115,7 @@ async def create_app_credentials(
             brands=list(brands),
             client_type=client_type,
             now_us=now,
+            url_scheme=url_scheme,
         )
     return AppCredentials(
         environment=environment,

@@ -16,7 +16,7 @@ from autoport.apps.schemas import CONFIDENTIAL
 from autoport.config import Settings
 from autoport.kit.clock import now_us, to_iso
 from autoport.kit.db import Connection, Database, create_database
-from autoport.kit.environments import Environment, public_base_url
+from autoport.kit.environments import Environment, public_base_url, token_endpoint
 from autoport.kit.errors import ApiError
 
 app = typer.Typer(name="apps", help="Applications and their credentials.", no_args_is_help=True)
@@ -74,9 +74,12 @@ def _app_lines(data: dict[str, Any]) -> list[str]:
         f"account_id:    {data['account_id']}",
         f"client_type:   {data['client_type']}",
         f"client_id:     {data['client_id']}",
+        f"url_scheme:    {data['url_scheme'] or '-'}",
         f"redirect_uris: {' '.join(data['redirect_uris']) or '-'}",
         f"properties:    {' '.join(data['properties']) or '-'}",
         f"brands:        {' '.join(data['brands']) or '-'}",
+        f"auth_uri:      {data['auth_uri']}",
+        f"token_uri:     {data['token_uri']}",
     ]
 
 
@@ -117,6 +120,14 @@ def create(
     client_type: Annotated[
         str, typer.Option(help="confidential (server-side) or public (mobile/native).")
     ] = CONFIDENTIAL,
+    url_scheme: Annotated[
+        str | None,
+        typer.Option(
+            "--url-scheme",
+            help="A mobile app's custom URI scheme (com.example.app); its private-scheme "
+            "redirect URIs must then use it.",
+        ),
+    ] = None,
     as_json: JsonOption = False,
 ) -> None:
     """Create an application. Prints its client_secret once: keep it."""
@@ -141,16 +152,14 @@ def create(
                 brands=brand or [],
                 client_type=client_type,
                 now_us=now,
+                url_scheme=url_scheme,
             )
-        base = public_base_url(settings, environment)
-        return {
-            **application.as_dict(),
-            "client_secret": secret,
-            "token_url": f"{base}/v1/access_tokens",
-        }
+        view = service.application_view(application, settings)
+        # `token_url`: the name this answer used before `token_uri` (the spec's); kept.
+        return {**view, "client_secret": secret, "token_url": view["token_uri"]}
 
     data = _run(work)
-    lines = [*_app_lines(data), f"token_url:     {data['token_url']}"]
+    lines = _app_lines(data)
     if data["client_secret"]:
         lines.append(f"client_secret: {data['client_secret']}   (shown once: keep it)")
     _print(data, as_json, lines)
@@ -168,7 +177,7 @@ def list_(
         apps = await service.list_applications(
             db.reader, environment=environment, account_id=account_id
         )
-        return [a.as_dict() for a in apps]
+        return [service.application_view(a, settings) for a in apps]
 
     rows = _run(work)
     if as_json:
@@ -179,12 +188,14 @@ def list_(
         typer.echo(f"{row['app_id']}  {row['client_id']}  {state:<12}  {row['name']}")
 
 
-async def _details(conn: Connection, environment: Environment, app_id: str) -> dict[str, Any]:
+async def _details(
+    conn: Connection, settings: Settings, environment: Environment, app_id: str
+) -> dict[str, Any]:
     application = await service.get_application(conn, environment=environment, app_id=app_id)
     keys = await repository.keys_of(conn, app_id)
     secrets = await repository.secrets_of(conn, app_id)
     return {
-        **application.as_dict(),
+        **service.application_view(application, settings),
         "keys": [key.as_dict() for key in keys],
         "secrets": [
             {
@@ -206,7 +217,7 @@ def show(
     """Show an application, its keys and its secrets (never the secret itself)."""
 
     async def work(db: Database, settings: Settings) -> dict[str, Any]:
-        return await _details(db.reader, environment, app_id)
+        return await _details(db.reader, settings, environment, app_id)
 
     data = _run(work)
     lines = _app_lines(data)
@@ -290,7 +301,7 @@ def add_key(
             result["credentials"] = service.credentials_file(
                 application=application,
                 key=new,
-                token_url=f"{base}/v1/access_tokens",
+                token_url=token_endpoint(settings, environment),
                 audience=f"{base}/v1",
             )
         return result

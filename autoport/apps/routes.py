@@ -14,7 +14,7 @@ from autoport.apps import repository, service
 from autoport.apps.schemas import CONFIDENTIAL
 from autoport.kit.auth import AdminDep
 from autoport.kit.clock import to_iso
-from autoport.kit.environments import EnvironmentDep, public_base_url
+from autoport.kit.environments import EnvironmentDep, public_base_url, token_endpoint
 from autoport.kit.routing import api_router, json_response
 from autoport.kit.state import StateDep
 
@@ -36,6 +36,11 @@ class ApplicationIn(BaseModel):
     properties: list[str] = Field(default_factory=list, description="capability.property")
     brands: list[str] = Field(default_factory=list)
     client_type: str = CONFIDENTIAL
+    url_scheme: str | None = Field(
+        default=None,
+        description="A mobile application's custom URI scheme (com.example.app); its "
+        "private-scheme redirect URIs must then use it.",
+    )
 
 
 class ApplicationPatch(BaseModel):
@@ -45,6 +50,7 @@ class ApplicationPatch(BaseModel):
     properties: list[str] | None = None
     brands: list[str] | None = None
     disabled: bool | None = None
+    url_scheme: str | None = Field(default=None, description="null removes it.")
 
 
 class RotateIn(BaseModel):
@@ -65,7 +71,7 @@ async def _details(state: StateDep, environment: EnvironmentDep, app_id: str) ->
     keys = await repository.keys_of(conn, app_id)
     secrets = await repository.secrets_of(conn, app_id)
     return {
-        **application.as_dict(),
+        **service.application_view(application, state.settings),
         "keys": [key.as_dict() for key in keys],
         "secrets": [
             {
@@ -119,10 +125,12 @@ async def create_application(
             brands=body.brands,
             client_type=body.client_type,
             now_us=now,
+            url_scheme=body.url_scheme,
         )
-    base = public_base_url(state.settings, environment)
+    view = service.application_view(application, state.settings)
     return json_response(
-        {**application.as_dict(), "client_secret": secret, "token_url": f"{base}/v1/access_tokens"},
+        # `token_url`: the name this answer used before `token_uri` (the spec's); kept.
+        {**view, "client_secret": secret, "token_url": view["token_uri"]},
         status_code=201,
         headers={"Cache-Control": "no-store"},
     )
@@ -138,7 +146,9 @@ async def list_applications(
     applications = await service.list_applications(
         state.database.reader, environment=environment, account_id=account_id
     )
-    return json_response({"applications": [a.as_dict() for a in applications]})
+    return json_response(
+        {"applications": [service.application_view(a, state.settings) for a in applications]}
+    )
 
 
 @router.get("/applications/{app_id}", summary="Show an application")
@@ -163,6 +173,7 @@ async def patch_application(
             properties=body.properties,
             brands=body.brands,
             disabled=body.disabled,
+            url_scheme=body.url_scheme if "url_scheme" in body.model_fields_set else service.KEEP,
         )
     return json_response(await _details(state, environment, app_id))
 
@@ -215,7 +226,7 @@ async def add_key(
         result["credentials"] = service.credentials_file(
             application=application,
             key=new,
-            token_url=f"{base}/v1/access_tokens",
+            token_url=token_endpoint(state.settings, environment),
             audience=f"{base}/v1",
         )
     return json_response(result, status_code=201, headers={"Cache-Control": "no-store"})

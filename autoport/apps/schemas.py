@@ -49,6 +49,7 @@ class Application:
     brands: tuple[str, ...]
     created_at: int
     disabled_at: int | None
+    url_scheme: str | None  # a mobile app's custom URI scheme (`com.example.app`)
 
     @property
     def app_id(self) -> str:
@@ -72,6 +73,7 @@ class Application:
             brands=tuple(orjson.loads(row["brands"])),
             created_at=row["created_at"],
             disabled_at=row["disabled_at"],
+            url_scheme=row["url_scheme"],
         )
 
     def as_dict(self) -> dict[str, Any]:
@@ -82,6 +84,7 @@ class Application:
             "client_id": self.client_id,
             "name": self.name,
             "client_type": self.client_type,
+            "url_scheme": self.url_scheme,
             "redirect_uris": list(self.redirect_uris),
             "properties": list(self.properties),
             "brands": list(self.brands),

@@ -7,6 +7,8 @@ deployment key, as the cross-feature contract asks. Tokens use the keyed HMAC.
 
 from __future__ import annotations
 
+import enum
+import re
 import secrets
 import uuid
 from collections.abc import Iterable
@@ -21,10 +23,11 @@ from joserfc.jwk import ECKey
 from autoport.apps import repository
 from autoport.apps.schemas import CLIENT_TYPES, CONFIDENTIAL, Account, Application, ClientKey
 from autoport.catalog import CATALOG
+from autoport.config import Settings
 from autoport.kit.brands import canonical_brand
 from autoport.kit.crypto import new_token, sha256_hex
 from autoport.kit.db import Connection
-from autoport.kit.environments import Environment
+from autoport.kit.environments import Environment, authorization_endpoint, token_endpoint
 from autoport.kit.errors import ApiError
 
 SECRET_PREFIX = "ap_cs_"  # noqa: S105 - a prefix, not a secret
@@ -59,9 +62,50 @@ def validate_client_type(client_type: str) -> str:
     return client_type
 
 
-def validate_redirect_uris(uris: Iterable[str]) -> list[str]:
-    """Absolute URIs without a fragment (RFC 6749 §3.1.2). Native apps may use a private
-    scheme (`com.example.app:/cb`); plain http only for loopback, as RFC 8252 allows."""
+# RFC 3986 §3.1: a letter, then letters, digits, "+", "-" and ".".
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*")
+# Schemes that run, read or fetch something in the browser or the OS rather than open
+# the application: never a redirect target.
+UNSAFE_SCHEMES = frozenset(
+    {"javascript", "vbscript", "data", "file", "blob", "about", "filesystem", "view-source"}
+)
+# Not an application's own scheme: the unsafe ones, the web's, and those the operating
+# system hands to its own handlers.
+RESERVED_URL_SCHEMES = UNSAFE_SCHEMES | frozenset(
+    {"http", "https", "ws", "wss", "ftp", "mailto", "tel", "sms", "urn", "content", "intent"}
+)
+
+
+def validate_url_scheme(url_scheme: str | None) -> str | None:
+    """A mobile application's custom URI scheme (`com.example.app`): RFC 3986 scheme
+    syntax, at most 100 characters, not a reserved scheme. Stored in lower case (schemes
+    are case-insensitive, RFC 3986 §3.1)."""
+    if url_scheme is None:
+        return None
+    if not _SCHEME.fullmatch(url_scheme) or len(url_scheme) > 100:
+        raise ApiError(
+            422,
+            "url_scheme: must be a URI scheme without ':' (a letter, then letters, digits, "
+            f"'+', '-' or '.'; at most 100 characters), e.g. com.example.app; got {url_scheme!r}",
+            source="url_scheme",
+        )
+    scheme = url_scheme.lower()
+    if scheme in RESERVED_URL_SCHEMES:
+        raise ApiError(
+            422,
+            f"url_scheme: {scheme!r} is not an application's own scheme "
+            "(use one like com.example.app)",
+            source="url_scheme",
+        )
+    return scheme
+
+
+def validate_redirect_uris(uris: Iterable[str], url_scheme: str | None = None) -> list[str]:
+    """Absolute URIs without a fragment (RFC 6749 §3.1.2). https with a host; plain http
+    only for loopback, as RFC 8252 allows. Native apps may use a private scheme
+    (`com.example.app:/cb`): when the application has a `url_scheme` (validated), only
+    that one; without one any scheme that is not unsafe (`javascript:`, `data:`, ...),
+    as before `url_scheme` existed."""
     result: list[str] = []
     for index, uri in enumerate(uris):
         source = f"redirect_uris[{index}]"
@@ -70,11 +114,21 @@ def validate_redirect_uris(uris: Iterable[str]) -> list[str]:
             raise ApiError(
                 422, f"{source}: must be an absolute URI without a fragment", source=source
             )
-        if parts.scheme in ("http", "https") and not parts.netloc:
+        scheme = parts.scheme  # urlsplit lower-cases it
+        if scheme in ("http", "https") and not parts.netloc:
             raise ApiError(422, f"{source}: an http(s) URI needs a host", source=source)
-        if parts.scheme == "http" and parts.hostname not in ("127.0.0.1", "localhost", "::1"):
+        if scheme == "http" and parts.hostname not in ("127.0.0.1", "localhost", "::1"):
             raise ApiError(
                 422, f"{source}: plain http is allowed only for loopback hosts", source=source
+            )
+        if scheme in UNSAFE_SCHEMES:
+            raise ApiError(422, f"{source}: the scheme {scheme!r} is not allowed", source=source)
+        if scheme not in ("http", "https") and url_scheme is not None and scheme != url_scheme:
+            raise ApiError(
+                422,
+                f"{source}: a private-scheme redirect URI must use the application's "
+                f"url_scheme {url_scheme!r}, got {scheme!r}",
+                source=source,
             )
         if uri not in result:
             result.append(uri)
@@ -142,10 +196,12 @@ async def create_application(
     brands: Iterable[str],
     client_type: str,
     now_us: int,
+    url_scheme: str | None = None,
 ) -> tuple[Application, str | None]:
     """Create an application; returns it and its client secret (None for public
     clients). The secret is shown this once: only its hash is stored."""
     await get_account(conn, environment=environment, account_id=account_id)
+    scheme = validate_url_scheme(url_scheme)
     app_id = new_app_id()
     values: dict[str, Any] = {
         "id": app_id,
@@ -154,11 +210,12 @@ async def create_application(
         "client_id": str(uuid.uuid4()),
         "name": validate_name(name),
         "client_type": validate_client_type(client_type),
-        "redirect_uris": orjson.dumps(validate_redirect_uris(redirect_uris)).decode(),
+        "redirect_uris": orjson.dumps(validate_redirect_uris(redirect_uris, scheme)).decode(),
         "properties": orjson.dumps(validate_properties(properties)).decode(),
         "brands": orjson.dumps(validate_brands(brands)).decode(),
         "created_at": now_us,
         "disabled_at": None,
+        "url_scheme": scheme,
     }
     await repository.insert_application(conn, values)
     secret: str | None = None
@@ -192,6 +249,29 @@ async def list_applications(
     return await repository.list_applications(conn, environment, account_id)
 
 
+class Keep(enum.Enum):
+    """The type of KEEP: "leave this setting as it is" where None has a meaning."""
+
+    KEEP = "keep"
+
+
+KEEP = Keep.KEEP
+
+
+def _check_registered_uris(uris: Iterable[str], scheme: str | None) -> None:
+    """A new url_scheme must fit the redirect URIs already registered (a 422 naming
+    url_scheme: it is the field being changed)."""
+    try:
+        validate_redirect_uris(uris, scheme)
+    except ApiError as error:
+        raise ApiError(
+            422,
+            f"url_scheme: does not fit the registered redirect URIs ({error.detail}); "
+            "change redirect_uris in the same request",
+            source="url_scheme",
+        ) from error
+
+
 async def update_application(
     conn: Connection,
     *,
@@ -203,13 +283,25 @@ async def update_application(
     properties: Iterable[str] | None = None,
     brands: Iterable[str] | None = None,
     disabled: bool | None = None,
+    url_scheme: str | Keep | None = KEEP,
 ) -> Application:
+    """Change the given settings (None: unchanged). `url_scheme`: KEEP leaves it, None
+    removes it. The redirect URIs and the url_scheme the application ends with must
+    agree (see `validate_redirect_uris`)."""
     current = await get_application(conn, environment=environment, app_id=app_id)
     values: dict[str, Any] = {}
+    scheme = current.url_scheme
+    if not isinstance(url_scheme, Keep):
+        scheme = validate_url_scheme(url_scheme)
+        values["url_scheme"] = scheme
     if name is not None:
         values["name"] = validate_name(name)
     if redirect_uris is not None:
-        values["redirect_uris"] = orjson.dumps(validate_redirect_uris(redirect_uris)).decode()
+        values["redirect_uris"] = orjson.dumps(
+            validate_redirect_uris(redirect_uris, scheme)
+        ).decode()
+    elif scheme != current.url_scheme:
+        _check_registered_uris(current.redirect_uris, scheme)
     if properties is not None:
         values["properties"] = orjson.dumps(validate_properties(properties)).decode()
     if brands is not None:
@@ -329,6 +421,22 @@ async def remove_key(
     await get_application(conn, environment=environment, app_id=app_id)
     if not await repository.revoke_key(conn, app_id, key_id, now_us):
         raise ApiError(404, f"no active key {key_id!r} on application {app_id}", source="key_id")
+
+
+def endpoints(settings: Settings, environment: Environment) -> dict[str, str]:
+    """The OAuth endpoints issued with every application's credentials (spec names):
+    `auth_uri`, the consent entry point, and `token_uri`, the token endpoint. The same
+    helpers give the RFC 8414 metadata its `authorization_endpoint` / `token_endpoint`."""
+    return {
+        "auth_uri": authorization_endpoint(settings, environment),
+        "token_uri": token_endpoint(settings, environment),
+    }
+
+
+def application_view(application: Application, settings: Settings) -> dict[str, Any]:
+    """An application as the admin API and the CLI show it: its stored settings and
+    the endpoints it uses (never a secret)."""
+    return {**application.as_dict(), **endpoints(settings, application.environment)}
 
 
 def credentials_file(

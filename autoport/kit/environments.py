@@ -80,3 +80,23 @@ EnvironmentDep = Annotated[Environment, Depends(environment_of)]
 
 def public_base_url(settings: Settings, environment: Environment) -> str:
     return settings.base_url if environment is Environment.production else settings.sandbox_base_url
+
+
+# The OAuth endpoints every client is told about. The RFC 8414 metadata
+# (`/.well-known/oauth-authorization-server`) and the credentials an application is
+# issued (its `auth_uri` and `token_uri`) both come from here, so they cannot disagree.
+TOKEN_PATH = "/v1/access_tokens"  # noqa: S105 - a path, not a secret
+
+
+def token_endpoint(settings: Settings, environment: Environment) -> str:
+    """The environment's token endpoint: the spec's `token_uri`."""
+    return public_base_url(settings, environment) + TOKEN_PATH
+
+
+def authorization_endpoint(settings: Settings, environment: Environment) -> str:
+    """The consent entry point (setting `auth_url`): relative to the environment's base
+    URL unless absolute. The spec's `auth_uri`, RFC 8414's `authorization_endpoint`."""
+    auth_url = settings.auth_url
+    if auth_url.startswith(("http://", "https://")):
+        return auth_url
+    return public_base_url(settings, environment) + "/" + auth_url.lstrip("/")

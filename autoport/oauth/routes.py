@@ -8,6 +8,7 @@ from typing import Any
 from fastapi import APIRouter, Request
 from starlette.responses import Response
 
+from autoport.kit import environments
 from autoport.kit.crypto import token_hash
 from autoport.kit.environments import Environment, environment_of, public_base_url
 from autoport.kit.errors import ApiError, OAuthError
@@ -245,16 +246,15 @@ async def metadata(request: Request) -> Response:
     state = state_of(request)
     environment = environment_of(request)
     base = public_base_url(state.settings, environment)
-    auth_url = state.settings.auth_url
-    if not auth_url.startswith(("http://", "https://")):
-        auth_url = base + "/" + auth_url.lstrip("/")
     from autoport.catalog import CATALOG
 
     return json_response(
         {
             "issuer": base,
-            "authorization_endpoint": auth_url,
-            "token_endpoint": f"{base}/v1/access_tokens",
+            "authorization_endpoint": environments.authorization_endpoint(
+                state.settings, environment
+            ),
+            "token_endpoint": environments.token_endpoint(state.settings, environment),
             "revocation_endpoint": f"{base}/v1/revoke",
             "response_types_supported": ["code"],
             "response_modes_supported": ["query"],

@@ -224,3 +224,207 @@ async def test_private_key_registration_is_refused_and_public_one_accepted(
     )
     assert public.status_code == 201
     assert "credentials" not in public.json()
+
+
+# ----------------------------------------------- issued credentials: auth_uri, token_uri
+
+
+@pytest.mark.parametrize(
+    ("prefix", "base"),
+    [("", "http://127.0.0.1:8080"), ("/sandbox", "http://127.0.0.1:8080/sandbox")],
+)
+async def test_credentials_name_the_environments_endpoints(
+    client: httpx.AsyncClient, prefix: str, base: str
+) -> None:
+    created = (await create(client, prefix)).json()
+    assert created["auth_uri"] == f"{base}/oauth/new"
+    assert created["token_uri"] == f"{base}/v1/access_tokens"
+    assert created["token_url"] == created["token_uri"]  # the older name, kept
+    assert created["url_scheme"] is None
+    # The same source as the RFC 8414 metadata: they cannot disagree.
+    meta = (await client.get(f"{prefix}/.well-known/oauth-authorization-server")).json()
+    assert created["auth_uri"] == meta["authorization_endpoint"]
+    assert created["token_uri"] == meta["token_endpoint"]
+    # Shown wherever the application is (never the secret).
+    app_id = created["app_id"]
+    shown = (await client.get(f"{prefix}/admin/v1/applications/{app_id}", headers=ADMIN)).json()
+    listed = (await client.get(f"{prefix}/admin/v1/applications", headers=ADMIN)).json()
+    patched = (
+        await client.patch(
+            f"{prefix}/admin/v1/applications/{app_id}", json={"name": "New"}, headers=ADMIN
+        )
+    ).json()
+    for view in (shown, listed["applications"][0], patched):
+        assert view["auth_uri"] == created["auth_uri"]
+        assert view["token_uri"] == created["token_uri"]
+        assert "client_secret" not in view
+    # The auth_uri is the consent entry point: an unknown client gets its error page.
+    entry = await client.get(f"{prefix}/oauth/new", params={"client_id": "nobody"})
+    assert entry.status_code == 400 and "text/html" in entry.headers["content-type"]
+
+
+async def test_an_absolute_auth_url_setting_is_the_auth_uri(
+    settings: Settings, clock: FrozenClock
+) -> None:
+    custom = settings.model_copy(
+        update={
+            "admin_token": SecretStr("test-admin-token"),
+            "auth_url": "https://consent.example.com/authorize",
+        }
+    )
+    application = create_app(custom, clock=clock, run_background=False)
+    async with application.router.lifespan_context(application):
+        transport = httpx.ASGITransport(app=application)
+        async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1:8080") as c:
+            created = (await create(c)).json()
+            meta = (await c.get("/.well-known/oauth-authorization-server")).json()
+    assert created["auth_uri"] == "https://consent.example.com/authorize"
+    assert meta["authorization_endpoint"] == created["auth_uri"]
+
+
+# ------------------------------------------------------------------------- url_scheme
+
+
+async def nothing_stored(client: httpx.AsyncClient) -> None:
+    applications = (await client.get("/admin/v1/applications", headers=ADMIN)).json()
+    accounts = (await client.get("/admin/v1/accounts", headers=ADMIN)).json()
+    assert applications["applications"] == [] and accounts["accounts"] == []
+
+
+@pytest.mark.parametrize(
+    ("given", "stored"),
+    [
+        ("com.example.app", "com.example.app"),
+        ("myapp", "myapp"),
+        ("Com.Example.App-2+beta", "com.example.app-2+beta"),  # schemes are case-insensitive
+    ],
+)
+async def test_url_scheme_is_stored_and_shown(
+    client: httpx.AsyncClient, given: str, stored: str
+) -> None:
+    created = await create(client, client_type="public", url_scheme=given)
+    assert created.status_code == 201, created.text
+    assert created.json()["url_scheme"] == stored
+    app_id = created.json()["app_id"]
+    shown = (await client.get(f"/admin/v1/applications/{app_id}", headers=ADMIN)).json()
+    assert shown["url_scheme"] == stored
+
+
+@pytest.mark.parametrize(
+    "url_scheme",
+    [
+        "",
+        "1app",
+        "-app",
+        "com.example.app:",
+        "com.example.app://",
+        "com example",
+        "com_example",
+        "app/cb",
+        "äpp",
+        "a" * 101,
+        "http",
+        "HTTPS",
+        "javascript",
+        "data",
+        "file",
+        "vbscript",
+        "about",
+        "mailto",
+    ],
+)
+async def test_bad_url_schemes_get_422_and_nothing_is_stored(
+    client: httpx.AsyncClient, url_scheme: str
+) -> None:
+    response = await create(client, url_scheme=url_scheme)
+    assert response.status_code == 422, response.text
+    error = response.json()["errors"][0]
+    assert error["source"] == "url_scheme"
+    assert "url_scheme" in error["detail"]
+    await nothing_stored(client)
+
+
+async def test_a_registered_url_scheme_binds_private_scheme_redirect_uris(
+    client: httpx.AsyncClient,
+) -> None:
+    uris = ["com.example.app:/callback", "https://fleet.example.com/cb", "http://127.0.0.1:7/cb"]
+    created = await create(
+        client, client_type="public", url_scheme="com.example.app", redirect_uris=uris
+    )
+    assert created.status_code == 201, created.text
+    assert created.json()["redirect_uris"] == uris
+    other = await create(
+        client,
+        client_type="public",
+        url_scheme="com.example.app",
+        redirect_uris=["com.example.app:/callback", "com.other.app:/callback"],
+    )
+    assert other.status_code == 422
+    assert other.json()["errors"][0]["source"] == "redirect_uris[1]"
+    assert "com.example.app" in other.json()["errors"][0]["detail"]
+    listed = (await client.get("/admin/v1/applications", headers=ADMIN)).json()["applications"]
+    assert [a["app_id"] for a in listed] == [created.json()["app_id"]]
+
+
+@pytest.mark.parametrize(
+    "uri", ["javascript:alert(1)", "data:text/html,hi", "file:///etc/passwd", "JavaScript:x"]
+)
+async def test_unsafe_redirect_schemes_are_refused_with_or_without_url_scheme(
+    client: httpx.AsyncClient, uri: str
+) -> None:
+    for extra in ({}, {"url_scheme": "com.example.app"}):
+        response = await create(client, redirect_uris=[uri], **extra)
+        assert response.status_code == 422, response.text
+        assert response.json()["errors"][0]["source"] == "redirect_uris[0]"
+    await nothing_stored(client)
+
+
+async def test_without_url_scheme_private_schemes_are_accepted_as_before(
+    client: httpx.AsyncClient,
+) -> None:
+    # Applications registered before url_scheme existed keep working unchanged.
+    created = await create(client, client_type="public", redirect_uris=["com.acme.app:/cb"])
+    assert created.status_code == 201, created.text
+    assert created.json()["url_scheme"] is None
+
+
+async def test_url_scheme_is_changed_by_patch_and_must_fit_the_redirect_uris(
+    client: httpx.AsyncClient,
+) -> None:
+    created = (await create(client, client_type="public")).json()
+    path = f"/admin/v1/applications/{created['app_id']}"
+
+    async def patch(**body: object) -> httpx.Response:
+        return await client.patch(path, json=body, headers=ADMIN)
+
+    async def shown() -> dict[str, object]:
+        data: dict[str, object] = (await client.get(path, headers=ADMIN)).json()
+        return data
+
+    added = await patch(url_scheme="com.example.app")
+    assert added.status_code == 200, added.text
+    assert added.json()["url_scheme"] == "com.example.app"
+    both = await patch(redirect_uris=["com.example.app:/cb"])
+    assert both.status_code == 200, both.text
+    # A PATCH without url_scheme leaves it.
+    assert (await patch(name="Renamed")).json()["url_scheme"] == "com.example.app"
+    # A bad scheme, or one the registered redirect URIs do not use: 422, nothing changes.
+    for bad, source in (("https", "url_scheme"), ("com.other.app", "url_scheme")):
+        refused = await patch(url_scheme=bad)
+        assert refused.status_code == 422, refused.text
+        assert refused.json()["errors"][0]["source"] == source
+    wrong_uri = await patch(redirect_uris=["com.other.app:/cb"])
+    assert wrong_uri.status_code == 422
+    assert wrong_uri.json()["errors"][0]["source"] == "redirect_uris[0]"
+    now = await shown()
+    assert now["url_scheme"] == "com.example.app"
+    assert now["redirect_uris"] == ["com.example.app:/cb"]
+    # Changing both at once is how an app moves to another scheme.
+    moved = await patch(url_scheme="com.other.app", redirect_uris=["com.other.app:/cb"])
+    assert moved.status_code == 200, moved.text
+    assert moved.json()["url_scheme"] == "com.other.app"
+    # null removes it.
+    cleared = await patch(url_scheme=None)
+    assert cleared.status_code == 200
+    assert cleared.json()["url_scheme"] is None
+    assert (await shown())["redirect_uris"] == ["com.other.app:/cb"]

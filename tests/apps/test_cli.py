@@ -79,3 +79,57 @@ def test_bad_input_is_a_clear_message(data_dir: Path) -> None:
     missing = runner.invoke(app, ["apps", "show", "000000000000000000000000"])
     assert missing.exit_code == 1
     assert "no application" in missing.output
+
+
+@pytest.mark.parametrize(
+    ("environment", "base"),
+    [("production", "http://127.0.0.1:8080"), ("sandbox", "http://127.0.0.1:8080/sandbox")],
+)
+def test_credentials_carry_auth_uri_token_uri_and_url_scheme(
+    data_dir: Path, environment: str, base: str
+) -> None:
+    args = ["create", "--name", "Mobile", "-e", environment, "--client-type", "public"]
+    args += ["--url-scheme", "com.example.app", "--redirect-uri", "com.example.app:/callback"]
+    created = run_json(*args)
+    assert created["auth_uri"] == f"{base}/oauth/new"
+    assert created["token_uri"] == f"{base}/v1/access_tokens"
+    assert created["token_url"] == created["token_uri"]
+    assert created["url_scheme"] == "com.example.app"
+    assert created["redirect_uris"] == ["com.example.app:/callback"]
+    app_id = str(created["app_id"])
+    shown = run_json("show", app_id, "-e", environment)
+    [listed] = run_json("list", "-e", environment)["applications"]  # type: ignore[misc]
+    for view in (shown, listed):
+        assert view["auth_uri"] == created["auth_uri"]  # type: ignore[index]
+        assert view["token_uri"] == created["token_uri"]  # type: ignore[index]
+        assert view["url_scheme"] == "com.example.app"  # type: ignore[index]
+    text = runner.invoke(app, ["apps", "show", app_id, "-e", environment]).stdout
+    assert f"auth_uri:      {base}/oauth/new" in text
+    assert f"token_uri:     {base}/v1/access_tokens" in text
+    assert "url_scheme:    com.example.app" in text
+    created_text = runner.invoke(app, ["apps", "create", "--name", "Web", "-e", environment])
+    assert created_text.exit_code == 0, created_text.output
+    assert f"token_uri:     {base}/v1/access_tokens" in created_text.stdout
+    assert f"auth_uri:      {base}/oauth/new" in created_text.stdout
+    assert "url_scheme:    -" in created_text.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "source"),
+    [
+        (["--url-scheme", "https"], "url_scheme"),
+        (["--url-scheme", "javascript"], "url_scheme"),
+        (["--url-scheme", "com.example.app:"], "url_scheme"),
+        (
+            ["--url-scheme", "com.example.app", "--redirect-uri", "com.other.app:/cb"],
+            "redirect_uris[0]",
+        ),
+    ],
+)
+def test_bad_url_scheme_is_a_clear_message_and_stores_nothing(
+    data_dir: Path, args: list[str], source: str
+) -> None:
+    result = runner.invoke(app, ["apps", "create", "--name", "X", *args])
+    assert result.exit_code == 2
+    assert source in result.output
+    assert run_json("list")["applications"] == []

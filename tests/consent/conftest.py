@@ -91,6 +91,7 @@ async def insert_application(
     client_type: str = "confidential",
     disabled: bool = False,
     now_us: int | None = None,
+    url_scheme: str | None = None,
 ) -> ConsentApp:
     """A real application (the apps service), with its client secret."""
     creds = await create_app_credentials(
@@ -102,6 +103,7 @@ async def insert_application(
         redirect_uris=redirect_uris,
         client_type=client_type,
         now_us=now_us,
+        url_scheme=url_scheme,
     )
     if disabled:
         await db.execute(

@@ -488,3 +488,25 @@ async def test_entry_point_follows_the_auth_url_setting(
             assert moved.headers["location"] == "/sandbox/oauth/consent/brand"
             old = await c.get("/sandbox/oauth/new", params=application.entry_params())
             assert old.status_code == 404
+
+
+async def test_a_mobile_app_gets_its_code_at_its_registered_url_scheme(
+    browser_client: httpx.AsyncClient, db: Database
+) -> None:
+    app = await insert_application(
+        db,
+        client_type="public",
+        url_scheme="com.example.fleet",
+        redirect_uris=("com.example.fleet:/oauth/callback",),
+    )
+    verifier, challenge = pkce_pair()
+    await walk_to_review(browser_client, app, code_challenge=challenge)
+    review = await browser_client.get(f"{PAGES}/review")
+    decided = await browser_client.post(
+        f"{PAGES}/review", data={"csrf_token": csrf_of(review), "decision": "approve"}
+    )
+    assert decided.status_code == 303
+    location = decided.headers["location"]
+    assert location.startswith("com.example.fleet:/oauth/callback?")
+    tokens = await exchange(browser_client, app, query_of(location)["code"], verifier)
+    assert tokens.status_code == 200, tokens.text

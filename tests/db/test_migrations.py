@@ -7,6 +7,7 @@ import uuid
 from pathlib import Path
 
 import httpx
+import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from sqlalchemy import create_engine
@@ -15,6 +16,7 @@ from autoport.config import Settings
 from autoport.db.migrate import current_revisions, expected_heads, upgrade_sync
 from autoport.db.tables import metadata
 from autoport.kit.db import Database, create_database
+from tests.conftest import POSTGRES_URL, service_missing
 
 
 async def test_database_is_at_the_expected_heads(database: Database) -> None:
@@ -86,3 +88,93 @@ async def test_readyz_is_503_before_migrations(tmp_path: Path) -> None:
     assert response.status_code == 503
     assert response.json()["errors"][0]["source"] == "migrations"
     assert "autoport migrate" in response.json()["errors"][0]["detail"]
+
+
+async def _downgrade(url: str, schema: str | None, revision: str) -> None:
+    from alembic import command
+    from sqlalchemy.engine import Connection as SyncConnection
+    from sqlalchemy.ext.asyncio import create_async_engine
+
+    from autoport.db.migrate import alembic_config
+
+    def run(connection: SyncConnection) -> None:
+        config = alembic_config()
+        config.attributes["connection"] = connection
+        command.downgrade(config, revision)
+
+    if url.startswith("sqlite:"):
+        engine = create_engine(url)
+        with engine.begin() as connection:
+            run(connection)
+        engine.dispose()
+        return
+    async_engine = create_async_engine(
+        url.replace("postgresql://", "postgresql+asyncpg://", 1),
+        connect_args={"server_settings": {"search_path": schema or "public"}},
+    )
+    async with async_engine.begin() as connection:
+        await connection.run_sync(run)
+    await async_engine.dispose()
+
+
+@pytest.mark.parametrize("backend_name", ["sqlite", "postgresql"])
+async def test_0009_keeps_existing_applications_and_goes_down_again(
+    tmp_path: Path, backend_name: str
+) -> None:
+    """url_scheme is added to applications that exist (as None) and removed again."""
+    from autoport.apps import repository
+    from autoport.db.migrate import upgrade
+    from autoport.kit.environments import Environment
+
+    schema: str | None = None
+    if backend_name == "sqlite":
+        url = f"sqlite:///{tmp_path / 'steps.db'}"
+    else:
+        if not POSTGRES_URL:
+            service_missing("PostgreSQL leg: AUTOPORT_TEST_POSTGRES_URL is not set")
+        url, schema = POSTGRES_URL, f"autoport_test_{uuid.uuid4().hex[:12]}"
+    try:
+        await upgrade(url, schema=schema, revision="0008")
+        db = create_database(url, schema=schema)
+        await db.connect()
+        try:
+            await db.execute(
+                "INSERT INTO accounts (id, environment, name, created_at) "
+                "VALUES ('acc', 'production', 'Old', 1)"
+            )
+            await db.execute(
+                "INSERT INTO applications (id, environment, account_id, client_id, name, "
+                "client_type, redirect_uris, properties, brands, created_at, disabled_at) "
+                "VALUES ('APP', 'production', 'acc', 'cid', 'Old app', 'public', "
+                "'[\"com.old.app:/cb\"]', '[]', '[]', 1, NULL)"
+            )
+        finally:
+            await db.close()
+        await upgrade(url, schema=schema)
+        db = create_database(url, schema=schema)
+        await db.connect()
+        try:
+            old = await repository.get_application(db.reader, Environment.production, "APP")
+            assert old is not None and old.url_scheme is None
+            assert old.redirect_uris == ("com.old.app:/cb",)
+        finally:
+            await db.close()
+        await _downgrade(url, schema, "0008")
+        db = create_database(url, schema=schema)
+        await db.connect()
+        try:
+            assert await current_revisions(db) == frozenset({"0008"})
+            row = await db.fetch_one("SELECT * FROM applications WHERE id = 'APP'")
+            # Not `in row`: on a sqlite3.Row that looks among the values.
+            assert row is not None and "url_scheme" not in list(row.keys())
+        finally:
+            await db.close()
+    finally:
+        if schema is not None:
+            import asyncpg
+
+            conn = await asyncpg.connect(POSTGRES_URL)
+            try:
+                await conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+            finally:
+                await conn.close()

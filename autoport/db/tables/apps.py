@@ -31,6 +31,9 @@ applications = Table(
     Column("brands", Text, nullable=False),
     Column("created_at", BigInteger, nullable=False),
     Column("disabled_at", BigInteger, nullable=True),
+    # A mobile application's own URI scheme (`com.example.app`), lower case, or None.
+    # When set, the application's private-scheme redirect URIs must use it.
+    Column("url_scheme", Text, nullable=True),
     UniqueConstraint("client_id"),
     Index("ix_applications_account", "environment", "account_id"),
 )
