@@ -22,7 +22,8 @@ The imagined API:
   "message"?, "retry_after"?}`; idempotent: creates the request or returns its state
 - `DELETE /fleets/{fleet}/clearances/{vin}` -> `{"state": removing|removed}`
 - `GET  /vehicles/{vin}/data?fields=a.b,c.d` -> the pull layout
-  `{capability: {property: wrapper}}`; 409 `{"error": "asleep"}` when the car sleeps
+  `{capability: {property: wrapper}}`; 409 `{"error": "asleep"}` when the car sleeps,
+  403 `{"error": "privacy_mode"}` when the owner switched data sharing off in the car
 - pushes `{"vin", "signals": [{"name": "capability.property", "value", "at"}]}` to us.
 """
 
@@ -53,6 +54,7 @@ from autoport.config import Settings
 from autoport.ingestion.sources import (
     CapabilityData,
     FetchResult,
+    PrivacyModeActive,
     SourceTimeout,
     SourceUnavailable,
     VehicleOffline,
@@ -69,6 +71,17 @@ _CLEARANCE_STATES: Mapping[str, ClearanceOutcome] = {
     "denied": ClearanceOutcome.rejected,
     "failed": ClearanceOutcome.error,
 }
+
+
+
+def _error_code(response: httpx.Response) -> str | None:
+    """The `error` member of an error answer, None when there is none."""
+    try:
+        body = response.json()
+    except ValueError:
+        return None
+    code = body.get("error") if isinstance(body, dict) else None
+    return code if isinstance(code, str) else None
 
 
 @dataclass
@@ -199,6 +212,9 @@ class TemplateConnector(BrandConnector):
             raise SourceUnavailable(f"{self.name} could not be reached") from error
         if response.status_code == 409:
             raise VehicleOffline("the vehicle is asleep")
+        if response.status_code == 403 and _error_code(response) == "privacy_mode":
+            # The owner switched data sharing off in the car: the pull answers 403.
+            raise PrivacyModeActive()
         if response.status_code >= 400:
             raise SourceUnavailable(f"{self.name} answered {response.status_code}")
         try:
