@@ -73,7 +73,6 @@ _CLEARANCE_STATES: Mapping[str, ClearanceOutcome] = {
 }
 
 
-
 def _error_code(response: httpx.Response) -> str | None:
     """The `error` member of an error answer, None when there is none."""
     try:
