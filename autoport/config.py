@@ -116,7 +116,9 @@ class Settings(BaseSettings):
     sandbox_connector_primary_user_assigned: bool = True
     # On-demand fetch: extra latency, a failure of the whole fetch, failing properties.
     sandbox_connector_fetch_latency_seconds: float = Field(default=0.0, ge=0, le=600)
-    sandbox_connector_fetch_failure: Literal["none", "offline", "unavailable", "timeout"] = "none"
+    sandbox_connector_fetch_failure: Literal[
+        "none", "offline", "privacy_mode", "unavailable", "timeout"
+    ] = "none"
     sandbox_connector_failing_properties: list[str] = Field(default_factory=list)
     # The fleet worker: how often it looks for due vehicles, how many it takes at once,
     # and how long a claim holds before another process may take the vehicle over.

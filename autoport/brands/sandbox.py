@@ -3,7 +3,8 @@ fleet clearance and on-demand fetch can be exercised without a real one.
 
 Behaviour comes from two places, most specific first:
 1. a `SandboxBehaviour` (installed by the sandbox emulator) that may override, per
-   vehicle, whether it is offline, slow, failing, eligible and its connectivity;
+   vehicle, whether it is offline, in privacy mode, slow, failing, eligible and its
+   connectivity;
 2. the settings (`sandbox_connector_*`), the default for every vehicle.
 """
 
@@ -29,6 +30,7 @@ from autoport.brands.base import (
 from autoport.config import Settings
 from autoport.ingestion.sources import (
     FetchResult,
+    PrivacyModeActive,
     SourceTimeout,
     SourceUnavailable,
     VehicleOffline,
@@ -36,7 +38,7 @@ from autoport.ingestion.sources import (
 from autoport.kit.clock import MICROS, Clock, to_iso
 from autoport.kit.environments import Environment
 
-FetchFailure = Literal["none", "offline", "unavailable", "timeout"]
+FetchFailure = Literal["none", "offline", "privacy_mode", "unavailable", "timeout"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +46,8 @@ class VehicleBehaviour:
     """Per-vehicle overrides; None means "as the settings say"."""
 
     offline: bool | None = None
+    # The owner switched data sharing off in the car: it answers nothing (pull 403).
+    privacy_mode: bool | None = None
     # Extra seconds a fetch takes (a slow vehicle); past the caller's timeout it is a 504.
     latency_seconds: float | None = None
     fetch_failure: FetchFailure | None = None
@@ -222,6 +226,9 @@ class SandboxConnector(BrandConnector):
             # The caller bounds the wait with asyncio.timeout: a slow vehicle becomes a 504.
             await asyncio.sleep(latency)
         failure = vehicle.fetch_failure or self.defaults.fetch_failure
+        # Privacy mode first: the owner's choice outlasts the car being asleep.
+        if vehicle.privacy_mode or failure == "privacy_mode":
+            raise PrivacyModeActive()
         if vehicle.offline or failure == "offline":
             raise VehicleOffline("the vehicle is offline or asleep")
         if failure == "unavailable":

@@ -24,7 +24,8 @@ The imagined API:
 - `POST /vehicles/{vin}/display-code` `{"code", "expires_at"}` -> 202: the car shows a
   consent code on its display; 409 `{"error": "asleep"}` when it cannot
 - `GET  /vehicles/{vin}/data?fields=a.b,c.d` -> the pull layout
-  `{capability: {property: wrapper}}`; 409 `{"error": "asleep"}` when the car sleeps
+  `{capability: {property: wrapper}}`; 409 `{"error": "asleep"}` when the car sleeps,
+  403 `{"error": "privacy_mode"}` when the owner switched data sharing off in the car
 - pushes `{"vin", "signals": [{"name": "capability.property", "value", "at"}]}` to us.
 """
 
@@ -55,6 +56,7 @@ from autoport.config import Settings
 from autoport.ingestion.sources import (
     CapabilityData,
     FetchResult,
+    PrivacyModeActive,
     SourceTimeout,
     SourceUnavailable,
     VehicleOffline,
@@ -71,6 +73,16 @@ _CLEARANCE_STATES: Mapping[str, ClearanceOutcome] = {
     "denied": ClearanceOutcome.rejected,
     "failed": ClearanceOutcome.error,
 }
+
+
+def _error_code(response: httpx.Response) -> str | None:
+    """The `error` member of an error answer, None when there is none."""
+    try:
+        body = response.json()
+    except ValueError:
+        return None
+    code = body.get("error") if isinstance(body, dict) else None
+    return code if isinstance(code, str) else None
 
 
 @dataclass
@@ -214,6 +226,9 @@ class TemplateConnector(BrandConnector):
             raise SourceUnavailable(f"{self.name} could not be reached") from error
         if response.status_code == 409:
             raise VehicleOffline("the vehicle is asleep")
+        if response.status_code == 403 and _error_code(response) == "privacy_mode":
+            # The owner switched data sharing off in the car: the pull answers 403.
+            raise PrivacyModeActive()
         if response.status_code >= 400:
             raise SourceUnavailable(f"{self.name} answered {response.status_code}")
         try:

@@ -2,8 +2,9 @@
 
 A connector may answer a pull with fresh data fetched on demand. Whatever it returns goes
 through ingestion (validated, stored, streamed) before it is served. Its failures map to
-the pull endpoint's statuses: offline/asleep 408, source down 503, source too slow 504.
-Per-property failures are ordinary wrappers with a `failure` member in the data.
+the pull endpoint's statuses: offline/asleep 408, privacy mode 403, source down 503,
+source too slow 504. Per-property failures are ordinary wrappers with a `failure` member
+in the data.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ CapabilityData = dict[str, dict[str, Any]]
 
 class DataSourceError(Exception):
     status: int = 503
+    # The error item's title; None: the status's phrase.
+    title: str | None = None
 
     def __init__(self, detail: str) -> None:
         super().__init__(detail)
@@ -29,6 +32,24 @@ class VehicleOffline(DataSourceError):
     """The vehicle is offline or asleep and cannot answer now."""
 
     status = 408
+
+
+PRIVACY_MODE_DETAIL = (
+    "the vehicle is in privacy mode: the owner switched data sharing off in the vehicle, "
+    "so it sends no data until sharing is switched on again"
+)
+
+
+class PrivacyModeActive(DataSourceError):
+    """The owner switched data sharing off in the vehicle (privacy mode): the car answers
+    nothing. The pull answers 403 and serves no data. The detail always says so; a
+    connector's own words (`note`) are appended in parentheses."""
+
+    status = 403
+    title = "Privacy Mode"
+
+    def __init__(self, note: str | None = None) -> None:
+        super().__init__(PRIVACY_MODE_DETAIL if not note else f"{PRIVACY_MODE_DETAIL} ({note})")
 
 
 class SourceUnavailable(DataSourceError):

@@ -63,6 +63,8 @@ def _summary(view: dict[str, Any]) -> str:
     flags = []
     if view["behaviour"]["offline"]:
         flags.append("offline")
+    if view["behaviour"]["privacy_mode"]:
+        flags.append("privacy mode")
     if view["behaviour"]["latency_seconds"]:
         flags.append(f"latency {view['behaviour']['latency_seconds']}s")
     if view["failures"]:
@@ -253,18 +255,27 @@ def behaviour(
     connectivity: Annotated[
         str | None, typer.Option(help="activated, deactivated, unknown")
     ] = None,
+    privacy_mode: Annotated[
+        bool | None,
+        typer.Option(
+            "--privacy-mode/--no-privacy-mode",
+            help="The owner switched data sharing off: pulls answer 403, nothing is sent.",
+        ),
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Make a vehicle offline/asleep or slow, or change its eligibility."""
+    """Make a vehicle offline/asleep, slow or private, or change its eligibility."""
     vehicle = _run(
         lambda db: service.set_behaviour(
             db,
+            ingest=ingest_vehicle_data,
             vin=vin,
             now_us=now_us(),
             offline=offline,
             latency_seconds=latency,
             eligible=eligible,
             connectivity_status=connectivity,
+            privacy_mode=privacy_mode,
         )
     )
     view = vehicle_view(vehicle)

@@ -14,7 +14,7 @@ from autoport.sandbox.physics import VehicleState
 COLUMNS = (
     "environment, vin, name, powertrain, profile, properties, scenario, seed, time_scale, "
     "step_seconds, running, started_at, step, state, overrides, failures, offline, "
-    "latency_seconds, eligible, connectivity_status, created_at, updated_at"
+    "latency_seconds, eligible, connectivity_status, privacy_mode, created_at, updated_at"
 )
 
 
@@ -42,6 +42,8 @@ class VehicleRow:
     latency_seconds: float
     eligible: bool
     connectivity_status: str
+    # The owner switched data sharing off in the car: it sends and answers nothing.
+    privacy_mode: bool
     created_at: int
     updated_at: int
 
@@ -68,6 +70,7 @@ class VehicleRow:
             latency_seconds=float(row["latency_seconds"]),
             eligible=bool(row["eligible"]),
             connectivity_status=row["connectivity_status"],
+            privacy_mode=bool(row["privacy_mode"]),
             created_at=int(row["created_at"]),
             updated_at=int(row["updated_at"]),
         )
@@ -107,6 +110,7 @@ def row_params(vehicle: VehicleRow) -> dict[str, Any]:
         "latency_seconds": vehicle.latency_seconds,
         "eligible": vehicle.eligible,
         "connectivity_status": vehicle.connectivity_status,
+        "privacy_mode": vehicle.privacy_mode,
         "created_at": vehicle.created_at,
         "updated_at": vehicle.updated_at,
     }
@@ -117,7 +121,7 @@ INSERT INTO sandbox_vehicles ({COLUMNS})
 VALUES (:environment, :vin, :name, :powertrain, :profile, :properties, :scenario, :seed,
         :time_scale, :step_seconds, :running, :started_at, :step, :state, :overrides,
         :failures, :offline, :latency_seconds, :eligible, :connectivity_status,
-        :created_at, :updated_at)
+        :privacy_mode, :created_at, :updated_at)
 ON CONFLICT (environment, vin) DO NOTHING
 """  # noqa: S608 - constant column list
 
@@ -186,7 +190,7 @@ async def save(conn: Connection, vehicle: VehicleRow, *, seen_updated_at: int) -
             started_at = :started_at, step = :step, state = :state, overrides = :overrides,
             failures = :failures, offline = :offline, latency_seconds = :latency_seconds,
             eligible = :eligible, connectivity_status = :connectivity_status,
-            updated_at = :updated_at
+            privacy_mode = :privacy_mode, updated_at = :updated_at
         WHERE environment = :environment AND vin = :vin AND updated_at = :seen
         """,
         {k: v for k, v in params.items() if k != "created_at"},

@@ -169,16 +169,18 @@ async def clear_failure(vin: str, key: str, state: StateDep, _: AdminDep) -> Res
 async def change_behaviour(
     vin: str, body: BehaviourChange, state: StateDep, _: AdminDep
 ) -> Response:
-    """Offline/asleep (pull → 408), latency (pull → 504 past its timeout), eligibility
-    and connectivity status."""
+    """Offline/asleep (pull → 408), latency (pull → 504 past its timeout), eligibility,
+    connectivity status and privacy mode (pull → 403; the car sends nothing meanwhile)."""
     vehicle = await service.set_behaviour(
         state.database,
+        ingest=ingest_vehicle_data,
         vin=vin,
         now_us=state.clock.now_us(),
         offline=body.offline,
         latency_seconds=body.latency_seconds,
         eligible=body.eligible,
         connectivity_status=body.connectivity_status,
+        privacy_mode=body.privacy_mode,
     )
     return json_response(vehicle_view(vehicle))
 

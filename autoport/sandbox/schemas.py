@@ -57,6 +57,11 @@ class BehaviourChange(_Body):
     latency_seconds: float | None = Field(default=None, ge=0, le=600)
     eligible: bool | None = None
     connectivity_status: Literal["activated", "deactivated", "unknown"] | None = None
+    privacy_mode: bool | None = Field(
+        default=None,
+        description="the owner switched data sharing off in the car: pulls answer 403 and "
+        "the car sends nothing until it is switched off again",
+    )
 
 
 class ReplayRequest(_Body):
@@ -93,6 +98,7 @@ def vehicle_view(vehicle: VehicleRow, *, data: dict[str, Any] | None = None) -> 
             "latency_seconds": vehicle.latency_seconds,
             "eligible": vehicle.eligible,
             "connectivity_status": vehicle.connectivity_status,
+            "privacy_mode": vehicle.privacy_mode,
         },
         "failures": {
             key: {"reason": f["reason"], "description": f["description"]}

@@ -6,6 +6,10 @@ the running service (validated, stored, kept in history, streamed), so pull, his
 streams and webhooks see sandbox data exactly like a carmaker's.
 
 `Ingest` runs its own transaction, so it is always called after ours has committed.
+
+A vehicle in privacy mode (the owner switched data sharing off in the car) sends nothing:
+the simulation goes on, but nothing leaves through `Ingest` until privacy mode is switched
+off; then the car reports its whole current state at once.
 """
 
 from __future__ import annotations
@@ -181,6 +185,7 @@ async def create_vehicle(
         latency_seconds=0.0,
         eligible=True,
         connectivity_status="activated",
+        privacy_mode=False,
         created_at=now_us,
         updated_at=now_us,
     )
@@ -211,7 +216,10 @@ async def delete_vehicle(db: Database, vin: str) -> None:
 async def _ingest_values(
     db: Database, ingest: Ingest, vehicle: VehicleRow, values: dict[str, Any], now_us: int
 ) -> None:
-    """Send simulated values, minus the ones the emulator pinned or made fail."""
+    """Send simulated values, minus the ones the emulator pinned or made fail; nothing
+    while the vehicle is in privacy mode."""
+    if vehicle.privacy_mode:
+        return
     values = {
         k: v for k, v in values.items() if k not in vehicle.overrides and k not in vehicle.failures
     }
@@ -471,7 +479,7 @@ async def set_properties(
     simulated = changed(before, values_of(updated))
     # The simulator's consequences (range follows the battery) ride along.
     await _ingest_values(db, ingest, updated, simulated, now_us)
-    if pinned:
+    if pinned and not updated.privacy_mode:
         await ingest(
             db,
             environment=updated.environment,
@@ -533,15 +541,16 @@ async def set_failure(
         }
         updated = replace(vehicle, failures=failures, updated_at=_bump(vehicle, now_us))
         await repository.save(conn, updated, seen_updated_at=vehicle.updated_at)
-    await ingest(
-        db,
-        environment=updated.environment,
-        vin=vin,
-        brand=BRAND,
-        data=failure_capabilities({key: failures[key]}, now_us),
-        now_us=now_us,
-        source=SOURCE,
-    )
+    if not updated.privacy_mode:
+        await ingest(
+            db,
+            environment=updated.environment,
+            vin=vin,
+            brand=BRAND,
+            data=failure_capabilities({key: failures[key]}, now_us),
+            now_us=now_us,
+            source=SOURCE,
+        )
     return updated
 
 
@@ -560,7 +569,7 @@ async def clear_failure(
         await repository.save(conn, updated, seen_updated_at=vehicle.updated_at)
     # The property recovers: its value is delivered again at once.
     value = current_values(updated).get(key)
-    if value is not None:
+    if value is not None and not updated.privacy_mode:
         await ingest(
             db,
             environment=updated.environment,
@@ -576,15 +585,19 @@ async def clear_failure(
 async def set_behaviour(
     db: Database,
     *,
+    ingest: Ingest,
     vin: str,
     now_us: int,
     offline: bool | None = None,
     latency_seconds: float | None = None,
     eligible: bool | None = None,
     connectivity_status: str | None = None,
+    privacy_mode: bool | None = None,
 ) -> VehicleRow:
     """Offline/asleep (pull → 408), slow (pull → 504 past the pull's timeout), eligibility
-    and connectivity as the eligibility endpoint reports them."""
+    and connectivity as the eligibility endpoint reports them, privacy mode (pull → 403;
+    the car sends nothing meanwhile). When privacy mode is switched off, the car reports
+    its whole current state at once through `ingest`."""
     if latency_seconds is not None and not 0 <= latency_seconds <= 600:
         raise ApiError(422, "latency_seconds: must be between 0 and 600", source="latency_seconds")
     if connectivity_status is not None and connectivity_status not in CONNECTIVITY_STATUSES:
@@ -603,9 +616,22 @@ async def set_behaviour(
             latency_seconds=vehicle.latency_seconds if latency_seconds is None else latency_seconds,
             eligible=vehicle.eligible if eligible is None else eligible,
             connectivity_status=connectivity_status or vehicle.connectivity_status,
+            privacy_mode=vehicle.privacy_mode if privacy_mode is None else privacy_mode,
             updated_at=_bump(vehicle, now_us),
         )
         await repository.save(conn, updated, seen_updated_at=vehicle.updated_at)
+    if vehicle.privacy_mode and not updated.privacy_mode:
+        # Sharing is on again: what changed meanwhile (simulated, pinned or failing)
+        # arrives now; points already delivered are identical and change nothing.
+        await ingest(
+            db,
+            environment=updated.environment,
+            vin=vin,
+            brand=BRAND,
+            data=current_data(updated, properties=None, now_us=now_us),
+            now_us=now_us,
+            source=SOURCE,
+        )
     return updated
 
 

@@ -4,7 +4,8 @@ The `sandbox` brand has one data source: the fleet feature's sandbox connector
 (autoport.brands.sandbox), registered in `AppState.data_sources` by `install_brands`. The
 connector asks a `SandboxBehaviour` what each vehicle does; `BehaviourLookup` answers
 from the sandbox vehicles' rows, so what the emulator sets (offline, latency, injected
-failures, eligibility, connectivity) is the one truth a pull sees:
+failures, eligibility, connectivity, privacy mode) is the one truth a pull sees:
+- privacy mode -> the connector raises PrivacyModeActive -> pull 403, nothing served;
 - offline/asleep -> the connector raises VehicleOffline -> pull 408;
 - latency -> the connector sleeps it; past `vehicle_data_fetch_timeout_seconds` -> 504;
 - injected failures -> failure wrappers (the emulator's reason and description) in the
@@ -30,6 +31,7 @@ from autoport.sandbox.service import current_data
 def behaviour_of_row(vehicle: VehicleRow) -> VehicleBehaviour:
     return VehicleBehaviour(
         offline=vehicle.offline,
+        privacy_mode=vehicle.privacy_mode,
         latency_seconds=vehicle.latency_seconds,
         failing_properties=frozenset(vehicle.failures),
         eligible=vehicle.eligible,

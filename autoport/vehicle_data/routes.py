@@ -24,7 +24,8 @@ _ERRORS: dict[int | str, dict[str, str]] = {
     401: {"description": "Missing, invalid, expired or revoked token, or another environment's"},
     403: {
         "description": "No approved consent or fleet clearance for this VIN, pending, or "
-        "outside the validity window"
+        "outside the validity window; for the pull also a vehicle in privacy mode (title "
+        "`Privacy Mode`: the owner switched data sharing off in the vehicle)"
     },
     408: {"description": "The vehicle is offline or asleep"},
     422: {"description": "Nothing is known of this vehicle yet (data pending)"},

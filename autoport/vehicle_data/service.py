@@ -140,7 +140,8 @@ async def _refresh(
             504, f"the carmaker did not answer within {timeout:g} s", title="Gateway Timeout"
         ) from None
     except DataSourceError as error:
-        raise ApiError(error.status, error.detail) from None
+        # No data is served then, not even the stored values (privacy mode: 403).
+        raise ApiError(error.status, error.detail, title=error.title) from None
     if result is None:
         return False
     try:

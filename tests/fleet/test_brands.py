@@ -27,6 +27,7 @@ from autoport.catalog import DataPointError, validate_capabilities
 from autoport.config import Settings
 from autoport.ingestion.sources import (
     DataSource,
+    PrivacyModeActive,
     SourceTimeout,
     SourceUnavailable,
     VehicleOffline,
@@ -111,6 +112,7 @@ async def test_sandbox_removal_waits_for_its_delay() -> None:
     ("failure", "error", "status"),
     [
         ("offline", VehicleOffline, 408),
+        ("privacy_mode", PrivacyModeActive, 403),
         ("unavailable", SourceUnavailable, 503),
         ("timeout", SourceTimeout, 504),
     ],
@@ -140,6 +142,21 @@ async def test_sandbox_offline_vehicle_from_behaviour() -> None:
     )
     # Nothing emulated for that VIN: its stored values are served.
     assert result is None
+
+
+async def test_sandbox_privacy_mode_from_behaviour_outranks_offline() -> None:
+    class Private:
+        async def behaviour_of(self, *, environment: Environment, vin: str) -> VehicleBehaviour:
+            return VehicleBehaviour(privacy_mode=True, offline=True)
+
+        async def current_data(self, **_: Any) -> None:
+            raise AssertionError("a car in privacy mode is not asked for data")
+
+    connector = SandboxConnector(behaviour=Private())
+    with pytest.raises(PrivacyModeActive) as raised:
+        await connector.fetch(environment=PROD, vin=VIN, properties=frozenset())
+    assert raised.value.status == 403
+    assert raised.value.title == "Privacy Mode"
 
 
 async def test_sandbox_slow_fetch_runs_into_the_callers_timeout() -> None:

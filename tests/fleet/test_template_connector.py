@@ -22,7 +22,12 @@ from autoport.brands.base import (
     ConnectorError,
 )
 from autoport.brands.template import TemplateConnector
-from autoport.ingestion.sources import SourceTimeout, SourceUnavailable, VehicleOffline
+from autoport.ingestion.sources import (
+    PrivacyModeActive,
+    SourceTimeout,
+    SourceUnavailable,
+    VehicleOffline,
+)
 from autoport.kit.environments import Environment
 
 VIN = "ACM00000000000001"
@@ -36,6 +41,7 @@ class Carmaker:
         self.clearance_state: dict[str, Any] = {"state": "requested", "retry_after": 30}
         self.removal_state = "removing"
         self.data_status = 200
+        self.data_error = "asleep"
         self.data_delay = 0.0
         self.seen: list[tuple[str, str, str | None]] = []
         # Consent codes the vehicles were asked to display: (vin, body).
@@ -59,7 +65,7 @@ class Carmaker:
         async def data(request: Request) -> Response:
             await asyncio.sleep(self.data_delay)
             if self.data_status != 200:
-                return JSONResponse({"error": "asleep"}, status_code=self.data_status)
+                return JSONResponse({"error": self.data_error}, status_code=self.data_status)
             fields = request.query_params["fields"].split(",")
             assert fields == ["charging.battery_level"]
             return JSONResponse(
@@ -154,7 +160,16 @@ async def test_fetch_maps_data_and_failures(carmaker: tuple[Carmaker, str]) -> N
         fake.data_status = 409
         with pytest.raises(VehicleOffline):
             await connector.fetch(environment=PROD, vin=VIN, properties=asked)
-        fake.data_status = 502
+        fake.data_status, fake.data_error = 403, "privacy_mode"
+        with pytest.raises(PrivacyModeActive) as private:
+            await connector.fetch(environment=PROD, vin=VIN, properties=asked)
+        assert private.value.status == 403
+        assert "privacy mode" in private.value.detail
+        # Any other refusal is the carmaker failing, not a guess at privacy mode.
+        fake.data_error = "forbidden"
+        with pytest.raises(SourceUnavailable):
+            await connector.fetch(environment=PROD, vin=VIN, properties=asked)
+        fake.data_status, fake.data_error = 502, "asleep"
         with pytest.raises(SourceUnavailable):
             await connector.fetch(environment=PROD, vin=VIN, properties=asked)
         fake.data_status, fake.data_delay = 200, 1.0

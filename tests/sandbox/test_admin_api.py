@@ -309,11 +309,15 @@ async def test_behaviour_changes_and_validation(admin: httpx.AsyncClient) -> Non
         "latency_seconds": 2.5,
         "eligible": False,
         "connectivity_status": "activated",
+        "privacy_mode": False,
     }
     for body, field in [
         ({"latency_seconds": -1}, "latency_seconds"),
         ({"connectivity_status": "maybe"}, "connectivity_status"),
         ({"offline": "sometimes"}, "offline"),
+        ({"privacy_mode": "maybe"}, "privacy_mode"),
+        ({"privacy_mode": 2}, "privacy_mode"),
+        ({"privacy_mode": [True]}, "privacy_mode"),
     ]:
         bad = await admin.patch(f"{BASE}/vehicles/{VIN}/behaviour", json=body)
         assert bad.status_code == 422, bad.text

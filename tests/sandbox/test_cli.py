@@ -103,6 +103,14 @@ def test_emulator_commands(env: None) -> None:
     assert json.loads(out)["failures"] == {}
     code, out = cli("behaviour", VIN, "--offline", "--latency", "3", "--json")
     assert json.loads(out)["behaviour"]["offline"] is True
+    code, out = cli("behaviour", VIN, "--privacy-mode", "--json")
+    assert code == 0, out
+    assert json.loads(out)["behaviour"]["privacy_mode"] is True
+    code, out = cli("behaviour", VIN, "--no-privacy-mode", "--online")
+    assert code == 0, out
+    assert "privacy mode" not in out and "offline" not in out
+    code, out = cli("behaviour", VIN, "--privacy-mode")
+    assert "privacy mode" in out
     code, out = cli("scenario", VIN, "--scenario", "driving", "--seed", "5", "--pause", "--json")
     simulation = json.loads(out)["simulation"]
     assert (simulation["scenario"], simulation["seed"], simulation["running"]) == (

@@ -17,7 +17,7 @@ from pydantic import SecretStr
 
 from autoport.app import create_app
 from autoport.config import Settings
-from autoport.kit.clock import Clock, now_us
+from autoport.kit.clock import Clock, from_iso, now_us
 from autoport.kit.db import Database
 from autoport.kit.environments import Environment
 from autoport.sandbox.demo import approve_fleet_clearances
@@ -165,5 +165,58 @@ async def test_an_injected_failure_shows_in_pull_and_stream(live: Live) -> None:
                 if message.get("vin") == live.vin and level and "failure" in level[0]:
                     assert level[0]["failure"]["reason"] == "rate_limit"
                     break
+    finally:
+        reader.cancel()
+
+
+def _newest_us(message: dict[str, Any]) -> int:
+    """The newest wrapper timestamp of a stream message (0 when it has none)."""
+    stamps = [
+        from_iso(wrapper["timestamp"])
+        for group in message.get("data", {}).values()
+        for wrappers in group.values()
+        for wrapper in (wrappers if isinstance(wrappers, list) else [wrappers])
+        if wrapper.get("timestamp")
+    ]
+    return max(stamps, default=0)
+
+
+async def test_a_car_in_privacy_mode_streams_nothing_until_switched_off(live: Live) -> None:
+    found: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+    reader = asyncio.create_task(sse_messages(live, found))
+    try:
+        async with asyncio.timeout(15):
+            await found.get()  # the stream is live: the driving car reports every tick
+        changed = await live.client.patch(
+            f"{BASE}/{live.vin}/behaviour", headers=ADMIN, json={"privacy_mode": True}
+        )
+        assert changed.status_code == 200, changed.text
+        switched_on = now_us()
+        response = await pull(live)
+        assert response.status_code == 403, response.text
+        assert "privacy mode" in response.json()["errors"][0]["detail"]
+        # Three runner rounds (1 s each): whatever still arrives was measured before
+        # privacy mode was switched on (a round in flight); nothing newer.
+        loop = asyncio.get_running_loop()
+        until = loop.time() + 3.0
+        while (left := until - loop.time()) > 0:
+            try:
+                async with asyncio.timeout(left):
+                    message = await found.get()
+            except TimeoutError:
+                break
+            if message.get("vin") == live.vin:
+                assert _newest_us(message) < switched_on, message
+        changed = await live.client.patch(
+            f"{BASE}/{live.vin}/behaviour", headers=ADMIN, json={"privacy_mode": False}
+        )
+        assert changed.status_code == 200, changed.text
+        # The car reports again, starting with its state simulated meanwhile.
+        async with asyncio.timeout(15):
+            while True:
+                message = await found.get()
+                if message.get("vin") == live.vin and _newest_us(message) > switched_on:
+                    break
+        assert (await pull(live)).status_code == 200
     finally:
         reader.cancel()

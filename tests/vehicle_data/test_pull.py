@@ -12,6 +12,7 @@ from fastapi import FastAPI
 from autoport.ingestion.service import ingest_vehicle_data
 from autoport.ingestion.sources import (
     FetchResult,
+    PrivacyModeActive,
     SourceTimeout,
     SourceUnavailable,
     VehicleOffline,
@@ -262,6 +263,45 @@ async def test_data_source_failures_map_to_408_503_504(
     response = await client.get(URL, headers=await reader(callers))
     assert response.status_code == status
     assert response.json()["errors"][0]["detail"] == str(error)
+
+
+async def test_a_vehicle_in_privacy_mode_is_403_and_serves_nothing(
+    client: httpx.AsyncClient, app: FastAPI, callers: TestCallers
+) -> None:
+    """The owner switched data sharing off in the car: no data, not even the stored
+    values, with the rate-limit headers like every other answer; once it is switched
+    on again the pull serves data."""
+    await store(app)
+    source = TestSource()
+    source.error = PrivacyModeActive()
+    app.state.autoport.data_sources["bmw"] = source
+    headers = await reader(callers)
+    response = await client.get(URL, headers=headers)
+    assert response.status_code == 403, response.text
+    body = response.json()
+    assert set(body) == {"errors", "request_id"}
+    (item,) = body["errors"]
+    assert item["title"] == "Privacy Mode"
+    assert "privacy mode" in item["detail"]
+    assert "owner switched data sharing off in the vehicle" in item["detail"]
+    assert body["request_id"] == response.headers["x-request-id"]
+    for name in ("ratelimit-limit", "ratelimit-remaining", "ratelimit-reset", "ratelimit-policy"):
+        assert name in response.headers
+    # A connector's own words are kept, after the fixed sentence.
+    source.error = PrivacyModeActive("reported by the carmaker at 10:00")
+    detail = (await client.get(URL, headers=headers)).json()["errors"][0]["detail"]
+    assert detail.startswith("the vehicle is in privacy mode")
+    assert detail.endswith("(reported by the carmaker at 10:00)")
+    # The history was shared while sharing was on: it stays readable from the store.
+    history = await client.get(
+        f"{URL}/history", params={"property": "charging.battery_level"}, headers=headers
+    )
+    assert history.status_code == 200, history.text
+    assert history.json()["values"] == [DATA["charging"]["battery_level"]]
+    source.error = None
+    response = await client.get(URL, headers=headers)
+    assert response.status_code == 200, response.text
+    assert response.json()["charging"]["battery_level"]["data"] == 0.8
 
 
 async def test_a_data_source_slower_than_the_timeout_is_504(

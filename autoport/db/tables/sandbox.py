@@ -1,4 +1,4 @@
-from sqlalchemy import BigInteger, Boolean, Column, Float, Index, Table, Text
+from sqlalchemy import BigInteger, Boolean, Column, Float, Index, Table, Text, false
 
 from autoport.db import metadata
 
@@ -7,7 +7,8 @@ from autoport.db import metadata
 # `started_at` (wall clock, µs), so step n is due at started_at + n * step_seconds /
 # time_scale and a scenario replays identically from (`scenario`, `seed`).
 # The emulator's settings: `overrides` ({"cap.prop": data} pinned by hand), `failures`
-# ({"cap.prop": reason}), `offline`, `latency_seconds`, `eligible`, `connectivity_status`.
+# ({"cap.prop": reason}), `offline`, `latency_seconds`, `eligible`, `connectivity_status`,
+# `privacy_mode` (migration 0009: the owner switched data sharing off; nothing is sent).
 sandbox_vehicles = Table(
     "sandbox_vehicles",
     metadata,
@@ -32,6 +33,7 @@ sandbox_vehicles = Table(
     Column("latency_seconds", Float, nullable=False),
     Column("eligible", Boolean, nullable=False),
     Column("connectivity_status", Text, nullable=False),
+    Column("privacy_mode", Boolean, nullable=False, server_default=false()),
     Column("created_at", BigInteger, nullable=False),
     Column("updated_at", BigInteger, nullable=False),
     Index("ix_sandbox_vehicles_running", "running", "environment"),
