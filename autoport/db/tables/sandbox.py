@@ -8,7 +8,7 @@ from autoport.db import metadata
 # time_scale and a scenario replays identically from (`scenario`, `seed`).
 # The emulator's settings: `overrides` ({"cap.prop": data} pinned by hand), `failures`
 # ({"cap.prop": reason}), `offline`, `latency_seconds`, `eligible`, `connectivity_status`,
-# `privacy_mode` (migration 0009: the owner switched data sharing off; nothing is sent).
+# `privacy_mode` (migration 0010: the owner switched data sharing off; nothing is sent).
 sandbox_vehicles = Table(
     "sandbox_vehicles",
     metadata,
