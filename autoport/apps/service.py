@@ -109,7 +109,11 @@ def validate_redirect_uris(uris: Iterable[str], url_scheme: str | None = None) -
     result: list[str] = []
     for index, uri in enumerate(uris):
         source = f"redirect_uris[{index}]"
-        parts = urlsplit(uri)
+        try:
+            parts = urlsplit(uri)
+            hostname = parts.hostname
+        except ValueError as error:  # "http://[::1/cb": an unclosed or invalid IP literal
+            raise ApiError(422, f"{source}: is not a valid URI: {error}", source=source) from None
         if not parts.scheme or parts.fragment or uri != uri.strip() or len(uri) > 2000:
             raise ApiError(
                 422, f"{source}: must be an absolute URI without a fragment", source=source
@@ -117,7 +121,7 @@ def validate_redirect_uris(uris: Iterable[str], url_scheme: str | None = None) -
         scheme = parts.scheme  # urlsplit lower-cases it
         if scheme in ("http", "https") and not parts.netloc:
             raise ApiError(422, f"{source}: an http(s) URI needs a host", source=source)
-        if scheme == "http" and parts.hostname not in ("127.0.0.1", "localhost", "::1"):
+        if scheme == "http" and hostname not in ("127.0.0.1", "localhost", "::1"):
             raise ApiError(
                 422, f"{source}: plain http is allowed only for loopback hosts", source=source
             )

@@ -83,11 +83,37 @@ def error_response(
     )
 
 
+# The OAuth endpoints of autoport.oauth.routes, whose every error is in the RFC 6749
+# shape: also those answered before routing (413, by the request pipeline) or by the
+# router (405). Paths as routed, i.e. after the pipeline stripped the sandbox prefix.
+OAUTH_PATHS = frozenset({"/v1/access_tokens", "/v1/access_token", "/v1/revoke", "/v1/vehicleinfo"})
+_ACCOUNT_TOKEN_PREFIX, _ACCOUNT_TOKEN_SUFFIX = "/v1/", "/oauth/access_tokens"  # /v1/{id}/...
+
+
+def is_oauth_path(path: str) -> bool:
+    """Whether errors on `path` (the routed path, without /sandbox) are RFC 6749 ones."""
+    if path in OAUTH_PATHS:
+        return True
+    if not path.endswith(_ACCOUNT_TOKEN_SUFFIX) or not path.startswith(_ACCOUNT_TOKEN_PREFIX):
+        return False
+    account_id = path[len(_ACCOUNT_TOKEN_PREFIX) : -len(_ACCOUNT_TOKEN_SUFFIX)]
+    return account_id != "" and "/" not in account_id
+
+
+OAUTH_NO_STORE = {"Cache-Control": "no-store", "Pragma": "no-cache"}
+
+
+def oauth_error_body(error: str, description: str) -> bytes:
+    return orjson.dumps({"error": error, "error_description": description})
+
+
 def oauth_error_response(error: OAuthError) -> Response:
-    body = {"error": error.error, "error_description": error.description}
-    headers = {"Cache-Control": "no-store", "Pragma": "no-cache", **(error.headers or {})}
+    headers = {**OAUTH_NO_STORE, **(error.headers or {})}
     return Response(
-        orjson.dumps(body), status_code=error.status, headers=headers, media_type="application/json"
+        oauth_error_body(error.error, error.description),
+        status_code=error.status,
+        headers=headers,
+        media_type="application/json",
     )
 
 
@@ -142,6 +168,9 @@ async def _http_error(request: Request, exc: Exception) -> Response:
         detail = TOO_LARGE_DETAIL
     else:
         detail = str(exc.detail)
+    if is_oauth_path(request.scope["path"]):
+        # 405 (or any other router error) on an OAuth endpoint: still RFC 6749.
+        return oauth_error_response(OAuthError("invalid_request", detail, status, exc.headers))
     return error_response(
         request, status, [ErrorItem(HTTPStatus(status).phrase, detail)], exc.headers
     )
@@ -159,6 +188,9 @@ TOO_LARGE_DETAIL = "the request body is larger than the configured limit"
 def content_too_large_body(request_id: str) -> bytes:
     item = ErrorItem("Content Too Large", TOO_LARGE_DETAIL)
     return orjson.dumps({"errors": [item.as_dict()], "request_id": request_id})
+
+
+OAUTH_CONTENT_TOO_LARGE_BODY = oauth_error_body("invalid_request", TOO_LARGE_DETAIL)
 
 
 def internal_error_body(request_id: str) -> bytes:

@@ -27,10 +27,13 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from autoport.kit.environments import EnvironmentRouter
 from autoport.kit.errors import (
+    OAUTH_CONTENT_TOO_LARGE_BODY,
+    OAUTH_NO_STORE,
     ApiError,
     content_too_large_body,
     error_response,
     internal_error_body,
+    is_oauth_path,
 )
 from autoport.kit.logging import REQUEST_ID
 from autoport.kit.metrics import request_counter, request_timer
@@ -93,7 +96,12 @@ class RequestPipeline:
                 receive = await self._buffered(receive)
             if (length is not None and length > self.max_body_bytes) or receive is _TOO_LARGE:
                 status = 413
-                await _send_error(send_with_id, 413, content_too_large_body(request_id))
+                if is_oauth_path(scope["path"]):  # RFC 6749 shape on the OAuth endpoints
+                    await _send_error(
+                        send_with_id, 413, OAUTH_CONTENT_TOO_LARGE_BODY, _OAUTH_HEADERS
+                    )
+                else:
+                    await _send_error(send_with_id, 413, content_too_large_body(request_id))
             elif (route := self._hot_route(scope)) is not None:
                 await _serve(route, scope, receive, send_with_id)
             else:
@@ -221,7 +229,12 @@ def _freeze_after_startup(send: Send) -> Send:
     return wrapped
 
 
-async def _send_error(send: Send, status: int, body: bytes) -> None:
+_OAUTH_HEADERS = tuple((k.lower().encode(), v.encode()) for k, v in OAUTH_NO_STORE.items())
+
+
+async def _send_error(
+    send: Send, status: int, body: bytes, headers: Sequence[tuple[bytes, bytes]] = ()
+) -> None:
     await send(
         {
             "type": "http.response.start",
@@ -229,6 +242,7 @@ async def _send_error(send: Send, status: int, body: bytes) -> None:
             "headers": [
                 (b"content-type", b"application/json"),
                 (b"content-length", str(len(body)).encode()),
+                *headers,
             ],
         }
     )

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
+import re
 import weakref
 from collections import OrderedDict
 from functools import lru_cache
@@ -271,15 +272,25 @@ def encode_cursor(timestamp: int, row_id: int) -> str:
     return base64.urlsafe_b64encode(f"{timestamp}:{row_id}".encode()).decode().rstrip("=")
 
 
+# What encode_cursor writes: a timestamp (negative before 1970) and a row id.
+_CURSOR = re.compile(r"(-?[0-9]{1,19}):([0-9]{1,19})")
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+
+
 def decode_cursor(cursor: str) -> tuple[int, int]:
+    """The (timestamp, row id) of a `next_cursor`; 400 for anything encode_cursor cannot
+    have written, including numbers outside the database's signed 64-bit integers (a
+    driver refuses those with an OverflowError, a 500) and negative row ids."""
     try:
-        text = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
-        timestamp, _, row_id = text.partition(":")
-        return int(timestamp), int(row_id)
-    except (ValueError, binascii.Error, UnicodeDecodeError):
-        raise ApiError(
-            400, "cursor: not a cursor this endpoint returned", source="cursor"
-        ) from None
+        text = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode("ascii")
+    except (ValueError, binascii.Error):  # UnicodeDecodeError is a ValueError
+        text = ""
+    match = _CURSOR.fullmatch(text)
+    if match is not None:
+        timestamp, row_id = int(match[1]), int(match[2])
+        if _INT64_MIN <= timestamp <= _INT64_MAX and row_id <= _INT64_MAX:
+            return timestamp, row_id
+    raise ApiError(400, "cursor: not a cursor this endpoint returned", source="cursor")
 
 
 def _instant(value: str | None, name: str) -> int | None:

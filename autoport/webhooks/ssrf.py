@@ -125,6 +125,21 @@ class UrlProblem(ValueError):
     """A webhook URL that cannot be accepted; the message is shown to the admin."""
 
 
+def host_name_problem(host: str) -> str | None:
+    """Why `host` (not an IP literal) cannot be looked up, or None.
+
+    The system resolver IDNA-encodes names first (as `socket.getaddrinfo` does), and that
+    raises UnicodeError, not OSError, for an empty label (`a..b`), a label over 63
+    characters or a character IDNA refuses.
+    """
+    try:
+        host.encode("idna")
+    except UnicodeError as error:
+        reason = str(error.__cause__ or error).removeprefix("UnicodeError: ")
+        return f"is not a valid host name ({reason})"
+    return None
+
+
 def check_url_syntax(url: str, policy: AddressPolicy) -> SplitResult:
     """Shape checks that need no DNS: scheme, host, no credentials, length."""
     if len(url) > MAX_URL_LENGTH:
@@ -154,6 +169,10 @@ def check_url_syntax(url: str, policy: AddressPolicy) -> SplitResult:
         why = policy.refusal(literal)
         if why is not None:
             raise UrlProblem(f"points to {literal}, a {why} address")
+    else:
+        problem = host_name_problem(host)
+        if problem is not None:
+            raise UrlProblem(f"host {problem}")
     return parts
 
 
@@ -203,7 +222,13 @@ class SafeResolver(AbstractResolver):
                     flags=socket.AI_NUMERICHOST,
                 )
             ]
-        answers = await self._resolver().resolve(host, port, family)
+        try:
+            answers = await self._resolver().resolve(host, port, family)
+        except UnicodeError:
+            # The name cannot be IDNA-encoded (a URL stored before names were checked):
+            # raise an OSError, so aiohttp reports it as the attempt's DNS error.
+            why = host_name_problem(host) or "is not a valid host name"
+            raise OSError(f"{host} {why}") from None
         if not answers:
             raise BlockedAddress(f"{host} has no address")
         checked: list[ResolveResult] = []

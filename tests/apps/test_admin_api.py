@@ -90,6 +90,8 @@ async def test_applications_are_per_environment(client: httpx.AsyncClient) -> No
         ({"redirect_uris": ["/relative"]}, "redirect_uris[0]"),
         ({"redirect_uris": ["http://example.com/cb"]}, "redirect_uris[0]"),
         ({"redirect_uris": ["https://ok.example/cb#frag"]}, "redirect_uris[0]"),
+        ({"redirect_uris": ["https://ok.example/cb", "http://[::1/cb"]}, "redirect_uris[1]"),
+        ({"redirect_uris": ["http://[zz]/cb"]}, "redirect_uris[0]"),
         ({"client_type": "secretive"}, "client_type"),
         ({"name": ""}, "name"),
         ({"account_id": "no-such-account"}, "account_id"),

@@ -7,12 +7,14 @@ from collections.abc import AsyncIterator
 import httpx
 import pytest
 from fastapi import FastAPI
+from fastapi.routing import APIRoute
 from pydantic import BaseModel, Field
 
 from autoport.app import create_app
 from autoport.config import Settings
-from autoport.kit.errors import ApiError, OAuthError
+from autoport.kit.errors import ApiError, OAuthError, is_oauth_path
 from autoport.kit.routing import api_router
+from autoport.oauth import routes as oauth_routes
 
 
 class Vehicle(BaseModel):
@@ -194,3 +196,127 @@ async def test_every_response_has_a_request_id(probe_client: httpx.AsyncClient) 
         response = await probe_client.get(path)
         assert response.status_code == 200
         assert response.headers["x-request-id"]
+
+
+def assert_oauth_shape(response: httpx.Response, status: int, words: str) -> None:
+    assert response.status_code == status, response.text
+    assert response.json() == {"error": "invalid_request", "error_description": words}
+    assert response.headers["x-request-id"]
+    assert response.headers["cache-control"] == "no-store"
+
+
+TOO_LARGE = "the request body is larger than the configured limit"
+TOKEN_PATHS = [
+    "/v1/access_tokens",
+    "/v1/access_token",
+    "/v1/ACCOUNT123/oauth/access_tokens",
+    "/v1/revoke",
+    "/sandbox/v1/access_tokens",
+    "/sandbox/v1/ACCOUNT123/oauth/access_tokens",
+]
+
+
+@pytest.mark.parametrize("path", TOKEN_PATHS)
+async def test_oversized_body_on_oauth_endpoints_is_413_in_rfc6749_shape(
+    probe_client: httpx.AsyncClient, path: str
+) -> None:
+    form = {"grant_type": "client_credentials", "client_secret": "x" * 4000}
+    assert_oauth_shape(await probe_client.post(path, data=form), 413, TOO_LARGE)
+
+
+async def test_oversized_streamed_body_on_the_token_endpoint_is_413_in_rfc6749_shape(
+    probe_client: httpx.AsyncClient,
+) -> None:
+    async def chunks() -> AsyncIterator[bytes]:
+        for _ in range(10):
+            yield b"x" * 512
+
+    response = await probe_client.post(
+        "/v1/access_tokens",
+        content=chunks(),
+        headers={"content-type": "application/x-www-form-urlencoded"},
+    )
+    assert_oauth_shape(response, 413, TOO_LARGE)
+
+
+async def test_oversized_revocation_by_delete_is_413_in_rfc6749_shape(
+    probe_client: httpx.AsyncClient,
+) -> None:
+    response = await probe_client.request("DELETE", "/v1/access_tokens", data={"token": "x" * 4000})
+    assert_oauth_shape(response, 413, TOO_LARGE)
+
+
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [
+        ("GET", "/v1/access_tokens"),
+        ("PUT", "/v1/access_token"),
+        ("GET", "/v1/ACCOUNT123/oauth/access_tokens"),
+        ("GET", "/v1/revoke"),
+        ("POST", "/v1/vehicleinfo"),
+        ("GET", "/sandbox/v1/access_tokens"),
+        ("PATCH", "/sandbox/v1/vehicleinfo"),
+    ],
+)
+async def test_wrong_method_on_oauth_endpoints_is_405_in_rfc6749_shape(
+    probe_client: httpx.AsyncClient, method: str, path: str
+) -> None:
+    response = await probe_client.request(method, path)
+    routed = path.removeprefix("/sandbox")
+    assert response.status_code == 405, response.text
+    assert response.json()["error"] == "invalid_request"
+    assert method in response.json()["error_description"]
+    assert routed in response.json()["error_description"]
+    assert response.headers["x-request-id"] and response.headers["allow"]
+    assert response.headers["cache-control"] == "no-store"
+
+
+async def test_the_general_api_keeps_its_shape_for_413_and_405(
+    probe_client: httpx.AsyncClient,
+) -> None:
+    # Paths next to the OAuth ones, and the server metadata (not an OAuth error endpoint).
+    big = {"vehicles": [{"vin": "WAUZZZ8V5KA000001", "tags": {"x": "y" * 4000}}]}
+    for path in ("/v1/fleets/vehicles", "/sandbox/v1/fleets/vehicles", "/v1/access_tokens/x"):
+        body = assert_error_shape(await probe_client.post(path, json=big), 413)
+        assert body["errors"][0]["detail"] == TOO_LARGE
+    for method, path in (
+        ("POST", "/v1/stream"),
+        ("POST", "/.well-known/oauth-authorization-server"),
+        ("PUT", "/sandbox/v1/fleets/vehicles"),
+    ):
+        body = assert_error_shape(await probe_client.request(method, path), 405)
+        assert method in body["errors"][0]["detail"]
+
+
+@pytest.mark.parametrize(
+    ("path", "oauth"),
+    [
+        ("/v1/access_tokens", True),
+        ("/v1/access_token", True),
+        ("/v1/revoke", True),
+        ("/v1/vehicleinfo", True),
+        ("/v1/acme/oauth/access_tokens", True),
+        ("/v1//oauth/access_tokens", False),
+        ("/v1/a/b/oauth/access_tokens", False),
+        ("/v1/oauth/access_tokens", False),
+        ("/v1/access_tokens/", False),
+        ("/v1/fleets/vehicles", False),
+        ("/.well-known/oauth-authorization-server", False),
+        ("/sandbox/v1/access_tokens", False),  # the helper sees routed paths only
+    ],
+)
+def test_is_oauth_path(path: str, oauth: bool) -> None:
+    assert is_oauth_path(path) is oauth
+
+
+def test_is_oauth_path_knows_every_oauth_error_endpoint() -> None:
+    # Every route of autoport.oauth.routes but the metadata answers RFC 6749 errors.
+    paths = {
+        route.path.replace("{account_id}", "acme")
+        for route in oauth_routes.router.routes
+        if isinstance(route, APIRoute)
+    }
+    assert "/v1/acme/oauth/access_tokens" in paths and "/v1/vehicleinfo" in paths
+    assert paths - {"/.well-known/oauth-authorization-server"} == {
+        p for p in paths if is_oauth_path(p)
+    }

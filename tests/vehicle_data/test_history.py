@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import base64
+
 import httpx
+import pytest
 from fastapi import FastAPI
 
 from autoport.ingestion.service import ingest_vehicle_data
@@ -12,6 +15,10 @@ from tests.vehicle_data.conftest import TestCallers
 
 VIN = "WBA00000000000001"
 URL = f"/v1/vehicle-data/autoapi-13/{VIN}/history"
+
+
+def b64(text: str) -> str:
+    return base64.urlsafe_b64encode(text.encode()).decode().rstrip("=")
 
 
 def stamp(minute: int) -> str:
@@ -100,12 +107,104 @@ async def test_bad_parameters_are_4xx_naming_them(
         ({"property": "charging.battery_level", "since": "monday"}, 400, "since"),
         ({"property": "charging.battery_level", "limit": "0"}, 400, "limit"),
         ({"property": "charging.battery_level", "limit": "many"}, 422, "limit"),
+        ({"property": "charging.battery_level", "limit": "9" * 30}, 400, "limit"),
+        ({"property": "charging.battery_level", "limit": "-" + "9" * 30}, 400, "limit"),
         ({"property": "charging.battery_level", "cursor": "!!"}, 400, "cursor"),
     ]
     for params, status, source in cases:
         response = await client.get(URL, params=params, headers=headers)
         assert response.status_code == status, (params, response.text)
         assert response.json()["errors"][0]["source"] == source
+
+
+@pytest.mark.parametrize(
+    "cursor",
+    [
+        b64("99999999999999999999999:1"),  # beyond BIGINT: the driver's OverflowError
+        b64("1:99999999999999999999999"),
+        b64("9223372036854775808:1"),  # 2**63
+        b64("-9223372036854775809:1"),
+        b64("1:9223372036854775808"),
+        b64("1:-1"),  # row ids are never negative
+        b64("-1:-1"),
+        b64("1_000:2"),  # int() would take these; encode_cursor never writes them
+        b64(" 1:2"),
+        b64("1:2:3"),
+        b64("1"),
+        b64("\u0663:4"),
+        "gA",  # not UTF-8
+    ],
+)
+async def test_cursors_this_endpoint_never_returns_are_400(
+    client: httpx.AsyncClient, app: FastAPI, callers: TestCallers, cursor: str
+) -> None:
+    await fill(app, [1])
+    headers = await token_for(callers, ["charging.battery_level"])
+    params = {"property": "charging.battery_level", "cursor": cursor}
+    response = await client.get(URL, params=params, headers=headers)
+    assert response.status_code == 400, response.text
+    [error] = response.json()["errors"]
+    assert error["source"] == "cursor"
+    assert error["detail"] == "cursor: not a cursor this endpoint returned"
+
+
+async def test_cursors_at_the_edges_of_the_range_are_accepted(
+    client: httpx.AsyncClient, app: FastAPI, callers: TestCallers
+) -> None:
+    await fill(app, [1, 2])
+    headers = await token_for(callers, ["charging.battery_level"])
+    for cursor, count in [
+        (b64("9223372036854775807:9223372036854775807"), 2),
+        (b64("-9223372036854775808:0"), 0),
+    ]:
+        params = {"property": "charging.battery_level", "cursor": cursor}
+        response = await client.get(URL, params=params, headers=headers)
+        assert response.status_code == 200, response.text
+        assert len(response.json()["values"]) == count
+
+
+async def test_values_before_1970_page_with_their_negative_cursor(
+    client: httpx.AsyncClient, app: FastAPI, callers: TestCallers
+) -> None:
+    state = app.state.autoport
+    for year in (1901, 1950, 1969):
+        await ingest_vehicle_data(
+            state.database,
+            environment=Environment.production,
+            vin=VIN,
+            brand="bmw",
+            data={
+                "charging": {"battery_level": {"data": 0.5, "timestamp": f"{year}-05-01T10:00:00Z"}}
+            },
+            now_us=state.clock.now_us(),
+        )
+    headers = await token_for(callers, ["charging.battery_level"])
+    params = {"property": "charging.battery_level", "limit": "2"}
+    first = (await client.get(URL, params=params, headers=headers)).json()
+    assert first["next_cursor"] is not None
+    params["cursor"] = first["next_cursor"]
+    second = await client.get(URL, params=params, headers=headers)
+    assert second.status_code == 200, second.text
+    assert [v["timestamp"] for v in second.json()["values"]] == ["1901-05-01T10:00:00.000000Z"]
+
+
+@pytest.mark.parametrize(
+    ("since", "until"),
+    [
+        ("0001-01-01T00:00:00Z", "9999-12-31T23:59:59.999999Z"),
+        ("0001-01-01T00:00:00+14:00", "9999-12-31T23:59:59-14:00"),
+        ("9999-12-31T23:59:59Z", "0001-01-01"),
+    ],
+)
+async def test_instants_at_the_ends_of_the_calendar_are_accepted(
+    client: httpx.AsyncClient, app: FastAPI, callers: TestCallers, since: str, until: str
+) -> None:
+    await fill(app, [1])
+    headers = await token_for(callers, ["charging.battery_level"])
+    params = {"property": "charging.battery_level", "since": since, "until": until}
+    response = await client.get(URL, params=params, headers=headers)
+    assert response.status_code == 200, response.text
+    assert len(response.json()["values"]) == (1 if since.startswith("0001") else 0)
 
 
 async def test_pruning_removes_only_rows_past_the_retention(app: FastAPI) -> None:

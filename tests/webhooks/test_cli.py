@@ -73,6 +73,8 @@ async def test_cli_errors_are_clear(
     assert code == 1 and "no application" in err
     code, _, err = await cli(settings, "set", APP_ID, "--url", "https://10.0.0.1/")
     assert code == 2 and "private" in err
+    code, _, err = await cli(settings, "set", APP_ID, "--url", "https://a..b/hook")
+    assert code == 2 and "host name" in err and "Traceback" not in err
     code, _, err = await cli(settings, "set", APP_ID, "--url", receiver.url, "--event", "nope")
     assert code == 2 and "--event" in err
     code, _, err = await cli(settings, "show", APP_ID)

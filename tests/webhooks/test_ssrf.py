@@ -201,6 +201,8 @@ async def test_ip_literal_urls_are_checked_before_each_request(receiver: Receive
         ("https://169.254.169.254/latest/meta-data", "link-local"),
         ("https://hooks.example.com:99999/x", "valid URL"),
         ("https://hooks.example.com/" + "a" * 3000, "2048"),
+        ("https://a..b/hook", "host name"),
+        ("https://" + "a" * 64 + ".example.com/", "host name"),
         ("not a url", "https://"),
     ],
 )
@@ -228,3 +230,44 @@ async def test_localhost_is_refused_without_the_setting() -> None:
     # The system resolver: localhost is loopback on every machine.
     with pytest.raises(UrlProblem, match="loopback"):
         await check_url("https://localhost/hook", AddressPolicy())
+
+
+@pytest.mark.parametrize(
+    "url",
+    ["https://hooks.example.com./x", "https://bücher.example/x", "https://xn--bcher-kva.example/x"],
+)
+def test_valid_host_names_pass_the_syntax_check(url: str) -> None:
+    check_url_syntax(url, AddressPolicy())
+
+
+@pytest.mark.parametrize("host", ["a..b", ".example.com", "a" * 64 + ".example.com"])
+async def test_an_unencodable_host_name_is_a_resolution_error_not_a_crash(host: str) -> None:
+    # The system resolver IDNA-encodes the name; its UnicodeError must surface as an
+    # OSError (aiohttp's DNS error), at save time and when a stored URL is delivered to.
+    resolver = SafeResolver(AddressPolicy())
+    try:
+        with pytest.raises(OSError, match="not a valid host name"):
+            await resolver.resolve(host, 443)
+    finally:
+        await resolver.close()
+    with pytest.raises(UrlProblem, match="host name"):
+        await check_url(f"https://{host}/hook", AddressPolicy())
+
+
+async def test_delivering_to_an_unencodable_host_name_is_a_failed_attempt() -> None:
+    policy = AddressPolicy()
+    session = new_session(policy)
+    try:
+        result = await post(
+            session,
+            url="https://a..b/hook",
+            body=b"{}",
+            headers={},
+            policy=policy,
+            timeout_seconds=2,
+            body_limit=100,
+        )
+    finally:
+        await session.close()
+    assert not result.ok
+    assert result.error is not None and "not a valid host name" in result.error
