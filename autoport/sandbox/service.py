@@ -213,28 +213,34 @@ async def delete_vehicle(db: Database, vin: str) -> None:
             raise _not_found(vin)
 
 
-async def _ingest_values(
-    db: Database, ingest: Ingest, vehicle: VehicleRow, values: dict[str, Any], now_us: int
+async def _send(
+    db: Database, ingest: Ingest, vehicle: VehicleRow, data: dict[str, Any], now_us: int
 ) -> None:
-    """Send simulated values, minus the ones the emulator pinned or made fail; nothing
-    while the vehicle is in privacy mode."""
-    if vehicle.privacy_mode:
+    """What the emulated car sends to the platform: every path goes through here, so a
+    car in privacy mode sends nothing, whatever changed."""
+    if vehicle.privacy_mode or not data:
         return
-    values = {
-        k: v for k, v in values.items() if k not in vehicle.overrides and k not in vehicle.failures
-    }
-    if not values:
-        return
-    timestamp = to_iso(min(simulated_timestamp_us(vehicle), now_us))
     await ingest(
         db,
         environment=vehicle.environment,
         vin=vehicle.vin,
         brand=BRAND,
-        data=to_capabilities(values, timestamp),
+        data=data,
         now_us=now_us,
         source=SOURCE,
     )
+
+
+async def _ingest_values(
+    db: Database, ingest: Ingest, vehicle: VehicleRow, values: dict[str, Any], now_us: int
+) -> None:
+    """Send simulated values, minus the ones the emulator pinned or made fail."""
+    values = {
+        k: v for k, v in values.items() if k not in vehicle.overrides and k not in vehicle.failures
+    }
+    if values:
+        timestamp = to_iso(min(simulated_timestamp_us(vehicle), now_us))
+        await _send(db, ingest, vehicle, to_capabilities(values, timestamp), now_us)
 
 
 # --------------------------------------------------------------------------- simulator
@@ -479,18 +485,9 @@ async def set_properties(
     simulated = changed(before, values_of(updated))
     # The simulator's consequences (range follows the battery) ride along.
     await _ingest_values(db, ingest, updated, simulated, now_us)
-    if pinned and not updated.privacy_mode:
-        await ingest(
-            db,
-            environment=updated.environment,
-            vin=vin,
-            brand=BRAND,
-            data=to_capabilities(
-                {k: v for k, v in pinned.items() if k not in updated.failures}, to_iso(now_us)
-            ),
-            now_us=now_us,
-            source=SOURCE,
-        )
+    sent = {k: v for k, v in pinned.items() if k not in updated.failures}
+    if sent:
+        await _send(db, ingest, updated, to_capabilities(sent, to_iso(now_us)), now_us)
     return updated
 
 
@@ -541,16 +538,7 @@ async def set_failure(
         }
         updated = replace(vehicle, failures=failures, updated_at=_bump(vehicle, now_us))
         await repository.save(conn, updated, seen_updated_at=vehicle.updated_at)
-    if not updated.privacy_mode:
-        await ingest(
-            db,
-            environment=updated.environment,
-            vin=vin,
-            brand=BRAND,
-            data=failure_capabilities({key: failures[key]}, now_us),
-            now_us=now_us,
-            source=SOURCE,
-        )
+    await _send(db, ingest, updated, failure_capabilities({key: failures[key]}, now_us), now_us)
     return updated
 
 
@@ -569,16 +557,8 @@ async def clear_failure(
         await repository.save(conn, updated, seen_updated_at=vehicle.updated_at)
     # The property recovers: its value is delivered again at once.
     value = current_values(updated).get(key)
-    if value is not None and not updated.privacy_mode:
-        await ingest(
-            db,
-            environment=updated.environment,
-            vin=vin,
-            brand=BRAND,
-            data=to_capabilities({key: value}, to_iso(now_us)),
-            now_us=now_us,
-            source=SOURCE,
-        )
+    if value is not None:
+        await _send(db, ingest, updated, to_capabilities({key: value}, to_iso(now_us)), now_us)
     return updated
 
 
@@ -623,14 +603,8 @@ async def set_behaviour(
     if vehicle.privacy_mode and not updated.privacy_mode:
         # Sharing is on again: what changed meanwhile (simulated, pinned or failing)
         # arrives now; points already delivered are identical and change nothing.
-        await ingest(
-            db,
-            environment=updated.environment,
-            vin=vin,
-            brand=BRAND,
-            data=current_data(updated, properties=None, now_us=now_us),
-            now_us=now_us,
-            source=SOURCE,
+        await _send(
+            db, ingest, updated, current_data(updated, properties=None, now_us=now_us), now_us
         )
     return updated
 
