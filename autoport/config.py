@@ -7,10 +7,13 @@ directory (``secrets.json``, mode 0600), so restarts keep tokens and sessions va
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import json
 import os
 import secrets
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit
@@ -24,6 +27,7 @@ from pydantic_settings import (
 )
 
 SECRETS_FILE_NAME = "secrets.json"
+SECRETS_LOCK_NAME = "secrets.lock"
 
 ConsentMethod = Literal["instant", "vehicle_code", "oem_login", "owner_portal"]
 
@@ -297,24 +301,37 @@ class GeneratedSecrets:
         self.admin_token = admin_token
 
 
+@contextlib.contextmanager
+def _secrets_lock(data_dir: Path) -> Iterator[None]:
+    """Processes that start together (worker processes, a CLI command beside the server)
+    read, generate and write the secrets file one at a time, so that all of them end up
+    with the same secrets. Released when the descriptor closes."""
+    data_dir.mkdir(parents=True, exist_ok=True)
+    fd = os.open(data_dir / SECRETS_LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
 def ensure_secrets(settings: Settings) -> tuple[Settings, GeneratedSecrets]:
     """Return settings with every secret set, generating and persisting missing ones."""
     path = settings.data_dir / SECRETS_FILE_NAME
-    stored: dict[str, str] = {}
-    if path.exists():
-        stored = json.loads(path.read_text())
-    changed = False
-    new_admin_token: str | None = None
-    for name in ("token_hmac_key", "session_secret"):
-        if getattr(settings, name) is None and name not in stored:
-            stored[name] = secrets.token_urlsafe(48)
+    with _secrets_lock(settings.data_dir):
+        stored: dict[str, str] = json.loads(path.read_text()) if path.exists() else {}
+        changed = False
+        new_admin_token: str | None = None
+        for name in ("token_hmac_key", "session_secret"):
+            if getattr(settings, name) is None and name not in stored:
+                stored[name] = secrets.token_urlsafe(48)
+                changed = True
+        if settings.admin_token is None and "admin_token_sha256" not in stored:
+            new_admin_token = "ap_admin_" + secrets.token_urlsafe(32)
+            stored["admin_token_sha256"] = hashlib.sha256(new_admin_token.encode()).hexdigest()
             changed = True
-    if settings.admin_token is None and "admin_token_sha256" not in stored:
-        new_admin_token = "ap_admin_" + secrets.token_urlsafe(32)
-        stored["admin_token_sha256"] = hashlib.sha256(new_admin_token.encode()).hexdigest()
-        changed = True
-    if changed:
-        _write_secrets(path, stored)
+        if changed:
+            _write_secrets(path, stored)
     update: dict[str, Any] = {}
     for name in ("token_hmac_key", "session_secret"):
         if getattr(settings, name) is None:
@@ -331,10 +348,11 @@ def ensure_secrets(settings: Settings) -> tuple[Settings, GeneratedSecrets]:
 def rotate_admin_token(settings: Settings) -> str:
     """Replace the persisted admin token hash; returns the new token (shown once)."""
     path = settings.data_dir / SECRETS_FILE_NAME
-    stored: dict[str, str] = json.loads(path.read_text()) if path.exists() else {}
-    token = "ap_admin_" + secrets.token_urlsafe(32)
-    stored["admin_token_sha256"] = hashlib.sha256(token.encode()).hexdigest()
-    _write_secrets(path, stored)
+    with _secrets_lock(settings.data_dir):
+        stored: dict[str, str] = json.loads(path.read_text()) if path.exists() else {}
+        token = "ap_admin_" + secrets.token_urlsafe(32)
+        stored["admin_token_sha256"] = hashlib.sha256(token.encode()).hexdigest()
+        _write_secrets(path, stored)
     return token
 
 

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import multiprocessing
 import stat
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pydantic import ValidationError
@@ -131,3 +133,29 @@ def test_explicit_public_addresses_are_kept() -> None:
     settings = Settings(port=9000, base_url="https://api.example.test")
     assert settings.base_url == "https://api.example.test"
     assert settings.sandbox_base_url == "https://api.example.test/sandbox"
+
+
+def _key_of_a_starting_process(data_dir: str, barrier: Any, keys: Any) -> None:
+    barrier.wait()  # every process reads and writes at the same moment
+    settings, _ = ensure_secrets(Settings(data_dir=Path(data_dir)))
+    assert settings.token_hmac_key is not None
+    keys.put(settings.token_hmac_key.get_secret_value())
+
+
+def test_processes_starting_together_agree_on_one_set_of_secrets(tmp_path: Path) -> None:
+    # Worker processes on a fresh data directory: without the lock each could keep a
+    # key of its own, and tokens issued by one would fail in another.
+    context = multiprocessing.get_context("fork")
+    barrier, keys = context.Barrier(6), context.Queue()
+    processes = [
+        context.Process(target=_key_of_a_starting_process, args=(str(tmp_path), barrier, keys))
+        for _ in range(6)
+    ]
+    for process in processes:
+        process.start()
+    for process in processes:
+        process.join(timeout=30)
+        assert process.exitcode == 0
+    seen = {keys.get(timeout=5) for _ in processes}
+    stored = json.loads((tmp_path / "secrets.json").read_text())
+    assert seen == {stored["token_hmac_key"]}
