@@ -238,10 +238,15 @@ class Settings(BaseSettings):
             raise ValueError(f"bad port: {error}") from None
         return value
 
+    @field_validator("mqtt_ca_file", "mqtt_tls_cert", "mqtt_tls_key", mode="before")
+    @classmethod
+    def _empty_path_is_unset(cls, value: object) -> object:
+        return None if value == "" else value
+
     @field_validator("mqtt_ca_file")
     @classmethod
     def _mqtt_ca_file(cls, value: Path | None) -> Path | None:
-        if value is None or str(value) == "":
+        if value is None:
             return None
         import ssl
 

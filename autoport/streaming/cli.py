@@ -69,11 +69,12 @@ def _tls_listener(
     """The TLS listener from the options, else from the settings; None without one.
     Files Mosquitto could not use are refused here, before anything is written."""
     names = {"cert": "--tls-cert", "key": "--tls-key"}
-    if cert is None and key is None:
-        cert, key = settings.mqtt_tls_cert, settings.mqtt_tls_key
-        names = {"cert": "AUTOPORT_MQTT_TLS_CERT", "key": "AUTOPORT_MQTT_TLS_KEY"}
+    if cert is None and settings.mqtt_tls_cert is not None:
+        cert, names["cert"] = settings.mqtt_tls_cert, "AUTOPORT_MQTT_TLS_CERT"
+    if key is None and settings.mqtt_tls_key is not None:
+        key, names["key"] = settings.mqtt_tls_key, "AUTOPORT_MQTT_TLS_KEY"
     if cert is None or key is None:
-        if cert is None and key is None and (port is not None or bind is not None):
+        if cert is None and key is None:
             _fail("--tls-port/--tls-bind need a TLS listener: give --tls-cert and --tls-key")
         _fail("--tls-cert and --tls-key go together: give both")
     assert cert is not None and key is not None
@@ -140,6 +141,14 @@ def mosquitto_config(
         files = asyncio.run(_render(settings, target or Path("mosquitto"), port, bind, user, tls))
     except mosquitto.ListenerConflict as error:
         _fail(f"--tls-port: {error}")
+    address = mosquitto.broker_address(settings)
+    if address is not None and address.tls and (tls is None or tls.port != address.port):
+        typer.secho(
+            f"note: mqtt_url publishes over TLS to port {address.port}, but this "
+            "configuration has no TLS listener on that port",
+            fg=typer.colors.YELLOW,
+            err=True,
+        )
     if target is None:
         typer.echo("# ---- mosquitto.conf\n" + files.config)
         typer.echo("# ---- passwd\n" + files.passwd)

@@ -173,6 +173,44 @@ def test_mosquitto_config_takes_the_tls_listener_from_the_settings(
     assert "tls_port: 18883" in text
 
 
+def test_mqtts_publisher_keeps_the_plain_listener_on_1883(
+    data_dir: Path, pki: Pki, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AUTOPORT_MQTT_URL", "mqtts://broker.example:8883")
+    # Publishing over TLS to a broker configured without a TLS listener: a note.
+    result = runner.invoke(app, ["mosquitto-config"])
+    assert result.exit_code == 0, result.output
+    assert "listener 1883 127.0.0.1\n" in result.stdout
+    assert "no TLS listener on that port" in result.output
+
+    monkeypatch.setenv("AUTOPORT_MQTT_TLS_CERT", str(pki.cert_file))
+    monkeypatch.setenv("AUTOPORT_MQTT_TLS_KEY", str(pki.key_file))
+    result = runner.invoke(app, ["mosquitto-config"])
+    assert result.exit_code == 0, result.output
+    assert "listener 1883 127.0.0.1\n" in result.stdout
+    assert "listener 8883\n" in result.stdout
+    assert "note:" not in result.output
+
+    # An option replaces its setting only: the other file still comes from the settings.
+    other_key = make_pki(tmp_path / "other").key_file
+    result = runner.invoke(app, ["mosquitto-config", "--tls-key", str(other_key)])
+    assert result.exit_code == 2
+    assert f"--tls-key: {other_key} is not the PEM private key of {pki.cert_file}" in (
+        result.output
+    )
+
+
+def test_empty_tls_settings_are_unset(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("MQTT_CA_FILE", "MQTT_TLS_CERT", "MQTT_TLS_KEY"):
+        monkeypatch.setenv(f"AUTOPORT_{name}", "")
+    settings = Settings(data_dir=tmp_path)
+    assert (settings.mqtt_ca_file, settings.mqtt_tls_cert, settings.mqtt_tls_key) == (
+        None,
+        None,
+        None,
+    )
+
+
 def test_credentials_text_says_when_there_is_no_tls_listener(data_dir: Path) -> None:
     app_id = make_application(data_dir)
     result = runner.invoke(app, ["credentials", app_id])

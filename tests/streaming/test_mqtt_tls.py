@@ -28,6 +28,7 @@ from autoport.kit.db import Database
 from autoport.kit.environments import Environment
 from autoport.streaming.cli import app as streaming_app
 from autoport.streaming.mosquitto import topic_of
+from tests.conftest import service_missing
 from tests.streaming.conftest import (
     MOSQUITTO,
     Broker,
@@ -71,8 +72,6 @@ async def tls_setup(
     settings: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> AsyncIterator[TlsSetup]:
     if not os.path.exists(MOSQUITTO):
-        from tests.conftest import service_missing
-
         service_missing(f"Mosquitto broker binary not found at {MOSQUITTO}")
     pki = make_pki(tmp_path / "pki")
     plain_port, tls_port = free_port(), free_port()
