@@ -6,7 +6,7 @@ import asyncio
 import json
 import os
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, NoReturn
 
 import typer
 
@@ -54,7 +54,7 @@ async def _render(
     )
 
 
-def _fail(message: str) -> None:
+def _fail(message: str) -> NoReturn:
     typer.secho(message, fg=typer.colors.RED, err=True)
     raise typer.Exit(2)
 
@@ -77,7 +77,6 @@ def _tls_listener(
         if cert is None and key is None:
             _fail("--tls-port/--tls-bind need a TLS listener: give --tls-cert and --tls-key")
         _fail("--tls-cert and --tls-key go together: give both")
-    assert cert is not None and key is not None
     try:
         mosquitto.check_tls_files(cert, key)
     except mosquitto.TlsFileError as error:
