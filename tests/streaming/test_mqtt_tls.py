@@ -222,6 +222,13 @@ async def test_untrusted_clients_are_refused_and_the_plain_listener_still_serves
                 "localhost", port, username=app_id, password=password, tls_context=context
             ):
                 pass
+    # TLS 1.2 is still accepted (the listener's tls_version is a minimum).
+    tls12 = trusting(tls_setup.pki.ca_file)
+    tls12.maximum_version = ssl.TLSVersion.TLSv1_2
+    async with aiomqtt.Client(
+        "localhost", port, username=app_id, password=password, tls_context=tls12, timeout=5
+    ):
+        pass
     # Plain MQTT on the TLS port gets no CONNACK.
     with pytest.raises(aiomqtt.MqttError):
         async with aiomqtt.Client("127.0.0.1", port, username=app_id, password=password, timeout=2):
