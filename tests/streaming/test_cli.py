@@ -353,3 +353,20 @@ def test_bad_mqtts_settings_are_a_clear_cli_error(
     assert "configuration error" in result.output
     assert "mqtt_ca_file" in result.output
     assert "no such file" in result.output
+
+
+def test_mosquitto_config_refuses_an_unreadable_key(
+    data_dir: Path, pki: Pki, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The suite may run as root, which reads any file: a denied open, as for other users.
+    real_open = Path.open
+
+    def open_(self: Path, *args: object, **kwargs: object) -> object:
+        if self == pki.key_file:
+            raise PermissionError(13, "Permission denied", str(self))
+        return real_open(self, *args, **kwargs)  # type: ignore[call-overload]
+
+    monkeypatch.setattr(Path, "open", open_)
+    result = runner.invoke(app, tls_args(pki.cert_file, pki.key_file))
+    assert result.exit_code == 2
+    assert f"--tls-key: cannot read {pki.key_file}: Permission denied" in result.output
