@@ -10,7 +10,7 @@ import typer
 from pydantic import ValidationError
 
 from autoport import __version__
-from autoport.config import Settings, ensure_secrets, rotate_admin_token
+from autoport.config import Settings, ensure_secrets, rotate_admin_token, stored_secrets
 from autoport.db.migrate import current_revisions, expected_heads, upgrade
 from autoport.kit.db import create_database
 from autoport.kit.logging import configure_logging
@@ -144,9 +144,44 @@ def doctor() -> None:
         finally:
             await client.aclose()
 
+    async def check_mqtt() -> None:
+        import aiomqtt
+
+        from autoport.streaming.mosquitto import broker_address
+
+        try:
+            address = broker_address(stored_secrets(settings))
+        except RuntimeError:
+            report(
+                "mqtt",
+                False,
+                "the publisher's password derives from token_hmac_key, which is not "
+                "generated yet: start `autoport serve` once",
+            )
+            return
+        assert address is not None
+        where = f"{'mqtts' if address.tls else 'mqtt'}://{address.host}:{address.port}"
+        try:
+            async with aiomqtt.Client(
+                address.host,
+                address.port,
+                username=address.username,
+                password=address.password,
+                tls_context=address.tls_context(),
+                timeout=5,
+            ):
+                pass
+        except Exception as error:
+            report("mqtt", False, f"{where}: {type(error).__name__}: {error}")
+            return
+        secure = ", TLS certificate and host name verified" if address.tls else ""
+        report("mqtt", True, f"{where} accepts {address.username}{secure}")
+
     asyncio.run(check_database())
     if settings.redis_url:
         asyncio.run(check_redis(settings.redis_url))
+    if settings.mqtt_url:
+        asyncio.run(check_mqtt())
     if problems:
         typer.echo(f"{problems} problem(s) found")
         raise typer.Exit(1)

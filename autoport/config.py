@@ -133,9 +133,19 @@ class Settings(BaseSettings):
     fleet_max_vehicles_per_request: int = Field(default=1000, ge=1, le=100_000)
     # --- streaming
     # MQTT transport: mqtt://[user:password@]host[:port] of a Mosquitto configured by
-    # `autoport streaming mosquitto-config`. Off when unset. Without user:password the
-    # publisher uses `autoport-publisher` and a password derived from token_hmac_key.
+    # `autoport streaming mosquitto-config`, or mqtts://... over TLS (default port 8883).
+    # Off when unset. Without user:password the publisher uses `autoport-publisher` and a
+    # password derived from token_hmac_key.
     mqtt_url: str | None = None
+    # mqtts:// only: PEM file of the CA(s) the publisher trusts for the broker's
+    # certificate (the host name is always checked). None: the system's trust store.
+    mqtt_ca_file: Path | None = None
+    # The broker's TLS listener for remote subscribers (`mosquitto-config` writes it when
+    # both files are given; `credentials` then announces `tls_port`). PEM files, read by
+    # Mosquitto.
+    mqtt_tls_cert: Path | None = None
+    mqtt_tls_key: Path | None = None
+    mqtt_tls_port: int = Field(default=8883, ge=1, le=65535)
     # Where `autoport streaming credentials` rewrites Mosquitto's password and ACL files
     # (then reload the broker: SIGHUP). None: print them with `mosquitto-config`.
     mqtt_config_dir: Path | None = None
@@ -221,8 +231,37 @@ class Settings(BaseSettings):
         if value is None or value == "":
             return None
         parts = urlsplit(value)
-        if parts.scheme not in ("mqtt", "tcp") or not parts.hostname:
-            raise ValueError("must look like mqtt://[user:password@]host[:port]")
+        if parts.scheme not in ("mqtt", "tcp", "mqtts") or not parts.hostname:
+            raise ValueError(
+                "must look like mqtt://[user:password@]host[:port] "
+                "or mqtts://[user:password@]host[:port] (TLS)"
+            )
+        try:
+            parts.port  # noqa: B018 (urlsplit checks the port only when asked)
+        except ValueError as error:
+            raise ValueError(f"bad port: {error}") from None
+        return value
+
+    @field_validator("mqtt_ca_file", "mqtt_tls_cert", "mqtt_tls_key", mode="before")
+    @classmethod
+    def _empty_path_is_unset(cls, value: object) -> object:
+        return None if value == "" else value
+
+    @field_validator("mqtt_ca_file")
+    @classmethod
+    def _mqtt_ca_file(cls, value: Path | None) -> Path | None:
+        if value is None:
+            return None
+        import ssl
+
+        try:
+            ssl.create_default_context(cafile=str(value))
+        except FileNotFoundError:
+            raise ValueError(f"no such file: {value}") from None
+        except (OSError, ssl.SSLError) as error:
+            raise ValueError(
+                f"not a readable PEM file of CA certificates: {value} ({error})"
+            ) from None
         return value
 
     @field_validator("sandbox_connector_verification_methods")
@@ -249,6 +288,14 @@ class Settings(BaseSettings):
         return value
 
     @model_validator(mode="after")
+    def _mqtt_tls_consistent(self) -> Settings:
+        if self.mqtt_ca_file is not None and not self.mqtt_tls:
+            raise ValueError("mqtt_ca_file is for TLS: mqtt_url must be mqtts://")
+        if (self.mqtt_tls_cert is None) != (self.mqtt_tls_key is None):
+            raise ValueError("mqtt_tls_cert and mqtt_tls_key go together (set both or neither)")
+        return self
+
+    @model_validator(mode="after")
     def _addresses_follow_the_listen_port(self) -> Settings:
         # On a laptop the public addresses are the listen address: `--port 9000` alone
         # must not leave links and token audiences pointing at 8080.
@@ -264,6 +311,11 @@ class Settings(BaseSettings):
         if self.database_url:
             return self.database_url
         return f"sqlite:///{(self.data_dir / 'autoport.db').resolve()}"
+
+    @property
+    def mqtt_tls(self) -> bool:
+        """Whether the publisher connects over TLS (mqtts://)."""
+        return self.mqtt_url is not None and urlsplit(self.mqtt_url).scheme == "mqtts"
 
     @property
     def is_sqlite(self) -> bool:
@@ -286,7 +338,8 @@ class Settings(BaseSettings):
             "log_level": self.log_level,
             "redis_url": "configured" if self.redis_url else None,
             "mqtt": (
-                f"{urlsplit(self.mqtt_url).hostname}:{urlsplit(self.mqtt_url).port or 1883}"
+                f"{'mqtts' if self.mqtt_tls else 'mqtt'}://{urlsplit(self.mqtt_url).hostname}:"
+                f"{urlsplit(self.mqtt_url).port or (8883 if self.mqtt_tls else 1883)}"
                 if self.mqtt_url
                 else None
             ),
@@ -343,6 +396,19 @@ def ensure_secrets(settings: Settings) -> tuple[Settings, GeneratedSecrets]:
     else:
         update["admin_token_sha256"] = stored["admin_token_sha256"]
     return settings.model_copy(update=update), GeneratedSecrets(new_admin_token)
+
+
+def stored_secrets(settings: Settings) -> Settings:
+    """Settings with the secrets already persisted filled in; unlike `ensure_secrets`,
+    nothing is generated (for checks such as `autoport doctor`)."""
+    path = settings.data_dir / SECRETS_FILE_NAME
+    stored: dict[str, str] = json.loads(path.read_text()) if path.exists() else {}
+    update: dict[str, Any] = {
+        name: SecretStr(stored[name])
+        for name in ("token_hmac_key", "session_secret")
+        if getattr(settings, name) is None and name in stored
+    }
+    return settings.model_copy(update=update)
 
 
 def rotate_admin_token(settings: Settings) -> str:

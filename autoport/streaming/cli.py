@@ -6,7 +6,7 @@ import asyncio
 import json
 import os
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, NoReturn
 
 import typer
 
@@ -30,7 +30,12 @@ def _settings() -> Settings:
 
 
 async def _render(
-    settings: Settings, directory: Path, port: int | None, bind: str, run_as: str | None
+    settings: Settings,
+    directory: Path,
+    port: int | None,
+    bind: str,
+    run_as: str | None,
+    tls: mosquitto.TlsListener | None,
 ) -> mosquitto.MosquittoFiles:
     db = create_database(settings.resolved_database_url, schema=settings.database_schema)
     await db.connect()
@@ -39,7 +44,45 @@ async def _render(
     finally:
         await db.close()
     return mosquitto.render(
-        settings, directory=directory, applications=rows, port=port, bind=bind, run_as=run_as
+        settings,
+        directory=directory,
+        applications=rows,
+        port=port,
+        bind=bind,
+        run_as=run_as,
+        tls=tls,
+    )
+
+
+def _fail(message: str) -> NoReturn:
+    typer.secho(message, fg=typer.colors.RED, err=True)
+    raise typer.Exit(2)
+
+
+def _tls_listener(
+    settings: Settings,
+    cert: Path | None,
+    key: Path | None,
+    port: int | None,
+    bind: str | None,
+) -> mosquitto.TlsListener | None:
+    """The TLS listener from the options, else from the settings; None without one.
+    Files Mosquitto could not use are refused here, before anything is written."""
+    names = {"cert": "--tls-cert", "key": "--tls-key"}
+    if cert is None and settings.mqtt_tls_cert is not None:
+        cert, names["cert"] = settings.mqtt_tls_cert, "AUTOPORT_MQTT_TLS_CERT"
+    if key is None and settings.mqtt_tls_key is not None:
+        key, names["key"] = settings.mqtt_tls_key, "AUTOPORT_MQTT_TLS_KEY"
+    if cert is None or key is None:
+        if cert is None and key is None:
+            _fail("--tls-port/--tls-bind need a TLS listener: give --tls-cert and --tls-key")
+        _fail("--tls-cert and --tls-key go together: give both")
+    try:
+        mosquitto.check_tls_files(cert, key)
+    except mosquitto.TlsFileError as error:
+        _fail(f"{names[error.option]}: {error}")
+    return mosquitto.TlsListener(
+        cert, key, port if port is not None else settings.mqtt_tls_port, bind
     )
 
 
@@ -57,6 +100,25 @@ def mosquitto_config(
         int | None, typer.Option(help="Listener port (default: the port of mqtt_url, or 1883).")
     ] = None,
     bind: Annotated[str, typer.Option(help="Listener address.")] = "127.0.0.1",
+    tls_cert: Annotated[
+        Path | None,
+        typer.Option(
+            help="PEM certificate (chain) of a TLS listener for remote clients "
+            "(default: mqtt_tls_cert). Needs --tls-key."
+        ),
+    ] = None,
+    tls_key: Annotated[
+        Path | None,
+        typer.Option(help="Unencrypted PEM private key of --tls-cert (default: mqtt_tls_key)."),
+    ] = None,
+    tls_port: Annotated[
+        int | None,
+        typer.Option(help="TLS listener port (default: mqtt_tls_port, 8883).", min=1, max=65535),
+    ] = None,
+    tls_bind: Annotated[
+        str | None,
+        typer.Option(help="TLS listener address (default: every interface)."),
+    ] = None,
     user: Annotated[
         str | None,
         typer.Option(
@@ -65,12 +127,27 @@ def mosquitto_config(
         ),
     ] = None,
 ) -> None:
-    """Mosquitto's configuration for autoport: a password-protected listener, the
-    password file (autoport's publisher and every application with credentials) and the
-    ACL (each application reads only its own topic)."""
+    """Mosquitto's configuration for autoport: a password-protected listener (and, with
+    a certificate and key, a TLS listener for remote clients), the password file
+    (autoport's publisher and every application with credentials) and the ACL (each
+    application reads only its own topic)."""
     settings = _settings()
     target = directory or settings.mqtt_config_dir
-    files = asyncio.run(_render(settings, target or Path("mosquitto"), port, bind, user))
+    tls = None
+    if tls_cert or tls_key or tls_port or tls_bind or settings.mqtt_tls_cert:
+        tls = _tls_listener(settings, tls_cert, tls_key, tls_port, tls_bind)
+    try:
+        files = asyncio.run(_render(settings, target or Path("mosquitto"), port, bind, user, tls))
+    except mosquitto.ListenerConflict as error:
+        _fail(f"--tls-port: {error}")
+    address = mosquitto.broker_address(settings)
+    if address is not None and address.tls and (tls is None or tls.port != address.port):
+        typer.secho(
+            f"note: mqtt_url publishes over TLS to port {address.port}, but this "
+            "configuration has no TLS listener on that port",
+            fg=typer.colors.YELLOW,
+            err=True,
+        )
     if target is None:
         typer.echo("# ---- mosquitto.conf\n" + files.config)
         typer.echo("# ---- passwd\n" + files.passwd)
@@ -115,6 +192,7 @@ async def _issue(settings: Settings, application_id: str) -> dict[str, Any] | No
         "environment": str(environment),
         "host": address.host if address else "127.0.0.1",
         "port": address.port if address else mosquitto.DEFAULT_PORT,
+        "tls_port": mosquitto.announced_tls_port(settings),
         "username": application_id,
         "password": password,
         "topic": mosquitto.topic_of(environment, application_id),
@@ -139,7 +217,9 @@ def credentials(
     if as_json:
         typer.echo(json.dumps(issued, indent=2, sort_keys=True))
         return
-    for name in ("application_id", "environment", "host", "port", "username", "password", "topic"):
+    for name in ("application_id", "environment", "host", "port", "tls_port"):
+        typer.echo(f"{name}: {issued[name] if issued[name] is not None else '(no TLS listener)'}")
+    for name in ("username", "password", "topic"):
         typer.echo(f"{name}: {issued[name]}")
     if issued["files_updated"]:
         typer.echo("updated " + ", ".join(issued["files_updated"]) + " (reload Mosquitto: SIGHUP)")

@@ -6,6 +6,10 @@ Credentials: every application gets a username (its application id) and a random
 password, shown once by `autoport streaming credentials`; autoport keeps only the `$7$`
 hash. autoport's publisher is `autoport-publisher`, with the password from `mqtt_url`
 or, by default, one derived from `token_hmac_key` (so nothing more needs storing).
+
+TLS: the configuration may add a second listener with a certificate and key (same
+password file and ACL) for remote subscribers; the publisher connects over TLS when
+`mqtt_url` is mqtts://, trusting `mqtt_ca_file` or the system's trust store.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ import hashlib
 import hmac
 import os
 import secrets
+import ssl
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +31,9 @@ from autoport.kit.environments import Environment
 
 PUBLISHER_USERNAME = "autoport-publisher"
 DEFAULT_PORT = 1883
+DEFAULT_TLS_PORT = 8883
+# The oldest TLS version the broker's TLS listener accepts (Mosquitto: a minimum).
+TLS_MIN_VERSION = "tlsv1.2"
 # Mosquitto's own default; the passwords are 192-bit random strings, so the iteration
 # count adds nothing against guessing and only slows the broker's CONNECT handling.
 PBKDF2_ITERATIONS = 101
@@ -56,6 +64,19 @@ class BrokerAddress:
     port: int
     username: str
     password: str
+    tls: bool = False
+    # The CA(s) trusted for the broker's certificate (tls only); None: the system's.
+    ca_file: Path | None = None
+
+    def tls_context(self) -> ssl.SSLContext | None:
+        """For mqtts://: certificate and host name checked, TLS 1.2 at least."""
+        if not self.tls:
+            return None
+        context = ssl.create_default_context(
+            cafile=str(self.ca_file) if self.ca_file is not None else None
+        )
+        context.minimum_version = ssl.TLSVersion.TLSv1_2
+        return context
 
 
 def broker_address(settings: Settings) -> BrokerAddress | None:
@@ -66,7 +87,71 @@ def broker_address(settings: Settings) -> BrokerAddress | None:
     username = unquote(parts.username) if parts.username else PUBLISHER_USERNAME
     password = unquote(parts.password) if parts.password else derived_publisher_password(settings)
     host = parts.hostname or "127.0.0.1"
-    return BrokerAddress(host, parts.port or DEFAULT_PORT, username, password)
+    tls = parts.scheme == "mqtts"
+    port = parts.port or (DEFAULT_TLS_PORT if tls else DEFAULT_PORT)
+    return BrokerAddress(host, port, username, password, tls, settings.mqtt_ca_file)
+
+
+def announced_tls_port(settings: Settings) -> int | None:
+    """The TLS port applications are told (`credentials`): the TLS listener's from the
+    settings, else the port of an mqtts:// `mqtt_url`; None when there is no TLS."""
+    if settings.mqtt_tls_cert is not None:
+        return settings.mqtt_tls_port
+    address = urlsplit(settings.mqtt_url) if settings.mqtt_url else None
+    if address is not None and address.scheme == "mqtts":
+        return address.port or DEFAULT_TLS_PORT
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class TlsListener:
+    """The broker's TLS listener: PEM certificate (chain) and key, port, address (None:
+    every interface)."""
+
+    certfile: Path
+    keyfile: Path
+    port: int = DEFAULT_TLS_PORT
+    bind: str | None = None
+
+
+class TlsFileError(ValueError):
+    """A certificate or key file Mosquitto could not use; `option` names the setting."""
+
+    def __init__(self, option: str, message: str) -> None:
+        super().__init__(message)
+        self.option = option
+
+
+def check_tls_files(certfile: Path, keyfile: Path) -> None:
+    """Refuse files Mosquitto would fail on at start: missing, unreadable, not PEM, an
+    encrypted key (Mosquitto would ask for its passphrase) or a key of another
+    certificate. Raises TlsFileError naming `cert` or `key`."""
+    for option, path in (("cert", certfile), ("key", keyfile)):
+        if not path.exists():
+            raise TlsFileError(option, f"no such file: {path}")
+        if not path.is_file():
+            raise TlsFileError(option, f"not a file: {path}")
+        try:
+            with path.open("rb") as handle:
+                handle.read(1)
+        except OSError as error:
+            raise TlsFileError(option, f"cannot read {path}: {error.strerror}") from None
+    try:
+        ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT).load_verify_locations(cafile=certfile)
+    except ssl.SSLError as error:
+        raise TlsFileError("cert", f"not a PEM certificate: {certfile} ({error})") from None
+
+    def encrypted() -> str:
+        raise TlsFileError(
+            "key", f"{keyfile} is encrypted; Mosquitto needs an unencrypted key file"
+        )
+
+    try:
+        ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER).load_cert_chain(certfile, keyfile, encrypted)
+    except ssl.SSLError as error:
+        raise TlsFileError(
+            "key", f"{keyfile} is not the PEM private key of {certfile} ({error})"
+        ) from None
 
 
 def derived_publisher_password(settings: Settings) -> str:
@@ -75,6 +160,10 @@ def derived_publisher_password(settings: Settings) -> str:
         raise RuntimeError("secrets were not loaded (config.ensure_secrets)")
     mac = hmac.new(key.get_secret_value().encode(), b"autoport mqtt publisher", hashlib.sha256)
     return base64.urlsafe_b64encode(mac.digest()).decode().rstrip("=")
+
+
+class ListenerConflict(ValueError):
+    """The TLS listener's port is the plain listener's."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,13 +181,21 @@ def render(
     port: int | None = None,
     bind: str = "127.0.0.1",
     run_as: str | None = None,
+    tls: TlsListener | None = None,
 ) -> MosquittoFiles:
     """The three files, for a broker whose files live in `directory`. `applications`
-    are (environment, application id, `$7$` hash) rows."""
+    are (environment, application id, `$7$` hash) rows. `tls` adds a TLS listener with
+    the same password file and ACL (the plain listener stays, for the local publisher)."""
     address = broker_address(settings)
     publisher_user = address.username if address else PUBLISHER_USERNAME
     publisher_password = address.password if address else derived_publisher_password(settings)
-    listen_port = port if port is not None else (address.port if address else DEFAULT_PORT)
+    if port is not None:
+        listen_port = port
+    elif address is not None and not address.tls:
+        listen_port = address.port
+    else:
+        # An mqtts:// publisher's port is the TLS listener's, not the plain one's.
+        listen_port = DEFAULT_PORT
     directory = directory.resolve()
     config_lines = [
         "# Mosquitto for autoport streaming; generated by `autoport streaming mosquitto-config`.",
@@ -123,6 +220,17 @@ def render(
     ]
     if run_as:
         config_lines.append(f"user {run_as}")
+    if tls is not None:
+        if tls.port == listen_port:
+            raise ListenerConflict(f"the TLS and the plain listener both use port {listen_port}")
+        config_lines += [
+            "",
+            "# TLS listener for remote clients: the same users, passwords and ACL.",
+            f"listener {tls.port}" + (f" {tls.bind}" if tls.bind else ""),
+            f"certfile {tls.certfile.resolve()}",
+            f"keyfile {tls.keyfile.resolve()}",
+            f"tls_version {TLS_MIN_VERSION}",
+        ]
     passwd_lines = [f"{publisher_user}:{password_hash(publisher_password)}"]
     acl_lines = [
         "# autoport's publisher writes every application topic.",

@@ -149,9 +149,15 @@ class MqttPublisher:
                     timeout=MQTT_PUBLISH_TIMEOUT,
                     keepalive=15,
                     max_inflight_messages=IN_FLIGHT,
+                    tls_context=self.address.tls_context(),
                 ) as client:
                     self._hook_acks(client)
-                    log.info("mqtt publisher connected", host=self.address.host)
+                    log.info(
+                        "mqtt publisher connected",
+                        host=self.address.host,
+                        port=self.address.port,
+                        tls=self.address.tls,
+                    )
                     self.connected.set()
                     backoff = 0.2
                     await self._publish_forever(client)

@@ -73,3 +73,25 @@ def test_admin_token_rotation(data_dir: Path) -> None:
     assert result.exit_code == 0
     assert result.stdout.strip().startswith("ap_admin_")
     assert result.stdout.strip() not in (data_dir / "secrets.json").read_text()
+
+
+def test_doctor_reports_an_unreachable_mqtt_broker(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    runner.invoke(app, ["migrate"])
+    monkeypatch.setenv("AUTOPORT_MQTT_URL", "mqtt://publisher:secret@127.0.0.1:1")
+    result = runner.invoke(app, ["doctor"])
+    assert result.exit_code == 1
+    assert "[FAIL] mqtt: mqtt://127.0.0.1:1" in result.output
+
+
+def test_doctor_does_not_generate_secrets_to_check_mqtt(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The admin token is shown once by `serve`: doctor must not create it unseen.
+    runner.invoke(app, ["migrate"])
+    monkeypatch.setenv("AUTOPORT_MQTT_URL", "mqtts://127.0.0.1:1")
+    result = runner.invoke(app, ["doctor"])
+    assert result.exit_code == 1
+    assert "[FAIL] mqtt: the publisher's password derives from token_hmac_key" in result.output
+    assert not (data_dir / "secrets.json").exists()

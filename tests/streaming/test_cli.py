@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
+import ssl
 import stat
 from pathlib import Path
 
@@ -16,8 +17,9 @@ from autoport.config import Settings
 from autoport.db.migrate import upgrade_sync
 from autoport.kit.db import create_database
 from autoport.streaming.cli import app
-from autoport.streaming.mosquitto import password_hash
+from autoport.streaming.mosquitto import broker_address, password_hash
 from tests.streaming.conftest import create_application
+from tests.streaming.pki import Pki, make_pki
 
 runner = CliRunner()
 
@@ -54,6 +56,7 @@ def test_credentials_issue_a_password_only_its_hash_is_kept(
     assert issued["username"] == app_id
     assert issued["topic"] == f"sandbox/level13/{app_id}"
     assert (issued["host"], issued["port"], issued["qos"]) == ("broker.example", 8883, 1)
+    assert issued["tls_port"] is None  # no TLS listener configured
     password = issued["password"]
     assert len(password) >= 32
 
@@ -122,3 +125,248 @@ def test_credentials_leave_an_edited_mosquitto_conf_alone(
     assert runner.invoke(app, ["credentials", app_id]).exit_code == 0
     assert (conf_dir / "mosquitto.conf").read_text() == config
     assert app_id in (conf_dir / "passwd").read_text()
+
+
+# ---------------------------------------------------------------- TLS
+
+
+@pytest.fixture
+def pki(tmp_path: Path) -> Pki:
+    return make_pki(tmp_path / "pki")
+
+
+def tls_args(cert: Path, key: Path) -> list[str]:
+    return ["mosquitto-config", "--tls-cert", str(cert), "--tls-key", str(key)]
+
+
+def test_mosquitto_config_adds_a_tls_listener(data_dir: Path, pki: Pki) -> None:
+    result = runner.invoke(app, [*tls_args(pki.cert_file, pki.key_file), "--port", "18830"])
+    assert result.exit_code == 0, result.output
+    text = result.stdout
+    assert "listener 18830 127.0.0.1\n" in text  # the plain one stays
+    assert (
+        "listener 8883\n"  # every interface by default
+        f"certfile {pki.cert_file.resolve()}\nkeyfile {pki.key_file.resolve()}\n"
+        "tls_version tlsv1.2\n"
+    ) in text
+    # One password file and ACL for both listeners.
+    assert "per_listener_settings false" in text
+    assert text.count("password_file ") == 1
+    assert text.count("acl_file ") == 1
+
+
+def test_mosquitto_config_takes_the_tls_listener_from_the_settings(
+    data_dir: Path, pki: Pki, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AUTOPORT_MQTT_TLS_CERT", str(pki.cert_file))
+    monkeypatch.setenv("AUTOPORT_MQTT_TLS_KEY", str(pki.key_file))
+    monkeypatch.setenv("AUTOPORT_MQTT_TLS_PORT", "18883")
+    result = runner.invoke(app, ["mosquitto-config", "--tls-bind", "10.0.0.5"])
+    assert result.exit_code == 0, result.output
+    assert f"listener 18883 10.0.0.5\ncertfile {pki.cert_file.resolve()}\n" in result.stdout
+
+    # ... and `credentials` tells applications where TLS is.
+    app_id = make_application(data_dir)
+    issued = json.loads(runner.invoke(app, ["credentials", app_id, "--json"]).stdout)
+    assert issued["tls_port"] == 18883
+    text = runner.invoke(app, ["credentials", app_id]).stdout
+    assert "tls_port: 18883" in text
+
+
+def test_mqtts_publisher_keeps_the_plain_listener_on_1883(
+    data_dir: Path, pki: Pki, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AUTOPORT_MQTT_URL", "mqtts://broker.example:8883")
+    # Publishing over TLS to a broker configured without a TLS listener: a note.
+    result = runner.invoke(app, ["mosquitto-config"])
+    assert result.exit_code == 0, result.output
+    assert "listener 1883 127.0.0.1\n" in result.stdout
+    assert "no TLS listener on that port" in result.output
+
+    monkeypatch.setenv("AUTOPORT_MQTT_TLS_CERT", str(pki.cert_file))
+    monkeypatch.setenv("AUTOPORT_MQTT_TLS_KEY", str(pki.key_file))
+    result = runner.invoke(app, ["mosquitto-config"])
+    assert result.exit_code == 0, result.output
+    assert "listener 1883 127.0.0.1\n" in result.stdout
+    assert "listener 8883\n" in result.stdout
+    assert "note:" not in result.output
+
+    # An option replaces its setting only: the other file still comes from the settings.
+    other_key = make_pki(tmp_path / "other").key_file
+    result = runner.invoke(app, ["mosquitto-config", "--tls-key", str(other_key)])
+    assert result.exit_code == 2
+    assert f"--tls-key: {other_key} is not the PEM private key of {pki.cert_file}" in (
+        result.output
+    )
+
+
+def test_empty_tls_settings_are_unset(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("MQTT_CA_FILE", "MQTT_TLS_CERT", "MQTT_TLS_KEY"):
+        monkeypatch.setenv(f"AUTOPORT_{name}", "")
+    settings = Settings(data_dir=tmp_path)
+    assert (settings.mqtt_ca_file, settings.mqtt_tls_cert, settings.mqtt_tls_key) == (
+        None,
+        None,
+        None,
+    )
+
+
+def test_credentials_text_says_when_there_is_no_tls_listener(data_dir: Path) -> None:
+    app_id = make_application(data_dir)
+    result = runner.invoke(app, ["credentials", app_id])
+    assert result.exit_code == 0, result.output
+    assert "tls_port: (no TLS listener)" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("which", "option", "message"),
+    [
+        ("missing-cert", "--tls-cert", "no such file"),
+        ("missing-key", "--tls-key", "no such file"),
+        ("cert-is-a-directory", "--tls-cert", "not a file"),
+        ("cert-not-pem", "--tls-cert", "not a PEM certificate"),
+        ("key-of-another-cert", "--tls-key", "is not the PEM private key of"),
+        ("encrypted-key", "--tls-key", "encrypted"),
+    ],
+)
+def test_mosquitto_config_refuses_unusable_tls_files_and_writes_nothing(
+    data_dir: Path, pki: Pki, tmp_path: Path, which: str, option: str, message: str
+) -> None:
+    from cryptography.hazmat.primitives import serialization
+
+    cert, key = pki.cert_file, pki.key_file
+    if which == "missing-cert":
+        cert = tmp_path / "nope.pem"
+    elif which == "missing-key":
+        key = tmp_path / "nope.key"
+    elif which == "cert-is-a-directory":
+        cert = tmp_path
+    elif which == "cert-not-pem":
+        cert = key
+    elif which == "key-of-another-cert":
+        key = make_pki(tmp_path / "other").key_file
+    else:
+        loaded = serialization.load_pem_private_key(pki.key_file.read_bytes(), None)
+        key = tmp_path / "encrypted.key"
+        key.write_bytes(
+            loaded.private_bytes(
+                serialization.Encoding.PEM,
+                serialization.PrivateFormat.PKCS8,
+                serialization.BestAvailableEncryption(b"secret"),
+            )
+        )
+    target = data_dir / "broker"
+    result = runner.invoke(app, [*tls_args(cert, key), "--dir", str(target)])
+    assert result.exit_code == 2, result.output
+    assert f"{option}: " in result.output
+    assert message in result.output
+    assert not target.exists()
+
+
+def test_mosquitto_config_names_the_setting_of_a_missing_file(
+    data_dir: Path, pki: Pki, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AUTOPORT_MQTT_TLS_CERT", str(data_dir / "gone.pem"))
+    monkeypatch.setenv("AUTOPORT_MQTT_TLS_KEY", str(pki.key_file))
+    result = runner.invoke(app, ["mosquitto-config"])
+    assert result.exit_code == 2
+    assert "AUTOPORT_MQTT_TLS_CERT: no such file" in result.output
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--tls-cert", "CERT"], "--tls-cert and --tls-key go together"),
+        (["--tls-key", "KEY"], "--tls-cert and --tls-key go together"),
+        (["--tls-port", "8884"], "--tls-port/--tls-bind need a TLS listener"),
+        (
+            ["--tls-cert", "CERT", "--tls-key", "KEY", "--tls-port", "1883"],
+            "--tls-port: the TLS and the plain listener both use port 1883",
+        ),
+    ],
+)
+def test_mosquitto_config_refuses_incomplete_tls_options(
+    data_dir: Path, pki: Pki, args: list[str], message: str
+) -> None:
+    args = [{"CERT": str(pki.cert_file), "KEY": str(pki.key_file)}.get(arg, arg) for arg in args]
+    target = data_dir / "broker"
+    result = runner.invoke(app, ["mosquitto-config", "--dir", str(target), *args])
+    assert result.exit_code == 2, result.output
+    assert message in result.output
+    assert not (target / "mosquitto.conf").exists()
+
+
+def test_mqtts_url_is_tls_on_8883_by_default(tmp_path: Path, pki: Pki) -> None:
+    settings = Settings(
+        data_dir=tmp_path,
+        mqtt_url="mqtts://user:pw@broker.example",
+        mqtt_ca_file=pki.ca_file,
+    )
+    address = broker_address(settings)
+    assert address is not None
+    assert (address.host, address.port, address.tls) == ("broker.example", 8883, True)
+    context = address.tls_context()
+    assert context is not None
+    assert context.check_hostname
+    assert context.verify_mode == ssl.CERT_REQUIRED
+    assert context.minimum_version == ssl.TLSVersion.TLSv1_2
+    assert settings.safe_summary()["mqtt"] == "mqtts://broker.example:8883"
+    plain = broker_address(Settings(data_dir=tmp_path, mqtt_url="mqtt://u:p@broker.example"))
+    assert plain is not None
+    assert (plain.port, plain.tls, plain.tls_context()) == (1883, False, None)
+
+
+@pytest.mark.parametrize(
+    ("update", "message"),
+    [
+        ({"mqtt_url": "mqtts://"}, "mqtts://"),
+        ({"mqtt_url": "mqtts://broker:port"}, "bad port"),
+        ({"mqtt_url": "mqtts://broker:99999"}, "bad port"),
+        ({"mqtt_url": "mqtts://broker", "mqtt_ca_file": "missing.pem"}, "no such file"),
+        ({"mqtt_url": "mqtts://broker", "mqtt_ca_file": "NOT-PEM"}, "not a readable PEM file"),
+        ({"mqtt_url": "mqtt://broker", "mqtt_ca_file": "CA"}, "mqtt_url must be mqtts://"),
+        ({"mqtt_ca_file": "CA"}, "mqtt_url must be mqtts://"),
+        ({"mqtt_tls_cert": "CA"}, "mqtt_tls_cert and mqtt_tls_key go together"),
+    ],
+)
+def test_bad_mqtts_settings_are_refused(
+    tmp_path: Path, pki: Pki, update: dict[str, str], message: str
+) -> None:
+    not_pem = tmp_path / "not.pem"
+    not_pem.write_text("hello")
+    values = {
+        name: {"CA": str(pki.ca_file), "NOT-PEM": str(not_pem)}.get(value, value)
+        for name, value in update.items()
+    }
+    with pytest.raises(ValidationError, match="mqtt") as error:
+        Settings(data_dir=tmp_path, **values)  # type: ignore[arg-type]
+    assert message in str(error.value)
+
+
+def test_bad_mqtts_settings_are_a_clear_cli_error(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AUTOPORT_MQTT_URL", "mqtts://broker.example")
+    monkeypatch.setenv("AUTOPORT_MQTT_CA_FILE", str(data_dir / "missing-ca.pem"))
+    result = runner.invoke(app, ["mosquitto-config"])
+    assert result.exit_code == 2
+    assert "configuration error" in result.output
+    assert "mqtt_ca_file" in result.output
+    assert "no such file" in result.output
+
+
+def test_mosquitto_config_refuses_an_unreadable_key(
+    data_dir: Path, pki: Pki, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The suite may run as root, which reads any file: a denied open, as for other users.
+    real_open = Path.open
+
+    def open_(self: Path, *args: object, **kwargs: object) -> object:
+        if self == pki.key_file:
+            raise PermissionError(13, "Permission denied", str(self))
+        return real_open(self, *args, **kwargs)  # type: ignore[call-overload]
+
+    monkeypatch.setattr(Path, "open", open_)
+    result = runner.invoke(app, tls_args(pki.cert_file, pki.key_file))
+    assert result.exit_code == 2
+    assert f"--tls-key: cannot read {pki.key_file}: Permission denied" in result.output
