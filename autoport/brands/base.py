@@ -5,7 +5,8 @@ A connector answers four questions for its brand, each the way its carmaker can:
 - what became of a fleet clearance request (decided on the carmaker's side,
   asynchronously: the fleet worker asks again until the answer is final)?
 - how does an owner prove ownership during consent (a method name, and for
-  `vehicle_code` the delivery of the code to the car: `show_vehicle_code`)?
+  `vehicle_code` the delivery of the code to the car: `show_vehicle_code`; for
+  `oem_login` the carmaker's own login: `oem_login_url` and `oem_login_owner`)?
 - fresh data on demand (`fetch`, the `autoport.ingestion.sources.DataSource` contract),
   or None when the brand only pushes.
 Data a carmaker pushes enters through `push` (see autoport.brands.push).
@@ -14,6 +15,7 @@ Data a carmaker pushes enters through `push` (see autoport.brands.push).
 from __future__ import annotations
 
 import enum
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import ClassVar, Literal
 
@@ -114,10 +116,13 @@ class BrandConnector:
         method = self.verification_method
         if method is VerificationMethod.instant:
             return "instant proves no ownership (it is the sandbox's method)"
-        if method is VerificationMethod.oem_login:
+        if method is VerificationMethod.oem_login and (
+            type(self).oem_login_url is BrandConnector.oem_login_url
+            or type(self).oem_login_owner is BrandConnector.oem_login_owner
+        ):
             return (
-                "oem_login needs a carmaker login adapter, which autoport does not ship yet "
-                "(the sandbox simulates one); use vehicle_code or owner_portal"
+                "oem_login needs a carmaker login adapter: the connector must implement "
+                "oem_login_url and oem_login_owner"
             )
         if (
             method is VerificationMethod.vehicle_code
@@ -133,6 +138,30 @@ class BrandConnector:
         ConnectorError when the vehicle or the carmaker cannot be reached: the owner is
         told and may ask for a new code."""
         raise NotImplementedError(f"{type(self).__name__} cannot show codes in vehicles")
+
+    async def oem_login_url(
+        self, *, environment: Environment, vin: str, state: str, redirect_uri: str
+    ) -> str:
+        """The carmaker's authorization URL (`oem_login`, OAuth 2.0 authorization-code
+        style) the owner's browser is sent to. It must carry our opaque `state` and our
+        absolute callback `redirect_uri`; the carmaker sends the owner back to
+        `redirect_uri` with `state` and its answer (`code`, or `error`)."""
+        raise NotImplementedError(f"{type(self).__name__} has no carmaker login")
+
+    async def oem_login_owner(
+        self,
+        *,
+        environment: Environment,
+        vin: str,
+        callback: Mapping[str, str],
+        redirect_uri: str,
+    ) -> str | None:
+        """Given the query parameters the carmaker sent back to `redirect_uri` (`code`,
+        or `error` when the owner cancelled), exchange them with the carmaker: the owner's
+        account id at the carmaker when that account owns `vin`, None when it does not or
+        the login failed. Raise ConnectorError when the carmaker cannot be reached.
+        Autoport has already checked `state`."""
+        raise NotImplementedError(f"{type(self).__name__} has no carmaker login")
 
     @property
     def fetches(self) -> bool:

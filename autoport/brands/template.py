@@ -12,7 +12,9 @@ autoport expects. To add carmaker "acme":
        [brand_connector_options.acme]
        base_url = "https://api.acme.example/v2"
        api_key_env = "ACME_API_KEY"      # the secret itself stays in the environment
-       verification_method = "vehicle_code"   # or "owner_portal" (the default)
+       verification_method = "vehicle_code"   # or "oem_login", "owner_portal" (default)
+       oauth_client_id = "autoport"           # oem_login: our client at the carmaker
+       oauth_client_secret_env = "ACME_OAUTH_SECRET"
 3. Test it against a recorded or local double of the carmaker API
    (tests/fleet/test_template_connector.py runs this one against a real HTTP server).
 
@@ -26,6 +28,13 @@ The imagined API:
 - `GET  /vehicles/{vin}/data?fields=a.b,c.d` -> the pull layout
   `{capability: {property: wrapper}}`; 409 `{"error": "asleep"}` when the car sleeps,
   403 `{"error": "privacy_mode"}` when the owner switched data sharing off in the car
+- `GET  /oauth/authorize?response_type=code&client_id&redirect_uri&state&vin`: the
+  carmaker's own login page (`oem_login`); the owner signs in there and is sent back to
+  `redirect_uri?code=...&state=...` (or `?error=access_denied&state=...`)
+- `POST /oauth/token` (form: `grant_type=authorization_code`, `code`, `redirect_uri`;
+  HTTP Basic client authentication with the client id and secret) -> `{"account",
+  "vins": [...]}`: the signed-in account and the VINs it owns; 400 `{"error":
+  "invalid_grant"}` for a code that is unknown, expired or used
 - pushes `{"vin", "signals": [{"name": "capability.property", "value", "at"}]}` to us.
 """
 
@@ -35,6 +44,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlencode
 
 import httpx
 
@@ -93,6 +103,9 @@ class TemplateConnector(BrandConnector):
     base_url: str = "http://127.0.0.1:9"
     api_key: str = ""
     timeout_seconds: float = 10.0
+    # oem_login: our OAuth client at the carmaker (the secret from the environment).
+    oauth_client_id: str = ""
+    oauth_client_secret: str = ""
     # Tests and connection reuse: one client for the connector's lifetime.
     client: httpx.AsyncClient | None = None
 
@@ -108,6 +121,7 @@ class TemplateConnector(BrandConnector):
         if "base_url" not in options:
             raise ValueError(f"brand_connector_options.{brand}.base_url is required")
         key_env = options.get("api_key_env", "")
+        secret_env = options.get("oauth_client_secret_env", "")
         return cls(
             name=brand,
             base_url=options["base_url"].rstrip("/"),
@@ -116,6 +130,8 @@ class TemplateConnector(BrandConnector):
                 options.get("verification_method", VerificationMethod.owner_portal)
             ),
             timeout_seconds=float(options.get("timeout_seconds", 10.0)),
+            oauth_client_id=options.get("oauth_client_id", ""),
+            oauth_client_secret=os.environ.get(secret_env, "") if secret_env else "",
         )
 
     def _client(self) -> httpx.AsyncClient:
@@ -212,6 +228,43 @@ class TemplateConnector(BrandConnector):
             raise ConnectorError(f"{self.name}: the vehicle is asleep and shows no code")
         if response.status_code >= 400:
             raise ConnectorError(f"carmaker answered {response.status_code}")
+
+    async def oem_login_url(
+        self, *, environment: Environment, vin: str, state: str, redirect_uri: str
+    ) -> str:
+        query = {
+            "response_type": "code",
+            "client_id": self.oauth_client_id,
+            "redirect_uri": redirect_uri,
+            "state": state,
+            "vin": vin,
+        }
+        return f"{self.base_url}/oauth/authorize?{urlencode(query)}"
+
+    async def oem_login_owner(
+        self,
+        *,
+        environment: Environment,
+        vin: str,
+        callback: Mapping[str, str],
+        redirect_uri: str,
+    ) -> str | None:
+        code = callback.get("code")
+        if callback.get("error") or not code:
+            return None  # the owner cancelled or the login failed: nothing to exchange
+        response = await self._call(
+            "POST",
+            "/oauth/token",
+            data={"grant_type": "authorization_code", "code": code, "redirect_uri": redirect_uri},
+            auth=(self.oauth_client_id, self.oauth_client_secret),
+        )
+        if response.status_code == 400 and _error_code(response) == "invalid_grant":
+            return None  # an unknown, expired or already used code proves nothing
+        body = self._json(response)
+        account, vins = body.get("account"), body.get("vins")
+        if not isinstance(account, str) or not account or not isinstance(vins, list):
+            raise ConnectorError("carmaker token answer lacks 'account' or 'vins'")
+        return account if vin in vins else None
 
     async def fetch(
         self, *, environment: Environment, vin: str, properties: frozenset[str]

@@ -17,12 +17,18 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import Match
 from starlette.types import Scope
 
-from autoport.brands.base import BrandConnector
+from autoport.brands.base import BrandConnector, ConnectorError
 from autoport.brands.registry import registry_of
 from autoport.brands.sandbox import SandboxConnector
 from autoport.consent import pages, service
 from autoport.consent.schemas import OwnerDecision, OwnerDecisionResult
-from autoport.consent.service import Context, ErrorPage, FormProblem, VehicleUnreachable
+from autoport.consent.service import (
+    CarmakerUnreachable,
+    Context,
+    ErrorPage,
+    FormProblem,
+    VehicleUnreachable,
+)
 from autoport.consent.verification import (
     CodeCheck,
     Method,
@@ -34,7 +40,7 @@ from autoport.consent.verification import (
 )
 from autoport.kit.auth import AdminDep
 from autoport.kit.brands import hyphenated
-from autoport.kit.environments import Environment, environment_of
+from autoport.kit.environments import Environment, environment_of, public_base_url
 from autoport.kit.errors import ApiError
 from autoport.kit.routing import api_router, json_response
 from autoport.kit.state import AppState
@@ -378,6 +384,11 @@ def _connector(state: AppState, ctx: Context) -> BrandConnector:
     return registry_of(state).connector_for(ctx.session.environment, ctx.session.brand)
 
 
+def _oem_callback_url(state: AppState, env: Environment) -> str:
+    """Our absolute callback, where a real carmaker's login sends the owner back."""
+    return f"{public_base_url(state.settings, env)}{PAGES}/oem-callback"
+
+
 def _verify_render(
     request: Request,
     state: AppState,
@@ -428,11 +439,25 @@ async def verify_submit(request: Request) -> Response:
                 return _verify_render(request, state, ctx, status=429, locked_until=locked)
             return _see_other(_page_url(request, "verify") + "?sent=1")
         if action == "oem_login":
+            connector = _connector(state, ctx)
             signed = await service.begin_oem_login(
                 state.database, ctx, key=key, secret=secret, now_us=now
             )
-            target = f"{_prefix(request)}{OEM}/{ctx.session.brand}/login"
-            return _see_other(f"{target}?{urlencode({'state': signed})}")
+            if isinstance(connector, SandboxConnector):
+                target = f"{_prefix(request)}{OEM}/{ctx.session.brand}/login"
+                return _see_other(f"{target}?{urlencode({'state': signed})}")
+            # A team's connector: the carmaker's own login (OAuth authorization code).
+            try:
+                login_url = await connector.oem_login_url(
+                    environment=env,
+                    vin=ctx.session.vin or "",
+                    state=signed,
+                    redirect_uri=_oem_callback_url(state, env),
+                )
+            except ConnectorError as error:
+                log.warning("carmaker login unavailable", error=str(error))
+                return _verify_render(request, state, ctx, status=503, notice="oem_unreachable")
+            return _see_other(login_url)
         if action == "code":
             result = await service.submit_vehicle_code(
                 state.database,
@@ -466,16 +491,31 @@ async def oem_callback(request: Request) -> Response:
     key, secret = _keys(state)
     try:
         ctx = await _context(request, state, env)
-        ok = await service.finish_oem_login(
-            state.database,
-            ctx,
-            key=key,
-            secret=secret,
-            result=request.query_params.get("result"),
-            now_us=state.clock.now_us(),
-        )
+        connector = _connector(state, ctx)
+        if isinstance(connector, SandboxConnector):
+            ok = await service.finish_oem_login(
+                state.database,
+                ctx,
+                key=key,
+                secret=secret,
+                result=request.query_params.get("result"),
+                now_us=state.clock.now_us(),
+            )
+        else:
+            ok = await service.finish_connector_oem_login(
+                state.database,
+                ctx,
+                key=key,
+                secret=secret,
+                connector=connector,
+                callback=dict(request.query_params),
+                redirect_uri=_oem_callback_url(state, env),
+                now_us=state.clock.now_us(),
+            )
     except ErrorPage as problem:
         return error_page(request, problem)
+    except CarmakerUnreachable:
+        return _verify_render(request, state, ctx, status=503, notice="oem_unreachable")
     if not ok:
         return _verify_render(request, state, ctx, status=403, notice="oem_failed")
     return _see_other(_page_url(request, "review"))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
@@ -535,6 +536,66 @@ async def finish_oem_login(
     subject = verification.account_subject(
         key, session.environment, session.brand, payload["account"]
     )
+    async with db.transaction() as conn:
+        return await repository.take_oem_nonce(
+            conn,
+            session_id=session.id,
+            nonce_hash=verification.nonce_hash(key, payload["nonce"]),
+            subject=subject,
+            now_us=now_us,
+        )
+
+
+class CarmakerUnreachable(Exception):
+    """The carmaker's login could not be asked (ConnectorError): the owner is told and
+    may sign in again."""
+
+
+async def finish_connector_oem_login(
+    db: Database,
+    ctx: Context,
+    *,
+    key: bytes,
+    secret: bytes,
+    connector: BrandConnector,
+    callback: Mapping[str, str],
+    redirect_uri: str,
+    now_us: int,
+) -> bool:
+    """A real carmaker's answer at our callback (a team's connector, production): check
+    our own `state` (signature, purpose, expiry, session, VIN, the session's current
+    nonce), let the connector exchange the carmaker's answer for the owner's account, and
+    accept it once. CarmakerUnreachable when the carmaker cannot be asked."""
+    session = ctx.session
+    payload = verification.unsign(secret, "oem-state", callback.get("state", ""), now_us=now_us)
+    if (
+        payload is None
+        or session.brand is None
+        or session.vin is None
+        or session.method != Method.oem_login
+        or payload.get("sid") != session.id
+        or payload.get("brand") != session.brand
+        or payload.get("vin") != session.vin
+        or not isinstance(payload.get("nonce"), str)
+        or session.oem_nonce_hash is None
+        or not same(session.oem_nonce_hash, verification.nonce_hash(key, payload["nonce"]))
+    ):
+        # Forged, expired, another session's, or already used: the carmaker is not asked.
+        return False
+    try:
+        # Network: outside any transaction.
+        account = await connector.oem_login_owner(
+            environment=session.environment,
+            vin=session.vin,
+            callback=callback,
+            redirect_uri=redirect_uri,
+        )
+    except ConnectorError as error:
+        log.warning("carmaker login not confirmed", vin=session.vin, error=str(error))
+        raise CarmakerUnreachable(str(error)) from None
+    if not account:
+        return False
+    subject = verification.account_subject(key, session.environment, session.brand, account)
     async with db.transaction() as conn:
         return await repository.take_oem_nonce(
             conn,

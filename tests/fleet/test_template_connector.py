@@ -4,15 +4,19 @@ free loopback port): the mapping of every call, and network trouble."""
 from __future__ import annotations
 
 import asyncio
+import base64
+import secrets
 import socket
 from collections.abc import AsyncIterator
 from typing import Any
+from urllib.parse import parse_qs, urlencode, urlsplit
 
+import httpx
 import pytest
 import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from autoport.brands.base import (
@@ -20,8 +24,10 @@ from autoport.brands.base import (
     ClearanceRequest,
     ConnectivityStatus,
     ConnectorError,
+    VerificationMethod,
 )
 from autoport.brands.template import TemplateConnector
+from autoport.config import Settings
 from autoport.ingestion.sources import (
     PrivacyModeActive,
     SourceTimeout,
@@ -47,6 +53,14 @@ class Carmaker:
         # Consent codes the vehicles were asked to display: (vin, body).
         self.displayed: list[tuple[str, dict[str, Any]]] = []
         self.display_status = 202
+        # The carmaker's own login (oem_login): who signs in, what that account owns.
+        self.oauth_account = "acme-owner-7"
+        self.oauth_vins: list[str] = [VIN]
+        self.oauth_cancel = False
+        self.token_status = 200
+        self.authorize_queries: list[dict[str, str]] = []
+        self.token_requests: list[tuple[dict[str, str], str | None]] = []
+        self._codes: dict[str, str] = {}  # code -> redirect_uri, single use
 
     def app(self) -> Starlette:
         async def eligibility(request: Request) -> Response:
@@ -78,8 +92,36 @@ class Carmaker:
             self.displayed.append((request.path_params["vin"], await request.json()))
             return Response(status_code=202)
 
+        async def authorize(request: Request) -> Response:
+            query = dict(request.query_params)
+            self.authorize_queries.append(query)
+            back = {"state": query["state"]}
+            if self.oauth_cancel:
+                back["error"] = "access_denied"
+            else:
+                code = secrets.token_urlsafe(8)
+                self._codes[code] = query["redirect_uri"]
+                back["code"] = code
+            return RedirectResponse(f"{query['redirect_uri']}?{urlencode(back)}", 302)
+
+        async def token(request: Request) -> Response:
+            form = {k: v[-1] for k, v in parse_qs((await request.body()).decode()).items()}
+            self.token_requests.append((form, request.headers.get("authorization")))
+            if self.token_status != 200:
+                return JSONResponse({"error": "unavailable"}, status_code=self.token_status)
+            redirect_uri = self._codes.pop(form.get("code", ""), None)
+            if (
+                form.get("grant_type") != "authorization_code"
+                or redirect_uri is None
+                or redirect_uri != form.get("redirect_uri")
+            ):
+                return JSONResponse({"error": "invalid_grant"}, status_code=400)
+            return JSONResponse({"account": self.oauth_account, "vins": self.oauth_vins})
+
         return Starlette(
             routes=[
+                Route("/oauth/authorize", authorize),
+                Route("/oauth/token", token, methods=["POST"]),
                 Route("/vehicles/{vin}/display-code", display_code, methods=["POST"]),
                 Route("/vehicles/{vin}/eligibility", eligibility),
                 Route("/fleets/{fleet}/clearances/{vin}", clearance, methods=["PUT", "DELETE"]),
@@ -213,3 +255,136 @@ async def test_a_consent_code_is_sent_to_the_vehicle_display(
             )
     finally:
         await connector.close()
+
+
+CALLBACK = "https://autoport.example/oauth/consent/oem-callback"
+
+
+async def _log_in(connector: TemplateConnector, state: str = "st-1") -> dict[str, str]:
+    """The owner's browser at the carmaker: the callback parameters it is sent back with."""
+    url = await connector.oem_login_url(
+        environment=PROD, vin=VIN, state=state, redirect_uri=CALLBACK
+    )
+    async with httpx.AsyncClient() as browser:
+        answer = await browser.get(url)
+    assert answer.status_code == 302
+    location = urlsplit(answer.headers["location"])
+    assert f"{location.scheme}://{location.netloc}{location.path}" == CALLBACK
+    return {k: v[-1] for k, v in parse_qs(location.query).items()}
+
+
+def test_the_oem_login_url_carries_client_state_callback_and_vin() -> None:
+    connector = TemplateConnector(
+        name="acme", base_url="https://api.acme.example/v2", oauth_client_id="autoport"
+    )
+    url = asyncio.run(
+        connector.oem_login_url(environment=PROD, vin=VIN, state="s t&1", redirect_uri=CALLBACK)
+    )
+    parts = urlsplit(url)
+    assert f"{parts.scheme}://{parts.netloc}{parts.path}" == (
+        "https://api.acme.example/v2/oauth/authorize"
+    )
+    assert {k: v for k, [v] in parse_qs(parts.query).items()} == {
+        "response_type": "code",
+        "client_id": "autoport",
+        "redirect_uri": CALLBACK,
+        "state": "s t&1",
+        "vin": VIN,
+    }
+
+
+async def test_the_oem_login_names_the_owner_only_when_the_account_owns_the_vin(
+    carmaker: tuple[Carmaker, str],
+) -> None:
+    fake, url = carmaker
+    connector = TemplateConnector(
+        name="acme", base_url=url, oauth_client_id="autoport", oauth_client_secret="s3cret"
+    )
+    try:
+        back = await _log_in(connector)
+        assert back["state"] == "st-1" and back["code"]
+        owner = await connector.oem_login_owner(
+            environment=PROD, vin=VIN, callback=back, redirect_uri=CALLBACK
+        )
+        assert owner == "acme-owner-7"
+        form, auth = fake.token_requests[0]
+        assert form == {
+            "grant_type": "authorization_code",
+            "code": back["code"],
+            "redirect_uri": CALLBACK,
+        }
+        assert auth == "Basic " + base64.b64encode(b"autoport:s3cret").decode()
+        # A code is single use at the carmaker: a replay names nobody.
+        replay = await connector.oem_login_owner(
+            environment=PROD, vin=VIN, callback=back, redirect_uri=CALLBACK
+        )
+        assert replay is None
+        # An account that does not own this VIN.
+        fake.oauth_vins = ["ACM00000000000002"]
+        other = await _log_in(connector)
+        assert (
+            await connector.oem_login_owner(
+                environment=PROD, vin=VIN, callback=other, redirect_uri=CALLBACK
+            )
+            is None
+        )
+        # The owner cancelled: nothing is exchanged.
+        fake.oauth_cancel = True
+        cancelled = await _log_in(connector)
+        assert cancelled["error"] == "access_denied"
+        asked = len(fake.token_requests)
+        assert (
+            await connector.oem_login_owner(
+                environment=PROD, vin=VIN, callback=cancelled, redirect_uri=CALLBACK
+            )
+            is None
+        )
+        assert len(fake.token_requests) == asked
+    finally:
+        await connector.close()
+
+
+async def test_a_carmaker_login_that_cannot_be_confirmed_is_a_connector_error(
+    carmaker: tuple[Carmaker, str],
+) -> None:
+    fake, url = carmaker
+    connector = TemplateConnector(name="acme", base_url=url, oauth_client_id="autoport")
+    try:
+        back = await _log_in(connector)
+        fake.token_status = 503
+        with pytest.raises(ConnectorError, match="503"):
+            await connector.oem_login_owner(
+                environment=PROD, vin=VIN, callback=back, redirect_uri=CALLBACK
+            )
+    finally:
+        await connector.close()
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    sock.close()  # nothing listens there now
+    down = TemplateConnector(name="acme", base_url=f"http://127.0.0.1:{port}")
+    try:
+        with pytest.raises(ConnectorError):
+            await down.oem_login_owner(
+                environment=PROD, vin=VIN, callback={"code": "c", "state": "s"},
+                redirect_uri=CALLBACK,
+            )  # fmt: skip
+    finally:
+        await down.close()
+
+
+def test_the_template_options_configure_the_oem_login(
+    sqlite_settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ACME_OAUTH_SECRET", "from-env")
+    options = {
+        "base_url": "https://api.acme.example/v2/",
+        "verification_method": "oem_login",
+        "oauth_client_id": "autoport",
+        "oauth_client_secret_env": "ACME_OAUTH_SECRET",
+    }
+    settings = sqlite_settings.model_copy(update={"brand_connector_options": {"bmw": options}})
+    connector = TemplateConnector.from_settings(settings, brand="bmw")
+    assert connector.verification_method is VerificationMethod.oem_login
+    assert (connector.oauth_client_id, connector.oauth_client_secret) == ("autoport", "from-env")
+    assert connector.verification_problem() is None
