@@ -533,14 +533,23 @@ async def finish_oem_login(
         or not isinstance(payload.get("account"), str)
     ):
         return False
-    subject = verification.account_subject(
-        key, session.environment, session.brand, payload["account"]
+    return await _accept_account(
+        db, session, key=key, nonce=payload["nonce"], account=payload["account"], now_us=now_us
     )
+
+
+async def _accept_account(
+    db: Database, session: Session, *, key: bytes, nonce: str, account: str, now_us: int
+) -> bool:
+    """The carmaker confirmed `account` owns the session's vehicle: verified, once (the
+    nonce is taken in the same UPDATE)."""
+    assert session.brand is not None
+    subject = verification.account_subject(key, session.environment, session.brand, account)
     async with db.transaction() as conn:
         return await repository.take_oem_nonce(
             conn,
             session_id=session.id,
-            nonce_hash=verification.nonce_hash(key, payload["nonce"]),
+            nonce_hash=verification.nonce_hash(key, nonce),
             subject=subject,
             now_us=now_us,
         )
@@ -595,15 +604,9 @@ async def finish_connector_oem_login(
         raise CarmakerUnreachable(str(error)) from None
     if not account:
         return False
-    subject = verification.account_subject(key, session.environment, session.brand, account)
-    async with db.transaction() as conn:
-        return await repository.take_oem_nonce(
-            conn,
-            session_id=session.id,
-            nonce_hash=verification.nonce_hash(key, payload["nonce"]),
-            subject=subject,
-            now_us=now_us,
-        )
+    return await _accept_account(
+        db, session, key=key, nonce=payload["nonce"], account=account, now_us=now_us
+    )
 
 
 def requires_verification(ctx: Context) -> bool:
