@@ -332,17 +332,22 @@ class Broker:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
         )
+        await self.wait_for_port(self.port)
+
+    async def wait_for_port(self, port: int) -> None:
+        """Until the started broker accepts connections on `port` (any of its listeners)."""
+        assert self.process is not None
         for _ in range(300):
             if self.process.poll() is not None:
                 err = self.process.stderr.read().decode() if self.process.stderr else ""
                 raise RuntimeError(f"mosquitto exited: {err}")
             with (
                 contextlib.suppress(OSError),
-                socket.create_connection(("127.0.0.1", self.port), timeout=0.2),
+                socket.create_connection(("127.0.0.1", port), timeout=0.2),
             ):
                 return
             await asyncio.sleep(0.02)
-        raise RuntimeError("mosquitto did not open its port")
+        raise RuntimeError(f"mosquitto did not open port {port}")
 
     def reload(self) -> None:
         assert self.process is not None

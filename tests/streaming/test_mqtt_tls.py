@@ -10,7 +10,6 @@ import contextlib
 import getpass
 import json
 import os
-import socket
 import ssl
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -134,14 +133,7 @@ async def credentials(application_id: str) -> dict[str, object]:
 
 async def start(setup: TlsSetup) -> None:
     await setup.broker.start()
-    for _ in range(300):
-        with (
-            contextlib.suppress(OSError),
-            socket.create_connection(("127.0.0.1", setup.tls_port), timeout=0.2),
-        ):
-            return
-        await asyncio.sleep(0.02)
-    raise RuntimeError("mosquitto did not open its TLS port")
+    await setup.broker.wait_for_port(setup.tls_port)
 
 
 def trusting(ca_file: Path | None) -> ssl.SSLContext:
