@@ -28,6 +28,9 @@ from pydantic_settings import (
 
 SECRETS_FILE_NAME = "secrets.json"
 SECRETS_LOCK_NAME = "secrets.lock"
+# MQTT's registered ports (IANA): plain and over TLS.
+MQTT_PORT = 1883
+MQTTS_PORT = 8883
 
 ConsentMethod = Literal["instant", "vehicle_code", "oem_login", "owner_portal"]
 
@@ -145,7 +148,7 @@ class Settings(BaseSettings):
     # Mosquitto.
     mqtt_tls_cert: Path | None = None
     mqtt_tls_key: Path | None = None
-    mqtt_tls_port: int = Field(default=8883, ge=1, le=65535)
+    mqtt_tls_port: int = Field(default=MQTTS_PORT, ge=1, le=65535)
     # Where `autoport streaming credentials` rewrites Mosquitto's password and ACL files
     # (then reload the broker: SIGHUP). None: print them with `mosquitto-config`.
     mqtt_config_dir: Path | None = None
@@ -318,6 +321,13 @@ class Settings(BaseSettings):
         return self.mqtt_url is not None and urlsplit(self.mqtt_url).scheme == "mqtts"
 
     @property
+    def mqtt_port(self) -> int | None:
+        """The port of `mqtt_url`, or its scheme's registered one; None when MQTT is off."""
+        if self.mqtt_url is None:
+            return None
+        return urlsplit(self.mqtt_url).port or (MQTTS_PORT if self.mqtt_tls else MQTT_PORT)
+
+    @property
     def is_sqlite(self) -> bool:
         return self.resolved_database_url.startswith("sqlite:")
 
@@ -339,7 +349,7 @@ class Settings(BaseSettings):
             "redis_url": "configured" if self.redis_url else None,
             "mqtt": (
                 f"{'mqtts' if self.mqtt_tls else 'mqtt'}://{urlsplit(self.mqtt_url).hostname}:"
-                f"{urlsplit(self.mqtt_url).port or (8883 if self.mqtt_tls else 1883)}"
+                f"{self.mqtt_port}"
                 if self.mqtt_url
                 else None
             ),

@@ -26,12 +26,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-from autoport.config import Settings
+from autoport.config import MQTT_PORT, MQTTS_PORT, Settings
 from autoport.kit.environments import Environment
 
 PUBLISHER_USERNAME = "autoport-publisher"
-DEFAULT_PORT = 1883
-DEFAULT_TLS_PORT = 8883
+DEFAULT_PORT = MQTT_PORT
+DEFAULT_TLS_PORT = MQTTS_PORT
 # The oldest TLS version the broker's TLS listener accepts (Mosquitto: a minimum).
 TLS_MIN_VERSION = "tlsv1.2"
 # Mosquitto's own default; the passwords are 192-bit random strings, so the iteration
@@ -87,9 +87,9 @@ def broker_address(settings: Settings) -> BrokerAddress | None:
     username = unquote(parts.username) if parts.username else PUBLISHER_USERNAME
     password = unquote(parts.password) if parts.password else derived_publisher_password(settings)
     host = parts.hostname or "127.0.0.1"
-    tls = parts.scheme == "mqtts"
-    port = parts.port or (DEFAULT_TLS_PORT if tls else DEFAULT_PORT)
-    return BrokerAddress(host, port, username, password, tls, settings.mqtt_ca_file)
+    port = settings.mqtt_port
+    assert port is not None  # mqtt_url is set
+    return BrokerAddress(host, port, username, password, settings.mqtt_tls, settings.mqtt_ca_file)
 
 
 def announced_tls_port(settings: Settings) -> int | None:
@@ -97,10 +97,7 @@ def announced_tls_port(settings: Settings) -> int | None:
     settings, else the port of an mqtts:// `mqtt_url`; None when there is no TLS."""
     if settings.mqtt_tls_cert is not None:
         return settings.mqtt_tls_port
-    address = urlsplit(settings.mqtt_url) if settings.mqtt_url else None
-    if address is not None and address.scheme == "mqtts":
-        return address.port or DEFAULT_TLS_PORT
-    return None
+    return settings.mqtt_port if settings.mqtt_tls else None
 
 
 @dataclass(frozen=True, slots=True)
