@@ -22,7 +22,8 @@ from typing import Any
 import yaml
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_REFERENCE = REPO_ROOT.parent / "shared" / "reference"
+# The vendored facts (scripts/vendor_reference.py): the build needs nothing outside the repo.
+DEFAULT_REFERENCE = REPO_ROOT / "reference"
 DEFAULT_OUTPUT = REPO_ROOT / "autoport" / "catalog" / "level13.json"
 LABELS_DE = REPO_ROOT / "autoport" / "catalog" / "labels_de.json"
 

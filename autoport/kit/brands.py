@@ -2,7 +2,7 @@
 eligibility and fleet endpoints are also spoken with hyphens (`mercedes-benz`), so input
 accepts both spellings and `canonical_brand` turns either into the one we store.
 
-Facts from the public level-13 interface description (see shared/reference).
+Facts from the public level-13 interface description (vendored under reference/).
 """
 
 from __future__ import annotations

@@ -17,16 +17,12 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def _reference_dir() -> Path:
+    """The vendored reference (scripts/vendor_reference.py), or AUTOPORT_REFERENCE_DIR."""
     configured = os.environ.get("AUTOPORT_REFERENCE_DIR")
-    candidates = [Path(configured)] if configured else [REPO.parent / "shared"]
-    for base in candidates:
-        for path in (base, base / "reference"):
-            if (path / "level13-tables").is_dir():
-                return path
-    pytest.fail(
-        f"reference data not found (looked in {', '.join(map(str, candidates))}); check out "
-        "shared/ beside the repository or set AUTOPORT_REFERENCE_DIR to shared/reference"
-    )
+    path = Path(configured) if configured else REPO / "reference"
+    if not (path / "level13-tables").is_dir():
+        pytest.fail(f"reference data not found in {path} (vendored under reference/)")
+    return path
 
 
 @pytest.fixture(scope="module")
