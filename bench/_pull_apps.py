@@ -24,7 +24,8 @@ from starlette.routing import Route
 if TYPE_CHECKING:
     from autoport.config import Settings
 
-DATA_DIR = Path(os.environ.get("BENCH_DATA_DIR", "bench-data"))
+# Under var/ (ignored by git): a benchmark leaves a database and a secrets file behind.
+DATA_DIR = Path(os.environ.get("BENCH_DATA_DIR", "var/bench-data"))
 
 
 def bench_settings(data_dir: Path = DATA_DIR) -> Settings:

@@ -10,13 +10,27 @@ import httpx
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
+from alembic.script import ScriptDirectory
 from sqlalchemy import create_engine
 
 from autoport.config import Settings
-from autoport.db.migrate import current_revisions, expected_heads, upgrade_sync
+from autoport.db.migrate import alembic_config, current_revisions, expected_heads, upgrade_sync
 from autoport.db.tables import metadata
 from autoport.kit.db import Database, create_database
 from tests.conftest import POSTGRES_URL, service_missing
+
+
+def test_migrations_form_one_line_named_by_revision() -> None:
+    """Two branches once both added a 0009: one head, and each file's number is its
+    revision, so such a clash fails here instead of at someone's upgrade."""
+    scripts = ScriptDirectory.from_config(alembic_config())
+    assert len(scripts.get_heads()) == 1, f"more than one head: {scripts.get_heads()}"
+    revisions = list(scripts.walk_revisions())
+    for script in revisions:
+        name = Path(script.path).name
+        assert name.startswith(f"{script.revision}_"), f"{name} holds revision {script.revision}"
+    numbers = sorted(int(script.revision) for script in revisions)
+    assert numbers == list(range(1, len(numbers) + 1)), f"revisions are not 0001..N: {numbers}"
 
 
 async def test_database_is_at_the_expected_heads(database: Database) -> None:
