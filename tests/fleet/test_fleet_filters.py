@@ -57,19 +57,19 @@ async def listed(client: httpx.AsyncClient, callers: Callers, query: Any) -> lis
         f"/v1/fleets/vehicles?filter={quote(text)}", headers=callers.fleet.headers
     )
     assert response.status_code == 200, response.text
-    return [v["vin"] for v in response.json()["vehicles"]]
+    return [v["vin"] for v in response.json()]
 
 
 async def test_no_filter_lists_every_vehicle_of_the_application(
     client: httpx.AsyncClient, callers: Callers, fleet: dict[str, int]
 ) -> None:
     response = await client.get("/v1/fleets/vehicles", headers=callers.fleet.headers)
-    vehicles = response.json()["vehicles"]
+    vehicles = response.json()
     assert [v["vin"] for v in vehicles] == [V1, V2, V3]
     assert vehicles[0]["status"] == "approved"
     assert set(vehicles[0]) == {"vin", "brand", "status", "tags", "changelog"}
     other = await client.get("/v1/fleets/vehicles", headers=callers.other.headers)
-    assert other.json() == {"vehicles": []}
+    assert other.json() == []
 
 
 async def test_filters_by_each_field_and_operator(
