@@ -38,9 +38,7 @@ SET = {
 
 
 async def reader(sandbox_app: FastAPI, admin: httpx.AsyncClient, db: Database) -> dict[str, str]:
-    creds = await create_app_credentials(
-        db, environment=Environment.sandbox, properties=PROPERTIES
-    )
+    creds = await create_app_credentials(db, environment=Environment.sandbox, properties=PROPERTIES)
     clock = sandbox_app.state.autoport.clock
     await approve_fleet_clearances(
         db,
