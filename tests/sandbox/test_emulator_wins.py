@@ -12,13 +12,10 @@ from typing import Any
 
 import httpx
 import pytest
-from fastapi import FastAPI
 
 from autoport.kit.clock import FrozenClock, to_iso
 from autoport.kit.db import Database
-from autoport.kit.environments import Environment
-from autoport.sandbox.demo import approve_fleet_clearances
-from tests.factories import bearer, client_credentials_token, create_app_credentials
+from tests.sandbox.conftest import cleared_reader
 
 VIN = "SBXTEST0000000007"
 BASE = f"/admin/v1/sandbox/vehicles/{VIN}"
@@ -37,20 +34,6 @@ SET = {
 }
 
 
-async def reader(sandbox_app: FastAPI, admin: httpx.AsyncClient, db: Database) -> dict[str, str]:
-    creds = await create_app_credentials(db, environment=Environment.sandbox, properties=PROPERTIES)
-    clock = sandbox_app.state.autoport.clock
-    await approve_fleet_clearances(
-        db,
-        application_id=creds.app_id,
-        client_id=creds.client_id,
-        properties=PROPERTIES,
-        vins=[VIN],
-        now_us=clock.now_us(),
-    )
-    return bearer(await client_credentials_token(admin, creds))
-
-
 async def pull(admin: httpx.AsyncClient, headers: dict[str, str]) -> dict[str, Any]:
     response = await admin.get(PULL, headers=headers)
     assert response.status_code == 200, response.text
@@ -66,7 +49,6 @@ def value(body: dict[str, Any], key: str) -> dict[str, Any]:
 
 @pytest.mark.parametrize("running", [False, True])
 async def test_values_set_by_hand_win_and_are_pulled(
-    sandbox_app: FastAPI,
     admin: httpx.AsyncClient,
     db: Database,
     clock: FrozenClock,
@@ -84,7 +66,9 @@ async def test_values_set_by_hand_win_and_are_pulled(
         },
     )
     assert created.status_code == 201, created.text
-    headers = await reader(sandbox_app, admin, db)
+    headers = await cleared_reader(
+        admin, db, vins=[VIN], properties=PROPERTIES, now_us=clock.now_us()
+    )
     before = await pull(admin, headers)
     assert value(before, "charging.battery_level")["data"] > SET["charging.battery_level"]
     assert value(before, "charging.charge_limit")["data"] > SET["charging.charge_limit"]
