@@ -12,6 +12,7 @@ from autoport.kit.clock import FrozenClock
 from autoport.kit.db import Database
 from autoport.oauth.tasks import INTERVAL_SECONDS, KEEP_EXPIRED_TOKENS_SECONDS, sweep
 from tests.factories import AppCredentials, bearer, client_credentials_token, vehicle_token
+from tests.oauth.conftest import token_request
 
 VIN = "1HGCM82633A004352"
 DATA_ROUTES = [
@@ -58,3 +59,21 @@ async def test_an_expired_token_stays_expired_after_the_sweep(
     # The row is gone: from now on it is indistinguishable from a token never issued.
     assert "not valid" in await refusal(client, path, token)
     assert "not valid" in await refusal(client, path, "ap_at_never-issued")
+
+
+async def test_an_expired_refresh_token_stays_expired_after_the_sweep(
+    app: FastAPI,
+    client: httpx.AsyncClient,
+    db: Database,
+    creds: AppCredentials,
+    clock: FrozenClock,
+) -> None:
+    token = await vehicle_token(client, db, creds, vin=VIN)
+    clock.advance(app.state.autoport.settings.oauth_refresh_token_seconds + INTERVAL_SECONDS)
+    await sweep(app.state.autoport)
+    refused = await token_request(
+        client, creds, grant_type="refresh_token", refresh_token=token.refresh_token
+    )
+    assert refused.status_code == 400, refused.text
+    assert refused.json()["error"] == "invalid_grant"
+    assert "has expired" in refused.json()["error_description"]
