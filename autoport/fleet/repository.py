@@ -10,12 +10,15 @@ from typing import Any
 
 import orjson
 from sqlalchemy import and_, select
-from sqlalchemy.sql import ColumnElement
+from sqlalchemy.sql import ColumnElement, TextClause
 
 from autoport.db.tables.fleet import fleet_vehicles
 from autoport.fleet.states import Status
 from autoport.kit.db import Connection, Database, Row
 from autoport.kit.environments import Environment
+
+# A WHERE condition of a vehicle list (autoport.fleet.filters builds them).
+Condition = ColumnElement[bool] | TextClause
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,20 +173,22 @@ async def select_vehicles(
     *,
     environment: Environment,
     application_id: str,
-    conditions: Sequence[ColumnElement[bool]] = (),
+    conditions: Sequence[Condition] = (),
+    after_vin: str | None = None,
+    limit: int,
 ) -> list[FleetVehicle]:
+    """Up to `limit` vehicles of the application by VIN, those after `after_vin` (keyset
+    paging): the primary key (environment, application_id, vin) is the order, so a page
+    costs an index range scan however large the fleet."""
     table = fleet_vehicles
-    statement = (
-        select(table)
-        .where(
-            and_(
-                table.c.environment == str(environment),
-                table.c.application_id == application_id,
-                *conditions,
-            )
-        )
-        .order_by(table.c.inserted_at, table.c.vin)
-    )
+    where = [
+        table.c.environment == str(environment),
+        table.c.application_id == application_id,
+        *conditions,
+    ]
+    if after_vin is not None:
+        where.append(table.c.vin > after_vin)
+    statement = select(table).where(and_(*where)).order_by(table.c.vin).limit(limit)
     return [FleetVehicle.from_row(row) for row in await conn.fetch_all(statement)]
 
 

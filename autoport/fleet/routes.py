@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from typing import Annotated
+from urllib.parse import quote, urlencode
 
 from fastapi import Query
 from starlette.responses import Response
@@ -9,6 +10,7 @@ from autoport.fleet import service
 from autoport.fleet.filters import parse_filter
 from autoport.fleet.schemas import AddVehiclesRequest
 from autoport.kit.auth import CallerDep
+from autoport.kit.environments import EnvironmentDep, public_base_url
 from autoport.kit.routing import api_router, json_response
 from autoport.kit.state import StateDep
 
@@ -30,21 +32,57 @@ async def add_vehicles(body: AddVehiclesRequest, caller: CallerDep, state: State
     return json_response({"vehicles": results})
 
 
-@router.get("")
+@router.get(
+    "",
+    responses={
+        200: {
+            "description": "A page of vehicles: a bare JSON array. When there is a next page, "
+            'the `Link` header names it (RFC 8288, `rel="next"`); no header on the last page.',
+            "headers": {"Link": {"schema": {"type": "string"}}},
+        }
+    },
+)
 async def list_vehicles(
     caller: CallerDep,
     state: StateDep,
+    environment: EnvironmentDep,
     filter: Annotated[
         str | None,
-        Query(description='URL-encoded JSON, e.g. {"status": {"in": ["approved"]}}'),
+        Query(
+            description="URL-encoded JSON, e.g. "
+            '{"status": {"operator": "in", "value": ["approved"]}} '
+            '(also the short {"status": {"in": ["approved"]}})'
+        ),
+    ] = None,
+    limit: Annotated[
+        int | None,
+        Query(description=f"1..{service.LIST_MAX_LIMIT}, default {service.LIST_DEFAULT_LIMIT}"),
+    ] = None,
+    cursor: Annotated[
+        str | None, Query(description='from the `Link: <...>; rel="next"` of the previous page')
     ] = None,
 ) -> Response:
-    """The application's fleet vehicles, optionally filtered (docs/fleet.md)."""
+    """The application's fleet vehicles in VIN order, optionally filtered, a page at a
+    time: follow the `Link` header's `rel="next"` URL until there is none (docs/fleet.md)."""
     service.require_fleet_caller(caller)
-    vehicles = await service.list_vehicles(
-        state.database, caller=caller, vehicle_filter=parse_filter(filter)
+    page = await service.list_vehicles(
+        state.database,
+        caller=caller,
+        vehicle_filter=parse_filter(filter),
+        limit=limit,
+        cursor=cursor,
+        cursor_key=state.token_key,
     )
-    return json_response({"vehicles": vehicles})
+    headers: dict[str, str] = {}
+    if page.next_cursor is not None:
+        # Absolute, from the configured base URL (never the request's Host header), with
+        # the same filter and page size.
+        query = {"filter": filter, "limit": limit, "cursor": page.next_cursor}
+        url = f"{public_base_url(state.settings, environment)}{router.prefix}?" + urlencode(
+            {k: v for k, v in query.items() if v is not None}, quote_via=quote
+        )
+        headers["Link"] = f'<{url}>; rel="next"'
+    return json_response(page.vehicles, headers=headers)
 
 
 @router.get("/{vin}")

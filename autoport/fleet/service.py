@@ -3,6 +3,7 @@ function that changes a vehicle's status (`transition`), used by requests and wo
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from autoport.brands.registry import brand_problem
@@ -16,10 +17,14 @@ from autoport.kit.brands import hyphenated
 from autoport.kit.clock import to_iso
 from autoport.kit.db import Connection, Database
 from autoport.kit.errors import ApiError
+from autoport.kit.paging import decode_cursor, encode_cursor, page_size
 from autoport.kit.vin import vin_problem
 
 SCOPE = "fleet:clearance"
 EVENT = "fleet_clearance_changed"
+# Page sizes of GET /v1/fleets/vehicles (docs/fleet.md).
+LIST_DEFAULT_LIMIT = 100
+LIST_MAX_LIMIT = 1000
 
 
 def require_fleet_caller(caller: Caller) -> None:
@@ -187,17 +192,46 @@ def _answer(
     return item
 
 
+@dataclass(frozen=True, slots=True)
+class VehiclePage:
+    vehicles: list[dict[str, Any]]
+    next_cursor: str | None  # None on the last page
+
+
+def _list_scope(caller: Caller) -> tuple[str, ...]:
+    # A cursor pages the list it came from: this application's fleet.
+    return ("fleet.vehicles", str(caller.environment), caller.application_id)
+
+
 async def list_vehicles(
-    db: Database, *, caller: Caller, vehicle_filter: VehicleFilter
-) -> list[dict[str, Any]]:
+    db: Database,
+    *,
+    caller: Caller,
+    vehicle_filter: VehicleFilter,
+    limit: int | None,
+    cursor: str | None,
+    cursor_key: bytes,
+) -> VehiclePage:
+    """One page of the application's vehicles in VIN order, `limit` at most
+    (LIST_DEFAULT_LIMIT when absent), after the vehicle `cursor` names."""
     require_fleet_caller(caller)
+    size = page_size(limit, default=LIST_DEFAULT_LIMIT, maximum=LIST_MAX_LIMIT)
+    scope = _list_scope(caller)
+    after_vin = decode_cursor(cursor_key, scope, cursor, (str,))[0] if cursor else None
     vehicles = await repository.select_vehicles(
         db.reader,
         environment=caller.environment,
         application_id=caller.application_id,
-        conditions=vehicle_filter.conditions(),
+        conditions=vehicle_filter.conditions(db.dialect),
+        after_vin=after_vin,
+        limit=size + 1,  # one more says whether a next page exists
     )
-    return [vehicle_json(v) for v in vehicles if vehicle_filter.matches_tags(v.tags)]
+    page = vehicles[:size]
+    more = len(vehicles) > size
+    return VehiclePage(
+        vehicles=[vehicle_json(v) for v in page],
+        next_cursor=encode_cursor(cursor_key, scope, [page[-1].key.vin]) if more else None,
+    )
 
 
 async def get_vehicle(db: Database, *, caller: Caller, vin: str) -> dict[str, Any]:

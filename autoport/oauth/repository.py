@@ -160,10 +160,14 @@ async def get_authorization(
     )
 
 
-async def delete_expired(conn: Connection, *, now_us: int, keep_codes_us: int) -> int:
+async def delete_expired(
+    conn: Connection, *, now_us: int, keep_codes_us: int, keep_tokens_us: int
+) -> int:
     """Housekeeping: rows that can no longer matter."""
+    # Expired tokens are kept a while too: while the row exists, a client presenting one
+    # is told it expired (and to refresh) rather than that it was never valid.
     removed = await conn.execute(
-        "DELETE FROM oauth_tokens WHERE expires_at < :now", {"now": now_us}
+        "DELETE FROM oauth_tokens WHERE expires_at < :before", {"before": now_us - keep_tokens_us}
     )
     removed += await conn.execute(
         "DELETE FROM assertion_jtis WHERE expires_at < :now", {"now": now_us}

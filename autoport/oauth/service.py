@@ -240,29 +240,37 @@ async def client_credentials(
         await repository.insert_token(conn, row)
 
     await run_grouped(db, work)
-    return {
-        "access_token": token,
-        "token_type": "bearer",
-        "expires_in": CLIENT_TOKEN_SECONDS,
-        "scope": CLIENT_SCOPES,
-    }
+    return token_response(access=token, expires_in=CLIENT_TOKEN_SECONDS, scope=CLIENT_SCOPES)
 
 
-def _vehicle_response(
-    authorization: Row, access: str, refresh: str, expires_in: int, scope: str
+def token_response(
+    *,
+    access: str,
+    expires_in: int,
+    scope: str,
+    refresh: str | None = None,
+    authorization: Row | None = None,
 ) -> dict[str, Any]:
-    valid_until = authorization["valid_until"]
-    return {
+    """The token response of every grant. The original types each field as a string or
+    integer, never null, and strict clients refuse a null: a field with no value (no
+    refresh token or grant for client_credentials, no end of an open-ended grant) is
+    left out instead (interface.md, Token responses)."""
+    body: dict[str, Any] = {
         "access_token": access,
         "token_type": "bearer",
         "expires_in": expires_in,
-        "refresh_token": refresh,
-        "scope": scope,
-        "status": "pending" if authorization["status"] == GrantStatus.pending else "approved",
-        "authorization_id": authorization["id"],
-        "validity_start_date": to_iso(authorization["valid_from"]),
-        "validity_end_date": None if valid_until is None else to_iso(valid_until),
     }
+    if refresh is not None:
+        body["refresh_token"] = refresh
+    body["scope"] = scope
+    if authorization is not None:
+        pending = authorization["status"] == GrantStatus.pending
+        body["status"] = "pending" if pending else "approved"
+        body["authorization_id"] = authorization["id"]
+        body["validity_start_date"] = to_iso(authorization["valid_from"])
+        if authorization["valid_until"] is not None:
+            body["validity_end_date"] = to_iso(authorization["valid_until"])
+    return body
 
 
 async def _issue_pair(
@@ -303,7 +311,13 @@ async def _issue_pair(
             },
         ],
     )
-    return _vehicle_response(authorization, access, refresh, config.access_seconds, scope)
+    return token_response(
+        access=access,
+        expires_in=config.access_seconds,
+        scope=scope,
+        refresh=refresh,
+        authorization=authorization,
+    )
 
 
 async def _live_authorization(
@@ -523,12 +537,14 @@ async def _refresh_not_consumable(
                     conn, environment, token["authorization_id"], application.id
                 )
                 expires_in = max(0, (access_row["expires_at"] - now_us) // MICROS)
-                return (
-                    _vehicle_response(
-                        authorization, pair[0], pair[1], int(expires_in), access_row["scopes"]
-                    ),
-                    None,
+                answer = token_response(
+                    access=pair[0],
+                    expires_in=int(expires_in),
+                    scope=access_row["scopes"],
+                    refresh=pair[1],
+                    authorization=authorization,
                 )
+                return answer, None
     await repository.revoke_family(conn, token["family_id"], now_us)
     return {}, OAuthError(
         "invalid_grant",

@@ -123,7 +123,26 @@ def values_of(vehicle: VehicleRow) -> dict[str, Any]:
 
 
 def simulated_timestamp_us(vehicle: VehicleRow) -> int:
+    """The instant of the vehicle's simulated values: when its current step was due."""
     return vehicle.step_time_us(vehicle.step)
+
+
+def anchored_now(vehicle: VehicleRow, now_us: int) -> VehicleRow:
+    """The vehicle with its wall-clock anchor moved so that its current step is due now:
+    no jump forward, and its simulated values carry the instant `now_us`."""
+    elapsed_us = int(vehicle.step * vehicle.step_seconds / vehicle.time_scale * MICROS)
+    return replace(vehicle, started_at=now_us - elapsed_us)
+
+
+def changed_by_hand(vehicle: VehicleRow, state: VehicleState, now_us: int) -> VehicleRow:
+    """The vehicle with a state the emulator set at `now_us`. The snapshot's instant is
+    the current step's, which lies in the past (all the way back to the pause on a paused
+    car, up to a step on a running one): the values it already delivered carry that same
+    instant, so the new ones would tie with them and could lose. Re-anchoring to now gives
+    the change its own, later instant; event instants are pinned first, with the anchor
+    they happened under."""
+    pinned = replace(vehicle, state=pin_event_times(vehicle, vehicle.state, vehicle.state))
+    return anchored_now(replace(pinned, state=state), now_us)
 
 
 # --------------------------------------------------------------------------- vehicles
@@ -294,10 +313,8 @@ async def set_scenario(
                 started_at=now_us,
             )
         if time_scale is not None or (running is True and not vehicle.running):
-            # Re-anchor the wall clock so the current step is due now: no jump forward.
             scale = time_scale if time_scale is not None else updated.time_scale
-            elapsed_us = int(updated.step * updated.step_seconds / scale * MICROS)
-            updated = replace(updated, time_scale=scale, started_at=now_us - elapsed_us)
+            updated = anchored_now(replace(updated, time_scale=scale), now_us)
         if running is not None:
             updated = replace(updated, running=running)
         updated = replace(updated, updated_at=_bump(vehicle, now_us))
@@ -478,9 +495,8 @@ async def set_properties(
             else:
                 overrides[key] = {"data": value, "timestamp_us": now_us}
                 pinned[key] = value
-        updated = replace(
-            vehicle, state=state, overrides=overrides, updated_at=_bump(vehicle, now_us)
-        )
+        updated = vehicle if state == vehicle.state else changed_by_hand(vehicle, state, now_us)
+        updated = replace(updated, overrides=overrides, updated_at=_bump(vehicle, now_us))
         await repository.save(conn, updated, seen_updated_at=vehicle.updated_at)
     simulated = changed(before, values_of(updated))
     # The simulator's consequences (range follows the battery) ride along.
@@ -503,7 +519,12 @@ async def clear_property(
         if key not in vehicle.overrides:
             raise ApiError(404, f"{key} is not set by hand on {vin}", source="property")
         overrides = {k: v for k, v in vehicle.overrides.items() if k != key}
-        updated = replace(vehicle, overrides=overrides, updated_at=_bump(vehicle, now_us))
+        # The simulated value comes back now, after the pinned one it replaces.
+        updated = replace(
+            changed_by_hand(vehicle, vehicle.state, now_us),
+            overrides=overrides,
+            updated_at=_bump(vehicle, now_us),
+        )
         await repository.save(conn, updated, seen_updated_at=vehicle.updated_at)
     current = values_of(updated)
     if key in current:

@@ -10,9 +10,6 @@ registered properties. Anything else is a 403 that says why.
 from __future__ import annotations
 
 import asyncio
-import base64
-import binascii
-import re
 import weakref
 from collections import OrderedDict
 from functools import lru_cache
@@ -29,6 +26,7 @@ from autoport.kit.auth import Caller, CallerKind, GrantStatus, require_scope
 from autoport.kit.clock import from_iso, to_iso
 from autoport.kit.db import Database, Row
 from autoport.kit.errors import ApiError
+from autoport.kit.paging import decode_cursor, encode_cursor, page_size
 from autoport.kit.state import AppState
 from autoport.kit.vin import vin_problem
 from autoport.vehicle_data import repository
@@ -268,29 +266,9 @@ def _pending() -> ApiError:
 # --- history ------------------------------------------------------------------------
 
 
-def encode_cursor(timestamp: int, row_id: int) -> str:
-    return base64.urlsafe_b64encode(f"{timestamp}:{row_id}".encode()).decode().rstrip("=")
-
-
-# What encode_cursor writes: a timestamp (negative before 1970) and a row id.
-_CURSOR = re.compile(r"(-?[0-9]{1,19}):([0-9]{1,19})")
-_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
-
-
-def decode_cursor(cursor: str) -> tuple[int, int]:
-    """The (timestamp, row id) of a `next_cursor`; 400 for anything encode_cursor cannot
-    have written, including numbers outside the database's signed 64-bit integers (a
-    driver refuses those with an OverflowError, a 500) and negative row ids."""
-    try:
-        text = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode("ascii")
-    except (ValueError, binascii.Error):  # UnicodeDecodeError is a ValueError
-        text = ""
-    match = _CURSOR.fullmatch(text)
-    if match is not None:
-        timestamp, row_id = int(match[1]), int(match[2])
-        if _INT64_MIN <= timestamp <= _INT64_MAX and row_id <= _INT64_MAX:
-            return timestamp, row_id
-    raise ApiError(400, "cursor: not a cursor this endpoint returned", source="cursor")
+def _history_scope(caller: Caller, vin: str, prop: str) -> tuple[str, ...]:
+    # A cursor pages the list it came from: this application's history of this property.
+    return ("history", str(caller.environment), caller.application_id, vin, prop)
 
 
 def _instant(value: str | None, name: str) -> int | None:
@@ -328,12 +306,13 @@ async def history(
         raise ApiError(422, f"property: {prop!r} is not a level-13 property", source="property")
     if prop not in properties:
         raise _forbidden(f"the access token does not grant reading {prop}")
-    size = HISTORY_DEFAULT_LIMIT if limit is None else limit
-    if not 1 <= size <= HISTORY_MAX_LIMIT:
-        raise ApiError(
-            400, f"limit: must be between 1 and {HISTORY_MAX_LIMIT}, got {size}", source="limit"
-        )
+    size = page_size(limit, default=HISTORY_DEFAULT_LIMIT, maximum=HISTORY_MAX_LIMIT)
     since_us, until_us = _instant(since, "since"), _instant(until, "until")
+    scope = _history_scope(caller, vin, prop)
+    after: tuple[int, int] | None = None
+    if cursor:
+        timestamp, row_id = decode_cursor(state.token_key, scope, cursor, (int, int))
+        after = (timestamp, row_id)
     rows = await repository.history(
         state.database,
         environment=str(caller.environment),
@@ -342,7 +321,7 @@ async def history(
         prop=name,
         since=since_us,
         until=until_us,
-        cursor=None if not cursor else decode_cursor(cursor),
+        cursor=after,
         limit=size + 1,
     )
     more = len(rows) > size
@@ -353,5 +332,9 @@ async def history(
         "property": prop,
         # Stored JSON is passed through as is: what was accepted is what is served.
         "values": [orjson.Fragment(row["value"]) for row in rows],
-        "next_cursor": encode_cursor(rows[-1]["timestamp"], rows[-1]["id"]) if more else None,
+        "next_cursor": (
+            encode_cursor(state.token_key, scope, [rows[-1]["timestamp"], rows[-1]["id"]])
+            if more
+            else None
+        ),
     }

@@ -297,7 +297,7 @@ async def test_bad_body_is_a_clear_4xx_and_stores_nothing(
     )
     assert malformed.status_code == 400
     listed = await client.get("/v1/fleets/vehicles", headers=callers.fleet.headers)
-    assert listed.json() == {"vehicles": []}
+    assert listed.json() == []
 
 
 async def test_too_many_vehicles_in_one_request_is_422(
@@ -342,7 +342,7 @@ async def test_vehicles_are_scoped_to_application_and_environment(
             await client.delete(f"{prefix}/v1/fleets/vehicles/{VIN}", headers=headers)
         ).status_code == 404
         listed = await client.get(f"{prefix}/v1/fleets/vehicles", headers=headers)
-        assert listed.json() == {"vehicles": []}
+        assert listed.json() == []
     # The other application adds the same VIN: its own clearance, its own lifecycle.
     other = await add(client, callers.other.headers, {"vin": VIN, "brand": "sandbox"})
     assert other[0]["status"] == "pending"

@@ -57,19 +57,61 @@ async def listed(client: httpx.AsyncClient, callers: Callers, query: Any) -> lis
         f"/v1/fleets/vehicles?filter={quote(text)}", headers=callers.fleet.headers
     )
     assert response.status_code == 200, response.text
-    return [v["vin"] for v in response.json()["vehicles"]]
+    return [v["vin"] for v in response.json()]
 
 
 async def test_no_filter_lists_every_vehicle_of_the_application(
     client: httpx.AsyncClient, callers: Callers, fleet: dict[str, int]
 ) -> None:
     response = await client.get("/v1/fleets/vehicles", headers=callers.fleet.headers)
-    vehicles = response.json()["vehicles"]
+    vehicles = response.json()
     assert [v["vin"] for v in vehicles] == [V1, V2, V3]
     assert vehicles[0]["status"] == "approved"
     assert set(vehicles[0]) == {"vin", "brand", "status", "tags", "changelog"}
     other = await client.get("/v1/fleets/vehicles", headers=callers.other.headers)
-    assert other.json() == {"vehicles": []}
+    assert other.json() == []
+
+
+def documented(query: dict[str, Any]) -> dict[str, Any]:
+    """The short form {"field": {op: value}} in the original's documented layout."""
+    out: dict[str, Any] = {}
+    for name, ops in query.items():
+        [(op, value)] = ops.items()
+        out[name] = {"operator": op, "value": value}
+    return out
+
+
+async def test_filters_by_each_field_and_operator_in_the_documented_layout(
+    client: httpx.AsyncClient, callers: Callers, fleet: dict[str, int]
+) -> None:
+    approved, t1 = to_iso(fleet["approved"]), to_iso(fleet["t1"])
+    cases: list[tuple[dict[str, Any], list[str]]] = [
+        ({"vin": {"eq": V2}}, [V2]),
+        ({"vin": {"in": [V1, V3]}}, [V1, V3]),
+        ({"status": {"eq": "approved"}}, [V1]),
+        ({"status": {"in": ["pending", "revoked"]}}, [V2, V3]),
+        ({"brand": {"eq": "mercedes-benz"}}, [V3]),
+        ({"brand": {"in": ["mercedes_benz", "sandbox"]}}, [V1, V2, V3]),
+        ({"tags": {"eq": {"depot": "south"}}}, [V2]),
+        ({"tags": {"eq": {"depot": "north"}}}, []),
+        ({"tags": {"contains": {"depot": "north"}}}, [V1]),
+        ({"tags": {"contains": {"depot": "north", "team": "a"}}}, [V1]),
+        ({"tags": {"contains": {"depot": "north", "team": "b"}}}, []),
+        ({"approved_at": {"eq": approved}}, [V1]),
+        ({"approved_at": {"lt": approved}}, []),
+        ({"approved_at": {"gt": to_iso(fleet["t0"])}}, [V1]),
+        ({"approved_at": {"lte": approved}}, [V1]),
+        ({"approved_at": {"gte": approved}}, [V1]),
+        ({"inserted_at": {"eq": t1}}, [V2, V3]),
+        ({"inserted_at": {"lt": t1}}, [V1]),
+        ({"inserted_at": {"gt": to_iso(fleet["t0"])}}, [V2, V3]),
+        ({"inserted_at": {"lte": t1}}, [V1, V2, V3]),
+        ({"inserted_at": {"gte": t1}}, [V2, V3]),
+        ({"status": {"eq": "pending"}, "brand": {"eq": "sandbox"}}, [V2]),
+    ]
+    for query, expected in cases:
+        assert await listed(client, callers, query) == expected, query
+        assert await listed(client, callers, documented(query)) == expected, documented(query)
 
 
 async def test_filters_by_each_field_and_operator(
@@ -124,6 +166,32 @@ async def test_filters_by_each_field_and_operator(
             422,
             "filter.vin.in",
             "at most 1000",
+        ),
+        # The documented layout names its members.
+        ('{"status": {"operator": "gt", "value": "x"}}', 422, "filter.status.operator", "gt"),
+        ('{"status": {"operator": 1, "value": "x"}}', 422, "filter.status.operator", "unknown"),
+        ('{"status": {"operator": "eq"}}', 422, "filter.status.value", "missing"),
+        (
+            '{"status": {"operator": "eq", "value": "approved", "eq": "x"}}',
+            422,
+            "filter.status.eq",
+            "unexpected member",
+        ),
+        ('{"status": {"operator": "in", "value": ["x"]}}', 422, "filter.status.value[0]", "x"),
+        ('{"status": {"operator": "in", "value": "x"}}', 422, "filter.status.value", "list"),
+        ('{"tags": {"operator": "in", "value": {}}}', 422, "filter.tags.operator", "in"),
+        ('{"tags": {"operator": "eq", "value": {"a": 1}}}', 422, "filter.tags.value", "strings"),
+        (
+            '{"approved_at": {"operator": "lte", "value": "soon"}}',
+            422,
+            "filter.approved_at.value",
+            "ISO 8601",
+        ),
+        (
+            orjson.dumps({"tags": {"contains": {str(i): "x" for i in range(101)}}}).decode(),
+            422,
+            "filter.tags.contains",
+            "at most 100",
         ),
     ],
 )

@@ -11,7 +11,7 @@ from autoport.kit.clock import FrozenClock
 from autoport.kit.db import Database
 from autoport.kit.environments import Environment
 from autoport.kit.errors import ApiError
-from autoport.oauth.tasks import sweep
+from autoport.oauth.tasks import KEEP_EXPIRED_TOKENS_SECONDS, sweep
 from tests.factories import (
     AppCredentials,
     bearer,
@@ -25,7 +25,7 @@ from tests.factories import (
 VIN = "1FTFW1ET5DFC10312"
 
 
-async def test_sweep_deletes_expired_tokens_only(
+async def test_sweep_deletes_tokens_a_day_after_they_expired(
     app: FastAPI,
     client: httpx.AsyncClient,
     db: Database,
@@ -34,11 +34,18 @@ async def test_sweep_deletes_expired_tokens_only(
 ) -> None:
     old = await client_credentials_token(client, creds)
     clock.advance(301)
+    expired = await client_credentials_token(client, creds)
+    # Expired, but kept: the client is told so (tests/oauth/test_expired_tokens.py).
+    assert await sweep(app.state.autoport) == 0
+    clock.advance(KEEP_EXPIRED_TOKENS_SECONDS)
     fresh = await client_credentials_token(client, creds)
-    removed = await sweep(app.state.autoport)
-    assert removed == 1
+    assert await sweep(app.state.autoport) == 1
     assert (await client.get("/v1/vehicleinfo", headers=bearer(fresh))).status_code == 403
-    assert (await client.get("/v1/vehicleinfo", headers=bearer(old))).status_code == 401
+    gone = await client.get("/v1/vehicleinfo", headers=bearer(old))
+    assert gone.status_code == 401
+    assert "not valid" in gone.json()["error_description"]
+    kept = await client.get("/v1/vehicleinfo", headers=bearer(expired))
+    assert "expired" in kept.json()["error_description"]
 
 
 async def test_sandbox_vehicle_token_from_the_factory(

@@ -24,6 +24,8 @@ from autoport.kit.clock import FrozenClock
 from autoport.kit.db import Database
 from autoport.kit.environments import Environment
 from autoport.sandbox import routes
+from autoport.sandbox.demo import approve_fleet_clearances
+from tests.factories import bearer, client_credentials_token, create_app_credentials
 
 ADMIN_TOKEN = "sandbox-test-admin-token"
 ADMIN = {"authorization": f"Bearer {ADMIN_TOKEN}"}
@@ -123,3 +125,22 @@ async def admin(sandbox_app: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
 def db(sandbox_app: FastAPI) -> Database:
     database: Database = sandbox_app.state.autoport.database
     return database
+
+
+async def cleared_reader(
+    client: httpx.AsyncClient, db: Database, *, vins: list[str], properties: list[str], now_us: int
+) -> dict[str, str]:
+    """The bearer headers of a new sandbox application whose fleet clearance of `vins`
+    is approved (a real client_credentials token from the token endpoint)."""
+    creds = await create_app_credentials(
+        db, environment=Environment.sandbox, properties=properties, now_us=now_us
+    )
+    await approve_fleet_clearances(
+        db,
+        application_id=creds.app_id,
+        client_id=creds.client_id,
+        properties=properties,
+        vins=vins,
+        now_us=now_us,
+    )
+    return bearer(await client_credentials_token(client, creds))

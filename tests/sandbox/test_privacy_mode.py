@@ -15,11 +15,8 @@ from fastapi import FastAPI
 
 from autoport.kit.clock import FrozenClock, from_iso
 from autoport.kit.db import Database
-from autoport.kit.environments import Environment
 from autoport.sandbox import service
-from autoport.sandbox.demo import approve_fleet_clearances
-from tests.factories import bearer, client_credentials_token, create_app_credentials
-from tests.sandbox.conftest import RecordingIngest
+from tests.sandbox.conftest import RecordingIngest, cleared_reader
 
 VIN = "SBXPRVACY00000001"
 BASE = "/admin/v1/sandbox/vehicles"
@@ -46,21 +43,12 @@ async def reader(
         json={"vin": VIN, "powertrain": "electric", "profile": "full", "scenario": "driving"},
     )
     assert created.status_code == 201, created.text
-    creds = await create_app_credentials(
-        db, environment=Environment.sandbox, properties=PROPERTIES, now_us=clock.now_us()
-    )
-    await approve_fleet_clearances(
-        db,
-        application_id=creds.app_id,
-        client_id=creds.client_id,
-        properties=PROPERTIES,
-        vins=[VIN],
-        now_us=clock.now_us(),
-    )
     transport = httpx.ASGITransport(app=sandbox_app)
     async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1:8080") as client:
-        token = await client_credentials_token(client, creds)
-        yield Reader(client, bearer(token))
+        headers = await cleared_reader(
+            client, db, vins=[VIN], properties=PROPERTIES, now_us=clock.now_us()
+        )
+        yield Reader(client, headers)
 
 
 async def privacy(admin: httpx.AsyncClient, on: bool) -> dict[str, Any]:
