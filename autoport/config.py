@@ -15,7 +15,7 @@ import os
 import secrets
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
 from pydantic import Field, SecretStr, field_validator, model_validator
@@ -84,6 +84,16 @@ class Settings(BaseSettings):
     vehicle_data_rate_limit: str = "600/minute"
     # How long the pull endpoint waits for a carmaker's data source before a 504.
     vehicle_data_fetch_timeout_seconds: float = Field(default=10.0, gt=0, le=300)
+    # A brand's data source is asked about a vehicle at most once per this many seconds
+    # (per set of properties); pulls in between are served from the store, without a
+    # write and without a carmaker call (each one costs a rate-limited API call and the
+    # parked car's 12 V battery). 0 asks on every pull. Per brand:
+    # vehicle_data_max_age_seconds_by_brand = {"bmw": 120}; the sandbox's simulated cars
+    # move every second, so their default is 1 s.
+    vehicle_data_max_age_seconds: float = Field(default=30.0, ge=0, le=86_400)
+    vehicle_data_max_age_seconds_by_brand: dict[str, Annotated[float, Field(ge=0, le=86_400)]] = (
+        Field(default_factory=lambda: {"sandbox": 1.0})
+    )
     # History of data points kept this many days after arrival (0 keeps everything).
     vehicle_data_history_retention_days: int = Field(default=90, ge=0)
     vehicle_data_history_prune_interval_seconds: float = Field(default=3600.0, gt=0)

@@ -51,6 +51,11 @@ async def lock_vehicle(conn: Connection, *, environment: str, vin: str) -> Row |
     return await conn.fetch_one(sql, {"environment": environment, "vin": vin})
 
 
+async def vehicle(conn: Connection, *, environment: str, vin: str) -> Row | None:
+    """The stored row, read without a lock (to see whether a delivery changes anything)."""
+    return await conn.fetch_one(_SELECT_VEHICLE, {"environment": environment, "vin": vin})
+
+
 async def insert_vehicle(conn: Connection, values: Mapping[str, Any]) -> bool:
     return await conn.execute(_INSERT_VEHICLE, values) == 1
 

@@ -246,12 +246,41 @@ async def ingest_vehicle_data(
         )
     if not points:
         return report
+    unchanged_brand = (
+        await _brand_if_already_stored(db, environment, vin, points, stored_brand)
+        if isinstance(db, Database)
+        else None
+    )
+    if unchanged_brand is not None:
+        # A re-delivery of exactly what is stored (a data source asked again while the
+        # car stood still): nothing to write, not even a transaction.
+        report.brand = unchanged_brand
+        report.accepted = [AcceptedPoint(p.capability, p.name, False) for p in points]
+        return report
     if isinstance(db, Connection):
         await _apply(db, environment, report, points, now_us, stored_brand)
     else:
         async with db.transaction() as conn:
             await _apply(conn, environment, report, points, now_us, stored_brand)
     return report
+
+
+async def _brand_if_already_stored(
+    db: Database, environment: Environment, vin: str, points: list[_Point], brand: str | None
+) -> str | None:
+    """The stored brand when every point is the stored value, with the same instant and
+    the same bytes (so it is in the history too), and the brand stays; None otherwise."""
+    row = await repository.vehicle(db.reader, environment=str(environment), vin=vin)
+    if row is None or (brand not in (None, UNKNOWN_BRAND) and brand != row["brand"]):
+        return None
+    stamps = orjson.loads(row["stamps"])
+    if any(stamps.get(point.key) != point.instant for point in points):
+        return None
+    document = orjson.loads(row["document"])
+    for point in points:
+        if orjson.dumps(document.get(point.capability, {}).get(point.name)) != point.encoded:
+            return None
+    return str(row["brand"])
 
 
 async def _apply(

@@ -47,6 +47,7 @@ from autoport.sandbox.snapshot import (
     simulated_values,
     to_capabilities,
 )
+from autoport.vehicle_data import freshness
 
 log = structlog.get_logger("autoport.sandbox")
 
@@ -621,6 +622,8 @@ async def set_behaviour(
             updated_at=_bump(vehicle, now_us),
         )
         await repository.save(conn, updated, seen_updated_at=vehicle.updated_at)
+        # The car now answers differently: the next pull asks it, whatever the window.
+        await freshness.forget(conn, db, environment=str(ENVIRONMENT), vin=vin)
     if vehicle.privacy_mode and not updated.privacy_mode:
         # Sharing is on again: what changed meanwhile (simulated, pinned or failing)
         # arrives now; points already delivered are identical and change nothing.

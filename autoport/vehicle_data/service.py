@@ -20,16 +20,18 @@ import structlog
 
 from autoport.catalog import CATALOG
 from autoport.ingestion.service import IngestError, ingest_vehicle_data
-from autoport.ingestion.sources import DataSourceError
+from autoport.ingestion.sources import DataSource, DataSourceError
 from autoport.kit.access import fleet_clearance_approved
 from autoport.kit.auth import Caller, CallerKind, GrantStatus, require_scope
 from autoport.kit.clock import from_iso, to_iso
 from autoport.kit.db import Database, Row
+from autoport.kit.environments import Environment
 from autoport.kit.errors import ApiError
 from autoport.kit.paging import decode_cursor, encode_cursor, page_size
 from autoport.kit.state import AppState
 from autoport.kit.vin import vin_problem
 from autoport.vehicle_data import repository
+from autoport.vehicle_data.freshness import windows_of
 
 log = structlog.get_logger("autoport.vehicle_data")
 
@@ -124,16 +126,46 @@ async def _brand_hint(state: AppState, caller: Caller, vin: str) -> str | None:
 async def _refresh(
     state: AppState, caller: Caller, vin: str, brand: str, properties: frozenset[str]
 ) -> bool:
-    """Ask the brand's data source for fresh data and ingest it; True if it answered."""
+    """Make sure the brand's data source was asked about `vin` within the freshness
+    window (autoport.vehicle_data.freshness) and ingest its answer; False when the brand
+    has no data source. The window's failure (offline, privacy mode, ...) is raised."""
     source = state.data_sources.get(brand)
     if source is None:
         return False
+    settings = state.settings
+    max_age = settings.vehicle_data_max_age_seconds_by_brand.get(
+        brand, settings.vehicle_data_max_age_seconds
+    )
+    timeout = settings.vehicle_data_fetch_timeout_seconds
+
+    async def fetch() -> None:
+        await _fetch_and_ingest(state, caller.environment, vin, brand, properties, source)
+
+    outcome = await windows_of(state.database, state.clock).outcome(
+        environment=str(caller.environment),
+        vin=vin,
+        properties=properties,
+        max_age_seconds=max_age,
+        timeout_seconds=timeout,
+        fetch=fetch,
+    )
+    outcome.raise_failure()
+    return True
+
+
+async def _fetch_and_ingest(
+    state: AppState,
+    environment: Environment,
+    vin: str,
+    brand: str,
+    properties: frozenset[str],
+    source: DataSource,
+) -> None:
+    """One ask of the data source; its failures are ApiErrors with the pull's status."""
     timeout = state.settings.vehicle_data_fetch_timeout_seconds
     try:
         async with asyncio.timeout(timeout):
-            result = await source.fetch(
-                environment=caller.environment, vin=vin, properties=properties
-            )
+            result = await source.fetch(environment=environment, vin=vin, properties=properties)
     except TimeoutError:
         raise ApiError(
             504, f"the carmaker did not answer within {timeout:g} s", title="Gateway Timeout"
@@ -142,11 +174,11 @@ async def _refresh(
         # No data is served then, not even the stored values (privacy mode: 403).
         raise ApiError(error.status, error.detail, title=error.title) from None
     if result is None:
-        return False
+        return
     try:
         report = await ingest_vehicle_data(
             state.database,
-            environment=caller.environment,
+            environment=environment,
             vin=vin,
             brand=brand,
             data=result.data,
@@ -155,7 +187,7 @@ async def _refresh(
         )
     except IngestError as error:
         log.warning("data source answer refused", vin=vin, brand=brand, error=str(error))
-        return False
+        return
     if report.rejected:
         log.warning(
             "data source sent invalid points",
@@ -163,7 +195,6 @@ async def _refresh(
             brand=brand,
             rejected=[r.as_dict() for r in report.rejected[:10]],
         )
-    return True
 
 
 class FragmentCache:

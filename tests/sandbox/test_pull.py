@@ -13,16 +13,18 @@ import httpx
 import orjson
 import pytest
 import uvicorn
+from fastapi import FastAPI
 from pydantic import SecretStr
 
 from autoport.app import create_app
 from autoport.config import Settings
-from autoport.kit.clock import Clock, from_iso, now_us
+from autoport.kit.clock import Clock, FrozenClock, from_iso, now_us
 from autoport.kit.db import Database
 from autoport.kit.environments import Environment
 from autoport.sandbox.demo import approve_fleet_clearances
 from tests.factories import bearer, client_credentials_token, create_app_credentials
 from tests.streaming.conftest import free_port
+from tests.vehicle_data.test_freshness import WriteCounter
 
 ADMIN = {"authorization": "Bearer pull-test-admin"}
 BASE = "/admin/v1/sandbox/vehicles"
@@ -220,3 +222,44 @@ async def test_a_car_in_privacy_mode_streams_nothing_until_switched_off(live: Li
         assert (await pull(live)).status_code == 200
     finally:
         reader.cancel()
+
+
+async def test_pulls_of_a_car_standing_still_write_nothing(
+    sandbox_app: FastAPI, admin: httpx.AsyncClient, db: Database, clock: FrozenClock
+) -> None:
+    """The sandbox carmaker is asked at most once a second (its freshness window); a pull
+    inside the window writes nothing, and a fetch that finds the car as stored writes
+    only the window's own two rows (lease and outcome), no ingestion. (No background
+    work runs in this app, so every write transaction counted is the pull's.)"""
+    created = await admin.post(
+        BASE,
+        json={"powertrain": "electric", "profile": "full", "scenario": "parked", "running": False},
+    )
+    assert created.status_code == 201, created.text
+    vin = created.json()["vin"]
+    creds = await create_app_credentials(
+        db, environment=Environment.sandbox, properties=PROPERTIES, now_us=clock.now_us()
+    )
+    await approve_fleet_clearances(
+        db,
+        application_id=creds.app_id,
+        client_id=creds.client_id,
+        properties=PROPERTIES,
+        vins=[vin],
+        now_us=clock.now_us(),
+    )
+    headers = bearer(await client_credentials_token(admin, creds))
+    path = f"/sandbox/v1/vehicle-data/autoapi-13/{vin}"
+    first = await admin.get(path, headers=headers)
+    assert first.status_code == 200, first.text
+    with WriteCounter(db) as inside:
+        for _ in range(20):
+            clock.advance(0.04)
+            response = await admin.get(path, headers=headers)
+            assert response.status_code == 200
+            assert {**response.json(), "request_id": ""} == {**first.json(), "request_id": ""}
+    assert inside.count == 0
+    clock.advance(1)  # the sandbox's window (1 s) has passed
+    with WriteCounter(db) as after:
+        assert (await admin.get(path, headers=headers)).status_code == 200
+    assert after.count == 2

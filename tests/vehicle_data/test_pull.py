@@ -287,8 +287,10 @@ async def test_a_vehicle_in_privacy_mode_is_403_and_serves_nothing(
     assert body["request_id"] == response.headers["x-request-id"]
     for name in ("ratelimit-limit", "ratelimit-remaining", "ratelimit-reset", "ratelimit-policy"):
         assert name in response.headers
-    # A connector's own words are kept, after the fixed sentence.
+    # A connector's own words are kept, after the fixed sentence (asked again once the
+    # freshness window has passed).
     source.error = PrivacyModeActive("reported by the carmaker at 10:00")
+    app.state.autoport.clock.advance(31)
     detail = (await client.get(URL, headers=headers)).json()["errors"][0]["detail"]
     assert detail.startswith("the vehicle is in privacy mode")
     assert detail.endswith("(reported by the carmaker at 10:00)")
@@ -299,6 +301,7 @@ async def test_a_vehicle_in_privacy_mode_is_403_and_serves_nothing(
     assert history.status_code == 200, history.text
     assert history.json()["values"] == [DATA["charging"]["battery_level"]]
     source.error = None
+    app.state.autoport.clock.advance(31)
     response = await client.get(URL, headers=headers)
     assert response.status_code == 200, response.text
     assert response.json()["charging"]["battery_level"]["data"] == 0.8

@@ -61,3 +61,21 @@ ingest_providers = Table(
     Column("revoked_at", BigInteger, nullable=True),
     UniqueConstraint("secret_hash"),
 )
+
+# When a pull last asked a brand's data source about a vehicle (for one set of
+# properties, by its digest) and what the source answered, so that every process serves
+# pulls inside the freshness window from the store instead of asking again
+# (autoport.vehicle_data.freshness). `lease_until` is held by the one process fetching
+# now; `fetched_at` 0 means never fetched.
+vehicle_fetches = Table(
+    "vehicle_fetches",
+    metadata,
+    Column("environment", Text, primary_key=True),
+    Column("vin", Text, primary_key=True),
+    Column("properties", Text, primary_key=True),
+    Column("fetched_at", BigInteger, nullable=False),
+    Column("lease_until", BigInteger, nullable=False),
+    Column("status", Integer, nullable=False),
+    Column("detail", Text, nullable=False),
+    Column("title", Text, nullable=True),
+)

@@ -1,0 +1,224 @@
+"""The freshness window: a brand's data source is asked about a vehicle at most once per
+window, concurrent pulls share one fetch (in a process and across processes), pulls in
+the window write nothing, and a failure stands for the window."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+
+import httpx
+from fastapi import FastAPI
+
+from autoport.config import Settings
+from autoport.ingestion.sources import FetchResult, VehicleOffline
+from autoport.kit.clock import FrozenClock
+from autoport.kit.db import Connection, Database, create_database
+from autoport.kit.errors import ApiError
+from autoport.vehicle_data.freshness import FreshnessWindows
+from tests.vehicle_data.conftest import TestCallers
+from tests.vehicle_data.test_pull import ALL, URL, VIN, TestSource, bearer, reader, store
+
+FRESH = {"data": 0.55, "timestamp": "2024-05-02T10:00:00.000000Z"}
+
+
+def source_of(app: FastAPI) -> TestSource:
+    source = TestSource()
+    source.result = FetchResult(data={"charging": {"battery_level": FRESH}})
+    app.state.autoport.data_sources["bmw"] = source
+    return source
+
+
+class WriteCounter:
+    """Counts the write transactions the app's database opens (the real ones run)."""
+
+    def __init__(self, database: Database) -> None:
+        self.count = 0
+        self.database = database
+        self.original = database.transaction
+
+    @contextlib.asynccontextmanager
+    async def transaction(self) -> AsyncIterator[Connection]:
+        self.count += 1
+        async with self.original() as conn:
+            yield conn
+
+    def __enter__(self) -> WriteCounter:
+        self.database.transaction = self.transaction  # type: ignore[method-assign]
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.database.transaction = self.original  # type: ignore[method-assign]
+
+
+async def test_pulls_inside_the_window_ask_once_and_write_nothing(
+    client: httpx.AsyncClient, app: FastAPI, callers: TestCallers, clock: FrozenClock
+) -> None:
+    source = source_of(app)
+    headers = await reader(callers)
+    first = await client.get(URL, headers=headers)
+    assert first.status_code == 200, first.text
+    assert first.json()["charging"]["battery_level"] == FRESH
+    with WriteCounter(app.state.autoport.database) as writes:
+        for _ in range(20):
+            clock.advance(1)
+            response = await client.get(URL, headers=headers)
+            assert response.status_code == 200
+            assert response.json()["charging"]["battery_level"] == FRESH
+    assert len(source.asked) == 1
+    assert writes.count == 0
+    clock.advance(11)  # 31 s after the first fetch: the production default of 30 s ended
+    assert (await client.get(URL, headers=headers)).status_code == 200
+    assert len(source.asked) == 2
+
+
+async def test_a_fetch_that_returns_what_is_stored_writes_nothing(
+    client: httpx.AsyncClient, app: FastAPI, callers: TestCallers, clock: FrozenClock
+) -> None:
+    """The car stood still: the source answers the stored values again. Counting the
+    transactions: the lease and the outcome (two small writes per window), no ingestion."""
+    source = source_of(app)
+    headers = await reader(callers)
+    assert (await client.get(URL, headers=headers)).status_code == 200
+    events = "SELECT count(*) FROM outbox WHERE event_type = 'vehicle_data_changed'"
+    before = await app.state.autoport.database.fetch_value(events)
+    clock.advance(31)
+    with WriteCounter(app.state.autoport.database) as writes:
+        assert (await client.get(URL, headers=headers)).status_code == 200
+    assert len(source.asked) == 2
+    assert writes.count == 2
+    assert await app.state.autoport.database.fetch_value(events) == before
+
+
+async def test_concurrent_pulls_share_one_fetch(
+    client: httpx.AsyncClient, app: FastAPI, callers: TestCallers
+) -> None:
+    source = source_of(app)
+    source.delay = 0.2
+    headers = await reader(callers)
+    answers = await asyncio.gather(*(client.get(URL, headers=headers) for _ in range(25)))
+    assert [a.status_code for a in answers] == [200] * 25
+    assert len(source.asked) == 1
+
+
+async def test_a_failure_stands_for_the_window_then_the_car_is_asked_again(
+    client: httpx.AsyncClient, app: FastAPI, callers: TestCallers, clock: FrozenClock
+) -> None:
+    await store(app)
+    source = source_of(app)
+    source.error = VehicleOffline("asleep")
+    headers = await reader(callers)
+    for _ in range(3):
+        response = await client.get(URL, headers=headers)
+        assert response.status_code == 408
+        assert response.json()["errors"][0]["detail"] == "asleep"
+    assert len(source.asked) == 1
+    source.error = None
+    clock.advance(31)
+    response = await client.get(URL, headers=headers)
+    assert response.status_code == 200
+    assert response.json()["charging"]["battery_level"] == FRESH
+
+
+async def test_max_age_per_brand_and_zero_asks_every_time(
+    client: httpx.AsyncClient, app: FastAPI, callers: TestCallers
+) -> None:
+    state = app.state.autoport
+    state.settings = state.settings.model_copy(
+        update={"vehicle_data_max_age_seconds_by_brand": {"bmw": 0.0}}
+    )
+    source = source_of(app)
+    headers = await reader(callers)
+    for _ in range(3):
+        assert (await client.get(URL, headers=headers)).status_code == 200
+    assert len(source.asked) == 3
+
+
+async def test_each_property_set_has_its_own_window(
+    client: httpx.AsyncClient, app: FastAPI, callers: TestCallers
+) -> None:
+    """A fetch asks only for what its caller may read, so a reader of other properties
+    cannot be served by it."""
+    source = source_of(app)
+    app_id = await callers.application(properties=ALL)
+    narrow = await callers.vehicle_token(app_id, vin=VIN, properties=["charging.battery_level"])
+    assert (await client.get(URL, headers=bearer(narrow))).status_code == 200
+    assert (await client.get(URL, headers=await reader(callers))).status_code == 200
+    assert (await client.get(URL, headers=bearer(narrow))).status_code == 200
+    assert source.asked == [frozenset({"charging.battery_level"}), frozenset(ALL)]
+
+
+async def test_two_processes_share_one_fetch_through_the_database(settings: Settings) -> None:
+    """Two processes' windows (two Database objects on one database) pulling at once:
+    one asks the source, the other waits for its outcome; then both serve the window."""
+    clock = FrozenClock()
+    databases = [
+        create_database(settings.resolved_database_url, schema=settings.database_schema)
+        for _ in range(2)
+    ]
+    for database in databases:
+        await database.connect()
+    asked = 0
+
+    async def fetch() -> None:
+        nonlocal asked
+        asked += 1
+        await asyncio.sleep(0.3)
+
+    try:
+        windows = [FreshnessWindows(database, clock) for database in databases]
+        outcomes = await asyncio.gather(
+            *(
+                w.outcome(
+                    environment="production",
+                    vin=VIN,
+                    properties=frozenset(ALL),
+                    max_age_seconds=30,
+                    timeout_seconds=10,
+                    fetch=fetch,
+                )
+                for w in windows
+            )
+        )
+        assert asked == 1
+        assert [o.status for o in outcomes] == [200, 200]
+        assert outcomes[0].fetched_at_us == outcomes[1].fetched_at_us
+    finally:
+        for database in databases:
+            await database.close()
+
+
+async def test_a_failed_fetch_by_another_process_is_its_outcome_here_too(
+    settings: Settings,
+) -> None:
+    clock = FrozenClock()
+    databases = [
+        create_database(settings.resolved_database_url, schema=settings.database_schema)
+        for _ in range(2)
+    ]
+    for database in databases:
+        await database.connect()
+
+    async def offline() -> None:
+        raise ApiError(408, "asleep")
+
+    async def never() -> None:
+        raise AssertionError("asked again inside the window")
+
+    try:
+        first, second = (FreshnessWindows(database, clock) for database in databases)
+        common = {
+            "environment": "production",
+            "vin": VIN,
+            "properties": frozenset(ALL),
+            "max_age_seconds": 30,
+            "timeout_seconds": 10,
+        }
+        assert (await first.outcome(**common, fetch=offline)).status == 408  # type: ignore[arg-type]
+        clock.advance(5)
+        outcome = await second.outcome(**common, fetch=never)  # type: ignore[arg-type]
+        assert (outcome.status, outcome.detail) == (408, "asleep")
+    finally:
+        for database in databases:
+            await database.close()
