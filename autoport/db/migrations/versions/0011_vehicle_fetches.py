@@ -1,6 +1,6 @@
 """Vehicle data: when a pull last asked the data source (the freshness window).
 
-Revision ID: 0015
+Revision ID: 0011
 Revises: 0010
 Create Date: 2026-11-24
 """
@@ -10,7 +10,7 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0015"
+revision: str = "0011"
 down_revision: str | Sequence[str] | None = "0010"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
