@@ -370,3 +370,32 @@ def test_mosquitto_config_refuses_an_unreadable_key(
     result = runner.invoke(app, tls_args(pki.cert_file, pki.key_file))
     assert result.exit_code == 2
     assert f"--tls-key: cannot read {pki.key_file}: Permission denied" in result.output
+
+
+@pytest.mark.parametrize("command", [["mosquitto-config"], ["credentials", "0" * 24]])
+def test_commands_migrate_a_fresh_data_directory_first(
+    command: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # No `autoport migrate` before: the embedded database is created and migrated.
+    monkeypatch.setenv("AUTOPORT_DATA_DIR", str(tmp_path))
+    result = runner.invoke(app, command)
+    assert "no such table" not in result.output
+    assert result.exit_code == (0 if command[0] == "mosquitto-config" else 1), result.output
+
+
+def test_an_unmigrated_postgresql_database_is_refused_with_the_command_to_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+    import uuid
+
+    url = os.environ.get("AUTOPORT_TEST_POSTGRES_URL")
+    if not url:
+        pytest.skip("AUTOPORT_TEST_POSTGRES_URL is not set")
+    monkeypatch.setenv("AUTOPORT_DATA_DIR", str(tmp_path))
+    monkeypatch.setenv("AUTOPORT_DATABASE_URL", url)
+    # A schema nobody migrated (never created: nothing to clean up).
+    monkeypatch.setenv("AUTOPORT_DATABASE_SCHEMA", f"autoport_unmigrated_{uuid.uuid4().hex[:8]}")
+    result = runner.invoke(app, ["mosquitto-config"])
+    assert result.exit_code == 2
+    assert "run `autoport migrate`" in result.output
