@@ -213,6 +213,9 @@ async def _issue(settings: Settings, application_id: str) -> dict[str, Any] | No
         # Only the credential files: an operator's edits to mosquitto.conf stay.
         paths = mosquitto.write(files, settings.mqtt_config_dir, only=frozenset({"passwd", "acl"}))
         written = [str(path) for path in paths]
+        reloaded = mosquitto.reload(settings.mqtt_config_dir)
+    else:
+        reloaded = False
     address = mosquitto.broker_address(settings)
     return {
         "application_id": application_id,
@@ -225,6 +228,7 @@ async def _issue(settings: Settings, application_id: str) -> dict[str, Any] | No
         "topic": mosquitto.topic_of(environment, application_id),
         "qos": 1,
         "files_updated": written,
+        "broker_reloaded": reloaded,
     }
 
 
@@ -248,7 +252,12 @@ def credentials(
         typer.echo(f"{name}: {issued[name] if issued[name] is not None else '(no TLS listener)'}")
     for name in ("username", "password", "topic"):
         typer.echo(f"{name}: {issued[name]}")
-    if issued["files_updated"]:
-        typer.echo("updated " + ", ".join(issued["files_updated"]) + " (reload Mosquitto: SIGHUP)")
+    if issued["broker_reloaded"]:
+        typer.echo("updated " + ", ".join(issued["files_updated"]) + "; Mosquitto reloaded")
+    elif issued["files_updated"]:
+        typer.echo(
+            "updated " + ", ".join(issued["files_updated"]) + " (no running broker found by "
+            f"its pid file {mosquitto.PID_FILE}: reload it when it runs)"
+        )
     else:
         typer.echo("now run `autoport streaming mosquitto-config --dir <dir>` and reload Mosquitto")

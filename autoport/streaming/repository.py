@@ -168,6 +168,13 @@ async def advance_mqtt(
     return changed > 0
 
 
+async def application_disabled(conn: Connection, application_id: str) -> bool:
+    value = await conn.fetch_value(
+        "SELECT disabled_at FROM applications WHERE id = :id", {"id": application_id}
+    )
+    return value is not None
+
+
 async def release_mqtt_leases(conn: Connection, *, worker_id: str) -> None:
     await conn.execute(
         "UPDATE stream_cursors SET mqtt_lease_until = NULL, mqtt_lease_by = NULL "

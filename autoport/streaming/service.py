@@ -183,6 +183,36 @@ class StreamHub:
         self._any = asyncio.Event()
         # Set by close(): the server is stopping and SSE streams end.
         self.closed = False
+        # Bumped by access_changed(): every SSE stream verifies its token again now.
+        self.access_generation = 0
+        # Open SSE streams per application in this process (see `admit`).
+        self._open: dict[StreamKey, int] = {}
+
+    def access_changed(self) -> None:
+        """A token was revoked, a grant ended or an application was disabled in this
+        process: wake every stream to check its caller at once (other processes' streams
+        find out at their next periodic check)."""
+        self.access_generation += 1
+        for event in self._waiters.values():
+            event.set()
+
+    def admit(self, key: StreamKey, limit: int) -> StreamSlot | None:
+        """A slot for one more SSE stream of the application, or None when it already
+        has `limit` open in this process."""
+        if self._open.get(key, 0) >= limit:
+            return None
+        self._open[key] = self._open.get(key, 0) + 1
+        return StreamSlot(self, key)
+
+    def open_streams(self, key: StreamKey) -> int:
+        return self._open.get(key, 0)
+
+    def _release(self, key: StreamKey) -> None:
+        left = self._open.get(key, 0) - 1
+        if left > 0:
+            self._open[key] = left
+        else:
+            self._open.pop(key, None)
 
     def waiter(self, key: StreamKey) -> asyncio.Event:
         """Take the event *before* reading the log: a notify between the read and the
@@ -216,6 +246,21 @@ class StreamHub:
         if woke:
             self._any.set()
             self._any = asyncio.Event()
+
+
+class StreamSlot:
+    """One admitted SSE stream; `release` (idempotent) frees it when the stream ends."""
+
+    __slots__ = ("__weakref__", "_hub", "_key")
+
+    def __init__(self, hub: StreamHub, key: StreamKey) -> None:
+        self._hub: StreamHub | None = hub
+        self._key = key
+
+    def release(self) -> None:
+        if self._hub is not None:
+            self._hub._release(self._key)
+            self._hub = None
 
 
 async def wait_for(event: asyncio.Event, seconds: float) -> None:

@@ -15,7 +15,7 @@ import structlog
 
 from autoport.kit import outbox
 from autoport.kit.state import AppState
-from autoport.streaming import repository
+from autoport.streaming import mosquitto, repository
 from autoport.streaming.metrics import MESSAGES_PUBLISHED, PUBLISH_LAG
 from autoport.streaming.mosquitto import BrokerAddress, broker_address, topic_of
 from autoport.streaming.service import (
@@ -38,6 +38,9 @@ MQTT_PUBLISH_TIMEOUT = 10.0
 MAX_BACKOFF_SECONDS = 30.0
 # Messages paho keeps in flight before it waits for PUBACKs.
 IN_FLIGHT = 200
+# How often the publisher compares the broker's password file with the enabled
+# applications' credentials (a disabled application's are removed, the broker reloaded).
+CREDENTIALS_SYNC_SECONDS = 5.0
 
 
 def _worker_id(kind: str) -> str:
@@ -174,11 +177,37 @@ class MqttPublisher:
                 backoff = min(backoff * 2, MAX_BACKOFF_SECONDS)
 
     async def _publish_forever(self, client: object) -> None:
+        loop = asyncio.get_running_loop()
+        next_sync = 0.0
         while True:
+            if loop.time() >= next_sync:
+                next_sync = loop.time() + CREDENTIALS_SYNC_SECONDS
+                await self.sync_credentials()
             waiter = self.hub.any_waiter()
             published = await self.publish_due(client)
             if not published:
                 await wait_for(waiter, MQTT_POLL_SECONDS)
+
+    async def sync_credentials(self) -> bool:
+        """Make the broker's password file and ACL (in `mqtt_config_dir`) those of the
+        enabled applications, and reload the broker, when they differ: an application
+        disabled anywhere (admin API, CLI, another replica) loses its broker access, and
+        its open connections end, within CREDENTIALS_SYNC_SECONDS. Returns whether the
+        files were rewritten."""
+        directory = self.state.settings.mqtt_config_dir
+        if directory is None:
+            return False
+        installed = mosquitto.installed_applications(directory, publisher=self.address.username)
+        if installed is None:
+            return False  # the operator has not written the broker's files there
+        rows = await repository.mqtt_credentials(self.state.database.reader)
+        if installed == {(application_id, hashed) for _, application_id, hashed in rows}:
+            return False
+        files = mosquitto.render(self.state.settings, directory=directory, applications=rows)
+        mosquitto.write(files, directory, only=frozenset({"passwd", "acl"}))
+        reloaded = mosquitto.reload(directory)
+        log.info("mqtt credentials updated", applications=len(rows), broker_reloaded=reloaded)
+        return True
 
     async def publish_due(self, client: object) -> int:
         db = self.state.database
@@ -240,6 +269,17 @@ class MqttPublisher:
 
     async def _publish_app(self, client: object, due: repository.MqttDue) -> int:
         db = self.state.database
+        if await repository.application_disabled(db.reader, due.application_id):
+            # Logged before it was disabled: not delivered (the cursor moves past it).
+            async with db.transaction() as conn:
+                await repository.advance_mqtt(
+                    conn,
+                    environment=due.environment,
+                    application_id=due.application_id,
+                    seq=due.last_seq,
+                    worker_id=self.worker_id,
+                )
+            return 0
         messages = await repository.messages_after(
             db.reader,
             environment=due.environment,
