@@ -199,6 +199,33 @@ async def prune(conn: Connection, *, before_us: int, keep_unpublished: bool) -> 
     )
 
 
+# --------------------------------------------------------------- leases
+
+_TAKE_LEASE = """
+INSERT INTO stream_leases (name, holder, lease_until) VALUES (:name, :holder, :until)
+ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, lease_until = excluded.lease_until
+WHERE stream_leases.holder = excluded.holder OR stream_leases.lease_until < :now
+RETURNING holder
+"""
+
+
+async def take_lease(db: Database, *, name: str, holder: str, now_us: int, until_us: int) -> bool:
+    """Take or renew the lease `name` for `holder` until `until_us`; False while another
+    holder's lease runs. One statement: two contenders cannot both win."""
+    async with db.transaction() as conn:
+        won = await conn.fetch_value(
+            _TAKE_LEASE, {"name": name, "holder": holder, "until": until_us, "now": now_us}
+        )
+    return won is not None
+
+
+async def release_lease(conn: Connection, *, name: str, holder: str) -> None:
+    await conn.execute(
+        "DELETE FROM stream_leases WHERE name = :name AND holder = :holder",
+        {"name": name, "holder": holder},
+    )
+
+
 # --------------------------------------------------------------- MQTT credentials
 
 

@@ -41,6 +41,16 @@ IN_FLIGHT = 200
 # How often the publisher compares the broker's password file with the enabled
 # applications' credentials (a disabled application's are removed, the broker reloaded).
 CREDENTIALS_SYNC_SECONDS = 5.0
+# One replica at a time holds the broker connection (the broker makes a client's id its
+# username, so two connections as the publisher would disconnect each other): it renews
+# this lease every RENEW seconds; another replica takes over once it has lapsed.
+CONNECTION_LEASE = "mqtt-publisher"
+CONNECTION_LEASE_SECONDS = 15.0
+CONNECTION_RENEW_SECONDS = 5.0
+
+
+class LostConnectionLease(Exception):
+    """Another replica holds the publisher's broker connection now."""
 
 
 def _worker_id(kind: str) -> str:
@@ -143,6 +153,10 @@ class MqttPublisher:
         backoff = 0.2
         while True:
             try:
+                if not await self._hold_connection():
+                    # Another replica publishes; take over if its lease lapses.
+                    await asyncio.sleep(CONNECTION_RENEW_SECONDS)
+                    continue
                 async with aiomqtt.Client(
                     self.address.host,
                     self.address.port,
@@ -165,21 +179,42 @@ class MqttPublisher:
                     backoff = 0.2
                     await self._publish_forever(client)
             except asyncio.CancelledError:
+                # Stopping: hand the connection to another replica at once.
+                with contextlib.suppress(Exception):
+                    await self._release()
                 raise
             except Exception as error:
                 # Includes aiomqtt.MqttError: broker down, refused, or a publish timeout.
                 self.connected.clear()
                 log.warning("mqtt publisher disconnected", error=str(error), retry_in=backoff)
                 with contextlib.suppress(Exception):
-                    async with self.state.database.transaction() as conn:
-                        await repository.release_mqtt_leases(conn, worker_id=self.worker_id)
+                    await self._release()
                 await asyncio.sleep(backoff)
                 backoff = min(backoff * 2, MAX_BACKOFF_SECONDS)
 
+    async def _hold_connection(self) -> bool:
+        now = self.state.clock.now_us()
+        return await repository.take_lease(
+            self.state.database,
+            name=CONNECTION_LEASE,
+            holder=self.worker_id,
+            now_us=now,
+            until_us=now + int(CONNECTION_LEASE_SECONDS * 1_000_000),
+        )
+
+    async def _release(self) -> None:
+        async with self.state.database.transaction() as conn:
+            await repository.release_mqtt_leases(conn, worker_id=self.worker_id)
+            await repository.release_lease(conn, name=CONNECTION_LEASE, holder=self.worker_id)
+
     async def _publish_forever(self, client: object) -> None:
         loop = asyncio.get_running_loop()
-        next_sync = 0.0
+        next_sync = next_renew = loop.time()
         while True:
+            if loop.time() >= next_renew:
+                next_renew = loop.time() + CONNECTION_RENEW_SECONDS
+                if not await self._hold_connection():
+                    raise LostConnectionLease("another replica holds the broker connection")
             if loop.time() >= next_sync:
                 next_sync = loop.time() + CREDENTIALS_SYNC_SECONDS
                 await self.sync_credentials()

@@ -165,18 +165,20 @@ async def test_a_revocation_or_disable_by_another_process_ends_the_stream_within
         db, vin = server.database, new_vin()
         app_id = await reader_app(db, vin)
         token = await server.tokens.application(app_id)
-        async with httpx.AsyncClient(base_url=server.base_url, timeout=10) as client:
-            async with sse(client, token) as events:
-                await feed(db, vin, [0.1])
-                await events.next_data()
-                # Straight in the database, as another replica (or the CLI) writes it:
-                # this process hears of it only through its periodic check.
-                async with db.transaction() as conn:
-                    await conn.execute(change, {"now": now_us(), "app": app_id})
-                started = asyncio.get_running_loop().time()
-                rest = await events.rest(timeout=3)
-                took = asyncio.get_running_loop().time() - started
-                await feed(db, vin, [0.2])
+        async with (
+            httpx.AsyncClient(base_url=server.base_url, timeout=10) as client,
+            sse(client, token) as events,
+        ):
+            await feed(db, vin, [0.1])
+            await events.next_data()
+            # Straight in the database, as another replica (or the CLI) writes it:
+            # this process hears of it only through its periodic check.
+            async with db.transaction() as conn:
+                await conn.execute(change, {"now": now_us(), "app": app_id})
+            started = asyncio.get_running_loop().time()
+            rest = await events.rest(timeout=3)
+            took = asyncio.get_running_loop().time() - started
+            await feed(db, vin, [0.2])
     assert [block.get("event") for block in rest] == ["end"]
     assert reason in orjson.loads(rest[0]["data"])["reason"]
     assert took < 2.0
@@ -189,15 +191,17 @@ async def test_an_expired_token_ends_the_stream_before_a_later_message(settings:
         db, vin = server.database, new_vin()
         app_id = await reader_app(db, vin)
         token = await server.tokens.application(app_id)
-        async with httpx.AsyncClient(base_url=server.base_url, timeout=10) as client:
-            async with sse(client, token) as events:
-                await feed(db, vin, [0.1], at_us=clock.now_us())
-                assert message(await events.next_data())["vin"] == vin
-                clock.advance(312)
-                # A message at 312 s on a 300 s token.
-                await feed(db, vin, [0.2], at_us=clock.now_us())
-                await logged(db, app_id, 2)
-                rest = await events.rest(timeout=3)
+        async with (
+            httpx.AsyncClient(base_url=server.base_url, timeout=10) as client,
+            sse(client, token) as events,
+        ):
+            await feed(db, vin, [0.1], at_us=clock.now_us())
+            assert message(await events.next_data())["vin"] == vin
+            clock.advance(312)
+            # A message at 312 s on a 300 s token.
+            await feed(db, vin, [0.2], at_us=clock.now_us())
+            await logged(db, app_id, 2)
+            rest = await events.rest(timeout=3)
     assert [block.get("event") for block in rest] == ["end"]
     assert "expired" in orjson.loads(rest[0]["data"])["reason"]
 
@@ -267,15 +271,17 @@ async def test_a_stream_stops_carrying_a_vehicle_whose_owner_revoked_the_grant(
         grant = await grant_consent(db, application_id=app_id, vin=revoked_vin, properties=[LEVEL])
         await grant_consent(db, application_id=app_id, vin=kept_vin, properties=[LEVEL])
         token = await server.tokens.application(app_id)
-        async with httpx.AsyncClient(base_url=server.base_url, timeout=10) as client:
-            async with sse(client, token) as events:
-                await feed(db, revoked_vin, [0.1])
-                assert message(await events.next_data())["vin"] == revoked_vin
-                await set_consent_status(db, grant, "revoked")
-                await feed(db, revoked_vin, [0.2])
-                await feed(db, kept_vin, [0.3])
-                # The next message is the kept vehicle's: nothing more of the revoked one.
-                assert message(await events.next_data())["vin"] == kept_vin
+        async with (
+            httpx.AsyncClient(base_url=server.base_url, timeout=10) as client,
+            sse(client, token) as events,
+        ):
+            await feed(db, revoked_vin, [0.1])
+            assert message(await events.next_data())["vin"] == revoked_vin
+            await set_consent_status(db, grant, "revoked")
+            await feed(db, revoked_vin, [0.2])
+            await feed(db, kept_vin, [0.3])
+            # The next message is the kept vehicle's: nothing more of the revoked one.
+            assert message(await events.next_data())["vin"] == kept_vin
 
 
 # ------------------------------------------------------------------ MQTT
@@ -351,8 +357,9 @@ async def test_a_disabled_application_gets_nothing_more_over_mqtt_and_loses_its_
 async def test_an_application_cannot_take_over_another_applications_client_id(
     database: Database, broker: Broker, mqtt_settings: Settings
 ) -> None:
-    victim_app, attacker_app = await create_application(database), await create_application(
-        database
+    victim_app, attacker_app = (
+        await create_application(database),
+        await create_application(database),
     )
     victim_password = await issue_credentials(database, victim_app)
     attacker_password = await issue_credentials(database, attacker_app)

@@ -15,7 +15,9 @@ import pytest
 from autoport.config import Settings
 from autoport.kit.db import Database
 from autoport.kit.environments import Environment
-from autoport.streaming.mosquitto import topic_of
+from autoport.streaming import tasks
+from autoport.streaming.mosquitto import broker_address, topic_of
+from autoport.streaming.tasks import MqttPublisher
 from tests.streaming.conftest import (
     Broker,
     clear_fleet_vehicle,
@@ -32,6 +34,7 @@ from tests.streaming.conftest import (
 pytestmark = pytest.mark.mqtt
 
 TOPIC = Environment.sandbox
+LEVEL = "charging.battery_level"
 
 
 @contextlib.asynccontextmanager
@@ -193,6 +196,59 @@ async def connects(broker: Broker, username: str, password: str) -> bool:
             return True
     except aiomqtt.MqttError:
         return False
+
+
+async def test_one_replica_at_a_time_holds_the_broker_connection(
+    database: Database,
+    broker: Broker,
+    mqtt_settings: Settings,
+    settings: Settings,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The broker makes a client's id its username: two publishers connected at once
+    would disconnect each other over and over. A lease lets one connect; the other
+    takes over when it stops."""
+    monkeypatch.setattr(tasks, "CONNECTION_LEASE_SECONDS", 1.0)
+    monkeypatch.setattr(tasks, "CONNECTION_RENEW_SECONDS", 0.2)
+    vin = new_vin()
+    app_id = await create_application(database)
+    await grant_consent(database, application_id=app_id, vin=vin, properties=[LEVEL])
+    password = await issue_credentials(database, app_id)
+    await broker.write_config(database)
+    await broker.start()
+    address = broker_address(mqtt_settings)
+    assert address is not None
+    levels = iter(range(100))
+
+    async def feed_and_receive(client: aiomqtt.Client, count: int) -> list[dict[str, Any]]:
+        for _ in range(count):
+            level = next(levels) / 100
+            await ingest(database, vin=vin, data={"charging": {"battery_level": point(level)}})
+        return await receive(client, count, timeout=10)
+
+    # The server's own publisher is off (no mqtt_url): two "replicas" publish instead.
+    async with (
+        live_server(settings) as server,
+        subscriber(broker, app_id, password, topic_of(TOPIC, app_id)) as sub,
+    ):
+        state = server.app.state.autoport
+        replicas = [MqttPublisher(state, address) for _ in range(2)]
+        runs = [asyncio.create_task(replica.run()) for replica in replicas]
+        try:
+            for _ in range(10):
+                await asyncio.sleep(0.2)
+                assert [r.connected.is_set() for r in replicas].count(True) <= 1
+            [holder] = [i for i, r in enumerate(replicas) if r.connected.is_set()]
+            assert len(await feed_and_receive(sub, 3)) == 3
+            # The holder's replica stops: the other one takes over and publishes.
+            runs[holder].cancel()
+            other = replicas[1 - holder]
+            await asyncio.wait_for(other.connected.wait(), 5)
+            assert len(await feed_and_receive(sub, 3)) == 3
+        finally:
+            for run in runs:
+                run.cancel()
+            await asyncio.gather(*runs, return_exceptions=True)
 
 
 async def test_new_credentials_work_once_the_broker_reloads_and_old_ones_stop(

@@ -49,3 +49,15 @@ stream_mqtt_credentials = Table(
     Column("created_at", BigInteger, nullable=False),
     Column("updated_at", BigInteger, nullable=False),
 )
+
+# Leases of work only one process may do at a time: `mqtt-publisher`, the broker
+# connection (the broker makes a client's id its username, so two publishers connected
+# as the same user would disconnect each other). Taken with one conditional upsert,
+# renewed while held, taken over once `lease_until` has passed.
+stream_leases = Table(
+    "stream_leases",
+    metadata,
+    Column("name", Text, primary_key=True),
+    Column("holder", Text, nullable=False),
+    Column("lease_until", BigInteger, nullable=False),
+)
