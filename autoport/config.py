@@ -165,7 +165,8 @@ class Settings(BaseSettings):
     # disabled application in another process ends it within this time; in this process,
     # and at the token's expiry, at once).
     stream_auth_recheck_seconds: float = Field(default=5.0, gt=0, le=60)
-    # Open SSE streams per application, per server process (answers 429 beyond).
+    # Open SSE streams per application, counted across every server process (in the
+    # database); one more is answered 429 with Retry-After.
     stream_max_per_application: int = Field(default=10, ge=1, le=10_000)
     # --- consent
     # Ownership verification comes from the brand's connector (autoport/brands): a team's

@@ -226,6 +226,63 @@ async def release_lease(conn: Connection, *, name: str, holder: str) -> None:
     )
 
 
+# --------------------------------------------------------------- open SSE streams
+
+_HOLD_CONNECTION = """
+INSERT INTO stream_connections (id, environment, application_id, opened_at, lease_until)
+VALUES (:id, :environment, :application_id, :now, :until)
+ON CONFLICT (id) DO UPDATE SET lease_until = excluded.lease_until
+"""
+
+
+async def hold_connection(
+    conn: Connection,
+    *,
+    connection_id: str,
+    environment: Environment,
+    application_id: str,
+    now_us: int,
+    until_us: int,
+) -> None:
+    """Register an open stream, or renew its lease (registering it again if its row
+    was dropped as expired meanwhile)."""
+    await conn.execute(
+        _HOLD_CONNECTION,
+        {
+            "id": connection_id,
+            "environment": str(environment),
+            "application_id": application_id,
+            "now": now_us,
+            "until": until_us,
+        },
+    )
+
+
+async def drop_expired_connections(
+    conn: Connection, *, environment: Environment, application_id: str, now_us: int
+) -> None:
+    await conn.execute(
+        "DELETE FROM stream_connections WHERE environment = :environment "
+        "AND application_id = :application_id AND lease_until < :now",
+        {"environment": str(environment), "application_id": application_id, "now": now_us},
+    )
+
+
+async def live_connections(
+    conn: Connection, *, environment: Environment, application_id: str, now_us: int
+) -> int:
+    value = await conn.fetch_value(
+        "SELECT COUNT(*) FROM stream_connections WHERE environment = :environment "
+        "AND application_id = :application_id AND lease_until >= :now",
+        {"environment": str(environment), "application_id": application_id, "now": now_us},
+    )
+    return int(value or 0)
+
+
+async def close_connection(conn: Connection, connection_id: str) -> None:
+    await conn.execute("DELETE FROM stream_connections WHERE id = :id", {"id": connection_id})
+
+
 # --------------------------------------------------------------- MQTT credentials
 
 

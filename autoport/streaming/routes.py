@@ -11,7 +11,7 @@ from autoport.kit.auth import Caller, CallerDep, CallerKind, current_caller, req
 from autoport.kit.errors import ApiError
 from autoport.kit.routing import api_router
 from autoport.kit.state import StateDep
-from autoport.streaming.service import hub_of
+from autoport.streaming.service import admit_stream
 from autoport.streaming.sse import StreamAccess, open_stream
 
 # Retry-After of a 429 for too many open streams: streams end when their clients go
@@ -51,8 +51,8 @@ async def stream(
     The token is verified again while the stream is open: when it expires, is revoked
     or the application is disabled, the stream sends `event: end` (its `data` says why)
     and closes; reconnect with a new token and `Last-Event-ID`. An application may
-    hold `stream_max_per_application` open streams per server process; one more is
-    answered 429 with Retry-After.
+    hold `stream_max_per_application` open streams (across every server process); one
+    more is answered 429 with Retry-After.
     """
     if caller.kind is not CallerKind.application:
         raise ApiError(
@@ -65,8 +65,9 @@ async def stream(
     if after is None:
         after = _parse_event_id(last_event_id, "last_event_id")
     limit = state.settings.stream_max_per_application
-    slot = hub_of(state).admit((caller.environment, caller.application_id), limit)
-    if slot is None:
+    key = (caller.environment, caller.application_id)
+    connection_id = await admit_stream(state, key, limit=limit)
+    if connection_id is None:
         raise ApiError(
             429,
             f"the application already has {limit} open streams; close one or retry in "
@@ -78,7 +79,7 @@ async def stream(
         # The same bearer token through the authenticator: the request's headers stay.
         return await current_caller(request)
 
-    body = await open_stream(state, StreamAccess(caller, recheck, slot), after=after)
+    body = await open_stream(state, StreamAccess(caller, recheck, connection_id), after=after)
     return StreamingResponse(
         body,
         media_type="text/event-stream",

@@ -4,10 +4,10 @@ long as the caller's token stays good."""
 from __future__ import annotations
 
 import asyncio
-import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 
+import anyio
 import orjson
 
 from autoport.kit.auth import Caller
@@ -15,7 +15,7 @@ from autoport.kit.errors import ApiError
 from autoport.kit.state import AppState
 from autoport.streaming import repository
 from autoport.streaming.metrics import MESSAGES_PUBLISHED, PUBLISH_LAG
-from autoport.streaming.service import StreamSlot, hub_of, wait_for
+from autoport.streaming.service import close_stream, hub_of, renew_stream, wait_for
 
 PAGE = 500
 # Streams of this process are woken at once; messages written by other replicas are
@@ -28,11 +28,18 @@ RETRY_MS = 2000
 class StreamAccess:
     """Who the stream serves, how to verify that again (the request's own token through
     the authenticator: raises ApiError(401) once it is revoked, expired or its
-    application disabled), and the stream's slot in the per-application limit."""
+    application disabled), and the stream's row among the application's open streams
+    (`service.admit_stream`)."""
 
     caller: Caller
     recheck: Callable[[], Awaitable[Caller]]
-    slot: StreamSlot
+    connection_id: str
+
+
+async def _close(state: AppState, access: StreamAccess) -> None:
+    # Shielded: it runs while the response is being cancelled (client gone, shutdown).
+    with anyio.CancelScope(shield=True):
+        await close_stream(state, access.connection_id)
 
 
 async def open_stream(
@@ -43,12 +50,10 @@ async def open_stream(
     try:
         cursor, preamble = await _start(state, access.caller, after)
     except BaseException:
-        access.slot.release()
+        await _close(state, access)
         raise
-    events = _events(state, access, cursor, preamble)
-    # A response that never starts its body never runs the generator's `finally`.
-    weakref.finalize(events, access.slot.release)
-    return events
+    # (A response that never runs its body leaves the row to expire with its lease.)
+    return _events(state, access, cursor, preamble)
 
 
 async def _start(state: AppState, caller: Caller, after: int | None) -> tuple[int, bytes]:
@@ -109,6 +114,7 @@ async def _events(
                 except ApiError as error:
                     yield _end(error.detail)
                     return
+                await renew_stream(state, key, access.connection_id)
             # Expiry needs no query: checked before every delivery.
             expires_at = caller.expires_at_us
             if expires_at is not None and clock.now_us() >= expires_at:
@@ -143,4 +149,4 @@ async def _events(
                 wait = min(wait, max(0.0, (expires_at - clock.now_us()) / 1_000_000))
             await wait_for(waiter, wait)
     finally:
-        access.slot.release()
+        await _close(state, access)

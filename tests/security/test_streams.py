@@ -237,6 +237,39 @@ async def test_streams_per_application_are_capped_with_429_and_retry_after(
             assert again.status_code == 200
 
 
+async def test_the_stream_limit_counts_the_streams_of_every_process(settings: Settings) -> None:
+    capped = settings.model_copy(update={"stream_max_per_application": 2})
+    async with live_server(capped) as one, live_server(capped) as two:
+        db = one.database
+        app_id = await create_application(db)
+        token = await one.tokens.application(app_id)
+        headers = {"Authorization": f"Bearer {token}"}
+        async with (
+            httpx.AsyncClient(base_url=one.base_url, timeout=10) as first,
+            httpx.AsyncClient(base_url=two.base_url, timeout=10) as second,
+        ):
+            async with sse(first, token), sse(second, token):
+                # One stream in each process: the limit is reached in both.
+                for client in (first, second):
+                    response = await client.get("/sandbox/v1/stream", headers=headers)
+                    assert response.status_code == 429
+            # The streams of a process that died count until their lease runs out.
+            now = now_us()
+            async with db.transaction() as conn:
+                for connection_id, until in (("dead", now - 1), ("alive", now + 60_000_000)):
+                    await conn.execute(
+                        "INSERT INTO stream_connections (id, environment, application_id, "
+                        "opened_at, lease_until) VALUES (:id, 'sandbox', :app, :now, :until)",
+                        {"id": connection_id, "app": app_id, "now": now, "until": until},
+                    )
+            async with sse(first, token):
+                response = await second.get("/sandbox/v1/stream", headers=headers)
+                assert response.status_code == 429
+        assert (
+            await db.fetch_value("SELECT COUNT(*) FROM stream_connections WHERE id = 'dead'") == 0
+        )
+
+
 async def test_a_client_that_drops_before_its_first_message_resumes_without_a_loss(
     settings: Settings,
 ) -> None:

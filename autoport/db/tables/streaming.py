@@ -61,3 +61,17 @@ stream_leases = Table(
     Column("holder", Text, nullable=False),
     Column("lease_until", BigInteger, nullable=False),
 )
+
+# Open SSE streams, counted per application across every process for the limit
+# `stream_max_per_application`. A stream renews its row's lease while it runs and
+# deletes it when it ends; the rows of a process that died expire with their lease.
+stream_connections = Table(
+    "stream_connections",
+    metadata,
+    Column("id", Text, primary_key=True),
+    Column("environment", Text, nullable=False),
+    Column("application_id", Text, nullable=False),
+    Column("opened_at", BigInteger, nullable=False),
+    Column("lease_until", BigInteger, nullable=False),
+    Index("ix_stream_connections_application", "environment", "application_id"),
+)

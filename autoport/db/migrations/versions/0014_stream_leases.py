@@ -1,5 +1,5 @@
 """Streaming: leases of work one process does at a time (the MQTT publisher's broker
-connection).
+connection), and the open SSE streams of every process (the per-application limit).
 
 Revision ID: 0014
 Revises: 0010
@@ -25,7 +25,21 @@ def upgrade() -> None:
         sa.Column("lease_until", sa.BigInteger, nullable=False),
         sa.PrimaryKeyConstraint("name", name="pk_stream_leases"),
     )
+    op.create_table(
+        "stream_connections",
+        sa.Column("id", sa.Text, nullable=False),
+        sa.Column("environment", sa.Text, nullable=False),
+        sa.Column("application_id", sa.Text, nullable=False),
+        sa.Column("opened_at", sa.BigInteger, nullable=False),
+        sa.Column("lease_until", sa.BigInteger, nullable=False),
+        sa.PrimaryKeyConstraint("id", name="pk_stream_connections"),
+    )
+    op.create_index(
+        "ix_stream_connections_application", "stream_connections", ["environment", "application_id"]
+    )
 
 
 def downgrade() -> None:
+    op.drop_index("ix_stream_connections_application", table_name="stream_connections")
+    op.drop_table("stream_connections")
     op.drop_table("stream_leases")
