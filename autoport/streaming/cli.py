@@ -256,8 +256,8 @@ def credentials(
         typer.echo("updated " + ", ".join(issued["files_updated"]) + "; Mosquitto reloaded")
     elif issued["files_updated"]:
         typer.echo(
-            "updated " + ", ".join(issued["files_updated"]) + " (no running broker found by "
-            f"its pid file {mosquitto.PID_FILE}: reload it when it runs)"
+            "updated " + ", ".join(issued["files_updated"]) + " (no broker this user may "
+            f"signal found by its pid file {mosquitto.PID_FILE}: reload it yourself)"
         )
     else:
         typer.echo("now run `autoport streaming mosquitto-config --dir <dir>` and reload Mosquitto")

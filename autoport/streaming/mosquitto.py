@@ -319,7 +319,8 @@ def reload(directory: Path) -> bool:
     """SIGHUP to the broker whose configuration lives in `directory` (it re-reads the
     password file and ACL, and disconnects clients that no longer pass them). Found by
     the pid file its configuration names, and only if that pid is a Mosquitto (a stale
-    file's pid may belong to another process by now). False when there is none."""
+    file's pid may belong to another process by now). False when there is none, or when
+    this process may not signal it (a broker running as another user)."""
     try:
         pid = int((directory / PID_FILE).read_text().strip())
         command = Path(f"/proc/{pid}/cmdline").read_bytes()
