@@ -13,6 +13,7 @@ import aiomqtt
 import httpx
 import orjson
 import pytest
+from pydantic import SecretStr
 
 from autoport.config import Settings
 from autoport.kit.clock import FrozenClock, now_us
@@ -38,6 +39,7 @@ from tests.streaming.conftest import (
 __all__ = ["broker", "mqtt_settings"]
 
 LEVEL = "charging.battery_level"
+ADMIN_TOKEN = "streams-admin-token"
 
 
 class Events:
@@ -122,11 +124,14 @@ async def reader_app(db: Database, vin: str) -> str:
 # ------------------------------------------------------------------ SSE: token lifetime
 
 
-async def test_a_token_revoked_through_the_api_ends_its_open_stream_at_once(
-    settings: Settings,
+@pytest.mark.parametrize("action", ["revoke the token", "disable the application"])
+async def test_a_revocation_or_disable_through_the_api_ends_the_open_stream_at_once(
+    settings: Settings, action: str
 ) -> None:
-    # The periodic check is far away: only the in-process revocation event can end it.
-    slow = settings.model_copy(update={"stream_auth_recheck_seconds": 60.0})
+    # The periodic check is far away: only the in-process event can end it in time.
+    slow = settings.model_copy(
+        update={"stream_auth_recheck_seconds": 60.0, "admin_token": SecretStr(ADMIN_TOKEN)}
+    )
     async with live_server(slow) as server:
         db, vin = server.database, new_vin()
         app_id = await reader_app(db, vin)
@@ -136,13 +141,21 @@ async def test_a_token_revoked_through_the_api_ends_its_open_stream_at_once(
             async with sse(client, token) as events:
                 await feed(db, vin, [0.1])
                 assert message(await events.next_data())["vin"] == vin
-                revoked = await client.post(
-                    "/sandbox/v1/revoke", data={"token": token, **creds.auth()}
-                )
-                assert revoked.status_code == 200
+                if action == "revoke the token":
+                    done = await client.post(
+                        "/sandbox/v1/revoke", data={"token": token, **creds.auth()}
+                    )
+                else:
+                    done = await client.patch(
+                        f"/sandbox/admin/v1/applications/{app_id}",
+                        json={"disabled": True},
+                        headers={"Authorization": f"Bearer {ADMIN_TOKEN}"},
+                    )
+                assert done.status_code == 200, done.text
                 rest = await events.rest(timeout=3)
-            assert rest[-1]["event"] == "end"
-            assert "revoked" in orjson.loads(rest[-1]["data"])["reason"]
+            assert [block.get("event") for block in rest] == ["end"]
+            reason = orjson.loads(rest[-1]["data"])["reason"]
+            assert ("revoked" if action == "revoke the token" else "disabled") in reason
             # The client's reconnect with the dead token is refused.
             again = await client.get(
                 "/sandbox/v1/stream", headers={"Authorization": f"Bearer {token}"}
