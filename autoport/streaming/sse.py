@@ -4,6 +4,7 @@ long as the caller's token stays good."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 
@@ -38,7 +39,8 @@ class StreamAccess:
 
 async def _close(state: AppState, access: StreamAccess) -> None:
     # Shielded: it runs while the response is being cancelled (client gone, shutdown).
-    with anyio.CancelScope(shield=True):
+    # A failure (database gone at shutdown) leaves the row to expire with its lease.
+    with anyio.CancelScope(shield=True), contextlib.suppress(Exception):
         await close_stream(state, access.connection_id)
 
 

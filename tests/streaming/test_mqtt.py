@@ -198,6 +198,37 @@ async def connects(broker: Broker, username: str, password: str) -> bool:
         return False
 
 
+async def test_credentials_reload_the_running_broker_by_its_pid_file(
+    database: Database, broker: Broker, mqtt_settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from typer.testing import CliRunner
+
+    from autoport.streaming.cli import app as streaming_cli
+
+    app_id = await create_application(database)
+    await broker.write_config(database)
+    await broker.start()
+    monkeypatch.setenv("AUTOPORT_DATA_DIR", str(mqtt_settings.data_dir))
+    monkeypatch.setenv("AUTOPORT_DATABASE_URL", mqtt_settings.resolved_database_url)
+    if mqtt_settings.database_schema:
+        monkeypatch.setenv("AUTOPORT_DATABASE_SCHEMA", mqtt_settings.database_schema)
+    monkeypatch.setenv("AUTOPORT_MQTT_URL", broker.url)
+    monkeypatch.setenv("AUTOPORT_MQTT_CONFIG_DIR", str(broker.directory))
+    # (The command runs its own event loop: off this one.)
+    result = await asyncio.to_thread(
+        CliRunner().invoke, streaming_cli, ["credentials", app_id, "--json"]
+    )
+    assert result.exit_code == 0, result.output
+    issued = orjson.loads(result.stdout)
+    assert issued["broker_reloaded"] is True
+    # No manual reload: the new password works.
+    for _ in range(100):
+        if await connects(broker, app_id, issued["password"]):
+            break
+        await asyncio.sleep(0.05)
+    assert await connects(broker, app_id, issued["password"])
+
+
 async def test_one_replica_at_a_time_holds_the_broker_connection(
     database: Database,
     broker: Broker,
