@@ -239,7 +239,12 @@ class MqttPublisher:
         if installed == {(application_id, hashed) for _, application_id, hashed in rows}:
             return False
         files = mosquitto.render(self.state.settings, directory=directory, applications=rows)
-        mosquitto.write(files, directory, only=frozenset({"passwd", "acl"}))
+        try:
+            mosquitto.write(files, directory, only=frozenset({"passwd", "acl"}))
+        except OSError as error:
+            # Publishing goes on; the next pass tries again.
+            log.warning("mqtt credential files not writable", error=str(error))
+            return False
         reloaded = mosquitto.reload(directory)
         log.info("mqtt credentials updated", applications=len(rows), broker_reloaded=reloaded)
         return True
