@@ -159,8 +159,10 @@ class Settings(BaseSettings):
     mqtt_tls_cert: Path | None = None
     mqtt_tls_key: Path | None = None
     mqtt_tls_port: int = Field(default=MQTTS_PORT, ge=1, le=65535)
-    # Where `autoport streaming credentials` rewrites Mosquitto's password and ACL files
-    # (then reload the broker: SIGHUP). None: print them with `mosquitto-config`.
+    # Where `autoport streaming credentials` rewrites Mosquitto's password and ACL files,
+    # and where the MQTT publisher keeps them in step with the database (a disabled
+    # application's credentials are removed) and reloads the broker by its pid file.
+    # None: print them with `mosquitto-config`.
     mqtt_config_dir: Path | None = None
     # Messages stay replayable (SSE Last-Event-ID) this long, and longer while unpublished.
     stream_retention_hours: float = Field(default=72.0, gt=0)
@@ -169,6 +171,13 @@ class Settings(BaseSettings):
     stream_poll_seconds: float = Field(default=0.02, gt=0, le=10)
     # SSE keep-alive comment interval.
     stream_keepalive_seconds: float = Field(default=15.0, gt=0, le=300)
+    # An open SSE stream verifies its token again at least this often (a revocation or a
+    # disabled application in another process ends it within this time; in this process,
+    # and at the token's expiry, at once).
+    stream_auth_recheck_seconds: float = Field(default=5.0, gt=0, le=60)
+    # Open SSE streams per application, counted across every server process (in the
+    # database); one more is answered 429 with Retry-After.
+    stream_max_per_application: int = Field(default=10, ge=1, le=10_000)
     # --- consent
     # Ownership verification comes from the brand's connector (autoport/brands): a team's
     # connector declares it (brand_connector_options.<brand>.verification_method), the

@@ -175,6 +175,8 @@ async def patch_application(
             disabled=body.disabled,
             url_scheme=body.url_scheme if "url_scheme" in body.model_fields_set else service.KEEP,
         )
+    if body.disabled:
+        state.access_changed()
     return json_response(await _details(state, environment, app_id))
 
 

@@ -25,10 +25,13 @@ class Reader:
 
 # Many VINs per query (an expanding IN): the stream builder asks for a whole batch of
 # events at once, where per-VIN round trips were most of its time on PostgreSQL.
+# A disabled application reads nothing, through consent as through fleet clearance.
 _CONSENT_READERS = """
-SELECT vin, application_id, properties FROM authorizations
-WHERE environment = :environment AND vin IN :vins AND status = 'approved'
-  AND valid_from <= :now AND (valid_until IS NULL OR valid_until > :now)
+SELECT z.vin AS vin, z.application_id AS application_id, z.properties AS properties
+FROM authorizations z JOIN applications a ON a.id = z.application_id
+WHERE z.environment = :environment AND z.vin IN :vins AND z.status = 'approved'
+  AND z.valid_from <= :now AND (z.valid_until IS NULL OR z.valid_until > :now)
+  AND a.disabled_at IS NULL
 """
 
 _FLEET_READERS = """

@@ -60,6 +60,8 @@ class Caller:
     grant: Grant | None = None  # set for CallerKind.vehicle
     # Brands activated for the application (canonical spelling, see kit.brands).
     application_brands: frozenset[str] = frozenset()
+    # When the access token expires (µs): long-lived responses (SSE) end then.
+    expires_at_us: int | None = None
 
     def has_scope(self, scope: str) -> bool:
         return scope in self.scopes

@@ -47,6 +47,13 @@ class AppState:
         if self.stream_hub is not None:
             self.stream_hub.close()
 
+    def access_changed(self) -> None:
+        """A token was revoked or an application disabled here: open long-lived
+        responses (SSE streams) verify their callers again now, not at their next
+        periodic check (which is how other processes' changes reach them)."""
+        if self.stream_hub is not None:
+            self.stream_hub.access_changed()
+
     @property
     def token_key(self) -> bytes:
         key = self.settings.token_hmac_key

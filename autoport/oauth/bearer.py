@@ -102,6 +102,7 @@ def caller_from_row(row: Row, environment: Environment) -> Caller:
         application_properties=_json_set(row["app_properties"]),
         grant=grant,
         application_brands=_json_set(row["app_brands"]),
+        expires_at_us=row["expires_at"],
     )
 
 

@@ -189,6 +189,7 @@ async def _revoke(request: Request) -> Response:
         config=token_settings(state),
         now_us=now_us,
     )
+    state.access_changed()
     return Response(status_code=200, headers=NO_STORE)
 
 

@@ -3,17 +3,21 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
+from collections.abc import AsyncIterator, Coroutine
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import Annotated, Any, NoReturn, TypeVar
 
 import typer
 
 from autoport.config import Settings, ensure_secrets
 from autoport.kit.clock import now_us
-from autoport.kit.db import create_database
+from autoport.kit.db import Database, create_database
 from autoport.streaming import mosquitto, repository
+
+T = TypeVar("T")
 
 app = typer.Typer(
     name="streaming",
@@ -29,6 +33,37 @@ def _settings() -> Settings:
     return settings
 
 
+class NotMigrated(Exception):
+    """The configured PostgreSQL database is not at this version's schema."""
+
+
+@contextlib.asynccontextmanager
+async def _database(settings: Settings) -> AsyncIterator[Database]:
+    """The configured database, at this version's schema. The embedded SQLite file
+    migrates itself (like `serve` and `autoport apps`); PostgreSQL is migrated by the
+    operator (`autoport migrate`), so an old schema is refused with that advice instead
+    of failing later on a missing table."""
+    from autoport.db.migrate import is_current, upgrade
+
+    if settings.is_sqlite:
+        await upgrade(settings.resolved_database_url)
+    db = create_database(settings.resolved_database_url, schema=settings.database_schema)
+    await db.connect()
+    try:
+        if not await is_current(db):
+            raise NotMigrated
+        yield db
+    finally:
+        await db.close()
+
+
+def _run(work: Coroutine[Any, Any, T]) -> T:
+    try:
+        return asyncio.run(work)
+    except NotMigrated:
+        _fail("the database schema is not current: run `autoport migrate` first")
+
+
 async def _render(
     settings: Settings,
     directory: Path,
@@ -37,12 +72,8 @@ async def _render(
     run_as: str | None,
     tls: mosquitto.TlsListener | None,
 ) -> mosquitto.MosquittoFiles:
-    db = create_database(settings.resolved_database_url, schema=settings.database_schema)
-    await db.connect()
-    try:
+    async with _database(settings) as db:
         rows = await repository.mqtt_credentials(db.reader)
-    finally:
-        await db.close()
     return mosquitto.render(
         settings,
         directory=directory,
@@ -137,7 +168,7 @@ def mosquitto_config(
     if tls_cert or tls_key or tls_port or tls_bind or settings.mqtt_tls_cert:
         tls = _tls_listener(settings, tls_cert, tls_key, tls_port, tls_bind)
     try:
-        files = asyncio.run(_render(settings, target or Path("mosquitto"), port, bind, user, tls))
+        files = _run(_render(settings, target or Path("mosquitto"), port, bind, user, tls))
     except mosquitto.ListenerConflict as error:
         _fail(f"--tls-port: {error}")
     address = mosquitto.broker_address(settings)
@@ -162,9 +193,7 @@ def mosquitto_config(
 
 
 async def _issue(settings: Settings, application_id: str) -> dict[str, Any] | None:
-    db = create_database(settings.resolved_database_url, schema=settings.database_schema)
-    await db.connect()
-    try:
+    async with _database(settings) as db:
         environment = await repository.application_environment(db.reader, application_id)
         if environment is None:
             return None
@@ -178,14 +207,15 @@ async def _issue(settings: Settings, application_id: str) -> dict[str, Any] | No
                 now_us=now_us(),
             )
         rows = await repository.mqtt_credentials(db.reader)
-    finally:
-        await db.close()
     written: list[str] = []
     if settings.mqtt_config_dir is not None:
         files = mosquitto.render(settings, directory=settings.mqtt_config_dir, applications=rows)
         # Only the credential files: an operator's edits to mosquitto.conf stay.
         paths = mosquitto.write(files, settings.mqtt_config_dir, only=frozenset({"passwd", "acl"}))
         written = [str(path) for path in paths]
+        reloaded = mosquitto.reload(settings.mqtt_config_dir)
+    else:
+        reloaded = False
     address = mosquitto.broker_address(settings)
     return {
         "application_id": application_id,
@@ -198,6 +228,7 @@ async def _issue(settings: Settings, application_id: str) -> dict[str, Any] | No
         "topic": mosquitto.topic_of(environment, application_id),
         "qos": 1,
         "files_updated": written,
+        "broker_reloaded": reloaded,
     }
 
 
@@ -210,7 +241,7 @@ def credentials(
     stops working once the broker reloads its password file). The password is shown
     once; autoport keeps only its hash."""
     settings = _settings()
-    issued = asyncio.run(_issue(settings, application_id.strip().upper()))
+    issued = _run(_issue(settings, application_id.strip().upper()))
     if issued is None:
         typer.secho(f"no application with id {application_id}", fg=typer.colors.RED, err=True)
         raise typer.Exit(1)
@@ -221,7 +252,12 @@ def credentials(
         typer.echo(f"{name}: {issued[name] if issued[name] is not None else '(no TLS listener)'}")
     for name in ("username", "password", "topic"):
         typer.echo(f"{name}: {issued[name]}")
-    if issued["files_updated"]:
-        typer.echo("updated " + ", ".join(issued["files_updated"]) + " (reload Mosquitto: SIGHUP)")
+    if issued["broker_reloaded"]:
+        typer.echo("updated " + ", ".join(issued["files_updated"]) + "; Mosquitto reloaded")
+    elif issued["files_updated"]:
+        typer.echo(
+            "updated " + ", ".join(issued["files_updated"]) + " (no broker this user may "
+            f"signal found by its pid file {mosquitto.PID_FILE}: reload it yourself)"
+        )
     else:
         typer.echo("now run `autoport streaming mosquitto-config --dir <dir>` and reload Mosquitto")

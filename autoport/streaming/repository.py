@@ -168,6 +168,13 @@ async def advance_mqtt(
     return changed > 0
 
 
+async def application_disabled(conn: Connection, application_id: str) -> bool:
+    value = await conn.fetch_value(
+        "SELECT disabled_at FROM applications WHERE id = :id", {"id": application_id}
+    )
+    return value is not None
+
+
 async def release_mqtt_leases(conn: Connection, *, worker_id: str) -> None:
     await conn.execute(
         "UPDATE stream_cursors SET mqtt_lease_until = NULL, mqtt_lease_by = NULL "
@@ -190,6 +197,90 @@ async def prune(conn: Connection, *, before_us: int, keep_unpublished: bool) -> 
     return await conn.execute(
         "DELETE FROM stream_messages WHERE created_at < :before", {"before": before_us}
     )
+
+
+# --------------------------------------------------------------- leases
+
+_TAKE_LEASE = """
+INSERT INTO stream_leases (name, holder, lease_until) VALUES (:name, :holder, :until)
+ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, lease_until = excluded.lease_until
+WHERE stream_leases.holder = excluded.holder OR stream_leases.lease_until < :now
+RETURNING holder
+"""
+
+
+async def take_lease(db: Database, *, name: str, holder: str, now_us: int, until_us: int) -> bool:
+    """Take or renew the lease `name` for `holder` until `until_us`; False while another
+    holder's lease runs. One statement: two contenders cannot both win."""
+    async with db.transaction() as conn:
+        won = await conn.fetch_value(
+            _TAKE_LEASE, {"name": name, "holder": holder, "until": until_us, "now": now_us}
+        )
+    return won is not None
+
+
+async def release_lease(conn: Connection, *, name: str, holder: str) -> None:
+    await conn.execute(
+        "DELETE FROM stream_leases WHERE name = :name AND holder = :holder",
+        {"name": name, "holder": holder},
+    )
+
+
+# --------------------------------------------------------------- open SSE streams
+
+_HOLD_CONNECTION = """
+INSERT INTO stream_connections (id, environment, application_id, opened_at, lease_until)
+VALUES (:id, :environment, :application_id, :now, :until)
+ON CONFLICT (id) DO UPDATE SET lease_until = excluded.lease_until
+"""
+
+
+async def hold_connection(
+    conn: Connection,
+    *,
+    connection_id: str,
+    environment: Environment,
+    application_id: str,
+    now_us: int,
+    until_us: int,
+) -> None:
+    """Register an open stream, or renew its lease (registering it again if its row
+    was dropped as expired meanwhile)."""
+    await conn.execute(
+        _HOLD_CONNECTION,
+        {
+            "id": connection_id,
+            "environment": str(environment),
+            "application_id": application_id,
+            "now": now_us,
+            "until": until_us,
+        },
+    )
+
+
+async def drop_expired_connections(
+    conn: Connection, *, environment: Environment, application_id: str, now_us: int
+) -> None:
+    await conn.execute(
+        "DELETE FROM stream_connections WHERE environment = :environment "
+        "AND application_id = :application_id AND lease_until < :now",
+        {"environment": str(environment), "application_id": application_id, "now": now_us},
+    )
+
+
+async def live_connections(
+    conn: Connection, *, environment: Environment, application_id: str, now_us: int
+) -> int:
+    value = await conn.fetch_value(
+        "SELECT COUNT(*) FROM stream_connections WHERE environment = :environment "
+        "AND application_id = :application_id AND lease_until >= :now",
+        {"environment": str(environment), "application_id": application_id, "now": now_us},
+    )
+    return int(value or 0)
+
+
+async def close_connection(conn: Connection, connection_id: str) -> None:
+    await conn.execute("DELETE FROM stream_connections WHERE id = :id", {"id": connection_id})
 
 
 # --------------------------------------------------------------- MQTT credentials

@@ -4,14 +4,19 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import Header, Query
+from fastapi import Header, Query, Request
 from starlette.responses import StreamingResponse
 
-from autoport.kit.auth import CallerDep, CallerKind, require_scope
+from autoport.kit.auth import Caller, CallerDep, CallerKind, current_caller, require_scope
 from autoport.kit.errors import ApiError
 from autoport.kit.routing import api_router
 from autoport.kit.state import StateDep
-from autoport.streaming.sse import open_stream
+from autoport.streaming.service import admit_stream
+from autoport.streaming.sse import StreamAccess, open_stream
+
+# Retry-After of a 429 for too many open streams: streams end when their clients go
+# (or their tokens do), so a slot is usually free again soon.
+BUSY_RETRY_SECONDS = 10
 
 router = api_router(tags=["streaming"])
 
@@ -19,9 +24,13 @@ router = api_router(tags=["streaming"])
 @router.get(
     "/v1/stream",
     response_class=StreamingResponse,
-    responses={200: {"content": {"text/event-stream": {}}}},
+    responses={
+        200: {"content": {"text/event-stream": {}}},
+        429: {"description": "The application has its limit of open streams (see Retry-After)"},
+    },
 )
 async def stream(
+    request: Request,
     caller: CallerDep,
     state: StateDep,
     last_event_id_header: Annotated[str | None, Header(alias="Last-Event-ID")] = None,
@@ -34,8 +43,16 @@ async def stream(
     message. After a disconnect, send `Last-Event-ID: <last id received>` (browsers'
     EventSource does it by itself), or `?last_event_id=`, to receive every message after
     it that is still retained; `0` replays everything retained. Without it the stream
-    starts with the next message. Comment lines (`: keep-alive`) keep proxies from
-    closing an idle stream.
+    starts with the next message; its first event (an `id:` without data) carries the
+    position it starts from, so a client that drops before any message still resumes
+    without a loss. Comment lines (`: keep-alive`) keep proxies from closing an idle
+    stream.
+
+    The token is verified again while the stream is open: when it expires, is revoked
+    or the application is disabled, the stream sends `event: end` (its `data` says why)
+    and closes; reconnect with a new token and `Last-Event-ID`. An application may
+    hold `stream_max_per_application` open streams (across every server process); one
+    more is answered 429 with Retry-After.
     """
     if caller.kind is not CallerKind.application:
         raise ApiError(
@@ -47,9 +64,22 @@ async def stream(
     after = _parse_event_id(last_event_id_header, "Last-Event-ID")
     if after is None:
         after = _parse_event_id(last_event_id, "last_event_id")
-    body = await open_stream(
-        state, environment=caller.environment, application_id=caller.application_id, after=after
-    )
+    limit = state.settings.stream_max_per_application
+    key = (caller.environment, caller.application_id)
+    connection_id = await admit_stream(state, key, limit=limit)
+    if connection_id is None:
+        raise ApiError(
+            429,
+            f"the application already has {limit} open streams; close one or retry in "
+            f"{BUSY_RETRY_SECONDS} s",
+            headers={"Retry-After": str(BUSY_RETRY_SECONDS)},
+        )
+
+    async def recheck() -> Caller:
+        # The same bearer token through the authenticator: the request's headers stay.
+        return await current_caller(request)
+
+    body = await open_stream(state, StreamAccess(caller, recheck, connection_id), after=after)
     return StreamingResponse(
         body,
         media_type="text/event-stream",

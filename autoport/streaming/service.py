@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -183,6 +184,17 @@ class StreamHub:
         self._any = asyncio.Event()
         # Set by close(): the server is stopping and SSE streams end.
         self.closed = False
+        # Bumped by access_changed(): every SSE stream verifies its token again now.
+        self.access_generation = 0
+
+    def access_changed(self) -> None:
+        """A token was revoked, a grant ended or an application was disabled in this
+        process: wake every stream to check its caller at once (other processes' streams
+        find out at their next periodic check)."""
+        self.access_generation += 1
+        waiters, self._waiters = self._waiters, {}
+        for event in waiters.values():
+            event.set()
 
     def waiter(self, key: StreamKey) -> asyncio.Event:
         """Take the event *before* reading the log: a notify between the read and the
@@ -222,6 +234,64 @@ async def wait_for(event: asyncio.Event, seconds: float) -> None:
     """Wait until `event` is set or `seconds` pass, whichever is first."""
     with contextlib.suppress(TimeoutError):
         await asyncio.wait_for(event.wait(), seconds)
+
+
+# An open stream's row counts this many re-check intervals after its last renewal (it
+# renews at each re-check): the streams of a process that died stop counting then.
+CONNECTION_LEASE_INTERVALS = 3
+
+
+def _connection_lease_us(state: AppState) -> int:
+    seconds = state.settings.stream_auth_recheck_seconds * CONNECTION_LEASE_INTERVALS
+    return int(seconds * 1_000_000)
+
+
+async def admit_stream(state: AppState, key: StreamKey, *, limit: int) -> str | None:
+    """Register one more open SSE stream of the application; its id, or None when the
+    application already has `limit` open (in every process: counted in the database)."""
+    environment, application_id = key
+    connection_id = uuid.uuid4().hex
+    now = state.clock.now_us()
+    db = state.database
+    async with db.transaction() as conn:
+        await repository.drop_expired_connections(
+            conn, environment=environment, application_id=application_id, now_us=now
+        )
+        await repository.hold_connection(
+            conn,
+            connection_id=connection_id,
+            environment=environment,
+            application_id=application_id,
+            now_us=now,
+            until_us=now + _connection_lease_us(state),
+        )
+    # Counted once our row is committed: of two streams racing for the last slot, each
+    # sees the other, so both may be refused (and retry), never both admitted.
+    count = await repository.live_connections(
+        db.reader, environment=environment, application_id=application_id, now_us=now
+    )
+    if count > limit:
+        await close_stream(state, connection_id)
+        return None
+    return connection_id
+
+
+async def renew_stream(state: AppState, key: StreamKey, connection_id: str) -> None:
+    now = state.clock.now_us()
+    async with state.database.transaction() as conn:
+        await repository.hold_connection(
+            conn,
+            connection_id=connection_id,
+            environment=key[0],
+            application_id=key[1],
+            now_us=now,
+            until_us=now + _connection_lease_us(state),
+        )
+
+
+async def close_stream(state: AppState, connection_id: str) -> None:
+    async with state.database.transaction() as conn:
+        await repository.close_connection(conn, connection_id)
 
 
 def hub_of(state: AppState) -> StreamHub:

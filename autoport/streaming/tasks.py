@@ -15,7 +15,7 @@ import structlog
 
 from autoport.kit import outbox
 from autoport.kit.state import AppState
-from autoport.streaming import repository
+from autoport.streaming import mosquitto, repository
 from autoport.streaming.metrics import MESSAGES_PUBLISHED, PUBLISH_LAG
 from autoport.streaming.mosquitto import BrokerAddress, broker_address, topic_of
 from autoport.streaming.service import (
@@ -38,6 +38,19 @@ MQTT_PUBLISH_TIMEOUT = 10.0
 MAX_BACKOFF_SECONDS = 30.0
 # Messages paho keeps in flight before it waits for PUBACKs.
 IN_FLIGHT = 200
+# How often the publisher compares the broker's password file with the enabled
+# applications' credentials (a disabled application's are removed, the broker reloaded).
+CREDENTIALS_SYNC_SECONDS = 5.0
+# One replica at a time holds the broker connection (the broker makes a client's id its
+# username, so two connections as the publisher would disconnect each other): it renews
+# this lease every RENEW seconds; another replica takes over once it has lapsed.
+CONNECTION_LEASE = "mqtt-publisher"
+CONNECTION_LEASE_SECONDS = 15.0
+CONNECTION_RENEW_SECONDS = 5.0
+
+
+class LostConnectionLease(Exception):
+    """Another replica holds the publisher's broker connection now."""
 
 
 def _worker_id(kind: str) -> str:
@@ -140,6 +153,10 @@ class MqttPublisher:
         backoff = 0.2
         while True:
             try:
+                if not await self._hold_connection():
+                    # Another replica publishes; take over if its lease lapses.
+                    await asyncio.sleep(CONNECTION_RENEW_SECONDS)
+                    continue
                 async with aiomqtt.Client(
                     self.address.host,
                     self.address.port,
@@ -162,23 +179,75 @@ class MqttPublisher:
                     backoff = 0.2
                     await self._publish_forever(client)
             except asyncio.CancelledError:
+                # Stopping: hand the connection to another replica at once.
+                with contextlib.suppress(Exception):
+                    await self._release()
                 raise
             except Exception as error:
                 # Includes aiomqtt.MqttError: broker down, refused, or a publish timeout.
                 self.connected.clear()
                 log.warning("mqtt publisher disconnected", error=str(error), retry_in=backoff)
                 with contextlib.suppress(Exception):
-                    async with self.state.database.transaction() as conn:
-                        await repository.release_mqtt_leases(conn, worker_id=self.worker_id)
+                    await self._release()
                 await asyncio.sleep(backoff)
                 backoff = min(backoff * 2, MAX_BACKOFF_SECONDS)
 
+    async def _hold_connection(self) -> bool:
+        now = self.state.clock.now_us()
+        return await repository.take_lease(
+            self.state.database,
+            name=CONNECTION_LEASE,
+            holder=self.worker_id,
+            now_us=now,
+            until_us=now + int(CONNECTION_LEASE_SECONDS * 1_000_000),
+        )
+
+    async def _release(self) -> None:
+        async with self.state.database.transaction() as conn:
+            await repository.release_mqtt_leases(conn, worker_id=self.worker_id)
+            await repository.release_lease(conn, name=CONNECTION_LEASE, holder=self.worker_id)
+
     async def _publish_forever(self, client: object) -> None:
+        loop = asyncio.get_running_loop()
+        next_sync = next_renew = loop.time()
         while True:
+            if loop.time() >= next_renew:
+                next_renew = loop.time() + CONNECTION_RENEW_SECONDS
+                if not await self._hold_connection():
+                    raise LostConnectionLease("another replica holds the broker connection")
+            if loop.time() >= next_sync:
+                next_sync = loop.time() + CREDENTIALS_SYNC_SECONDS
+                await self.sync_credentials()
             waiter = self.hub.any_waiter()
             published = await self.publish_due(client)
             if not published:
                 await wait_for(waiter, MQTT_POLL_SECONDS)
+
+    async def sync_credentials(self) -> bool:
+        """Make the broker's password file and ACL (in `mqtt_config_dir`) those of the
+        enabled applications, and reload the broker, when they differ: an application
+        disabled anywhere (admin API, CLI, another replica) loses its broker access, and
+        its open connections end, within CREDENTIALS_SYNC_SECONDS. Returns whether the
+        files were rewritten."""
+        directory = self.state.settings.mqtt_config_dir
+        if directory is None:
+            return False
+        installed = mosquitto.installed_applications(directory, publisher=self.address.username)
+        if installed is None:
+            return False  # the operator has not written the broker's files there
+        rows = await repository.mqtt_credentials(self.state.database.reader)
+        if installed == {(application_id, hashed) for _, application_id, hashed in rows}:
+            return False
+        files = mosquitto.render(self.state.settings, directory=directory, applications=rows)
+        try:
+            mosquitto.write(files, directory, only=frozenset({"passwd", "acl"}))
+        except OSError as error:
+            # Publishing goes on; the next pass tries again.
+            log.warning("mqtt credential files not writable", error=str(error))
+            return False
+        reloaded = mosquitto.reload(directory)
+        log.info("mqtt credentials updated", applications=len(rows), broker_reloaded=reloaded)
+        return True
 
     async def publish_due(self, client: object) -> int:
         db = self.state.database
@@ -240,6 +309,17 @@ class MqttPublisher:
 
     async def _publish_app(self, client: object, due: repository.MqttDue) -> int:
         db = self.state.database
+        if await repository.application_disabled(db.reader, due.application_id):
+            # Logged before it was disabled: not delivered (the cursor moves past it).
+            async with db.transaction() as conn:
+                await repository.advance_mqtt(
+                    conn,
+                    environment=due.environment,
+                    application_id=due.application_id,
+                    seq=due.last_seq,
+                    worker_id=self.worker_id,
+                )
+            return 0
         messages = await repository.messages_after(
             db.reader,
             environment=due.environment,

@@ -275,10 +275,10 @@ class LiveServer:
 
 
 @contextlib.asynccontextmanager
-async def live_server(settings: Settings) -> AsyncIterator[LiveServer]:
+async def live_server(settings: Settings, clock: Clock | None = None) -> AsyncIterator[LiveServer]:
     """A real uvicorn server in this event loop (httpx's ASGI transport buffers streams),
-    with the streaming workers running on the real clock."""
-    app = create_app(settings, clock=Clock(), run_background=True)
+    with the streaming workers running on the real clock (or on `clock`)."""
+    app = create_app(settings, clock=clock or Clock(), run_background=True)
     port = free_port()
     config = uvicorn.Config(
         app, host="127.0.0.1", port=port, log_level="warning", lifespan="on", access_log=False

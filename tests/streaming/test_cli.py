@@ -103,6 +103,10 @@ def test_mosquitto_config_writes_the_files(data_dir: Path) -> None:
     config = (target / "mosquitto.conf").read_text()
     assert f"password_file {target.resolve() / 'passwd'}" in config
     assert f"acl_file {target.resolve() / 'acl'}" in config
+    # A client's id is its username (no takeover of another's session); the broker is
+    # found by its own pid file to be reloaded.
+    assert "use_username_as_clientid true" in config
+    assert f"pid_file {target.resolve() / 'mosquitto.pid'}" in config
     assert (target / "data").is_dir()
     assert stat.S_IMODE((target / "passwd").stat().st_mode) == 0o600
 
@@ -370,3 +374,49 @@ def test_mosquitto_config_refuses_an_unreadable_key(
     result = runner.invoke(app, tls_args(pki.cert_file, pki.key_file))
     assert result.exit_code == 2
     assert f"--tls-key: cannot read {pki.key_file}: Permission denied" in result.output
+
+
+@pytest.mark.parametrize("command", [["mosquitto-config"], ["credentials", "0" * 24]])
+def test_commands_migrate_a_fresh_data_directory_first(
+    command: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # No `autoport migrate` before: the embedded database is created and migrated.
+    monkeypatch.setenv("AUTOPORT_DATA_DIR", str(tmp_path))
+    result = runner.invoke(app, command)
+    assert "no such table" not in result.output
+    assert result.exit_code == (0 if command[0] == "mosquitto-config" else 1), result.output
+
+
+def test_an_unmigrated_postgresql_database_is_refused_with_the_command_to_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+    import uuid
+
+    url = os.environ.get("AUTOPORT_TEST_POSTGRES_URL")
+    if not url:
+        pytest.skip("AUTOPORT_TEST_POSTGRES_URL is not set")
+    monkeypatch.setenv("AUTOPORT_DATA_DIR", str(tmp_path))
+    monkeypatch.setenv("AUTOPORT_DATABASE_URL", url)
+    # A schema nobody migrated (never created: nothing to clean up).
+    monkeypatch.setenv("AUTOPORT_DATABASE_SCHEMA", f"autoport_unmigrated_{uuid.uuid4().hex[:8]}")
+    result = runner.invoke(app, ["mosquitto-config"])
+    assert result.exit_code == 2
+    assert "run `autoport migrate`" in result.output
+
+
+def test_reload_signals_only_a_mosquitto_named_by_the_pid_file(tmp_path: Path) -> None:
+    import subprocess
+
+    from autoport.streaming.mosquitto import PID_FILE, reload
+
+    assert reload(tmp_path) is False  # no pid file
+    # A stale pid file whose pid now belongs to another program: left alone.
+    other = subprocess.Popen(["sleep", "30"])
+    try:
+        (tmp_path / PID_FILE).write_text(f"{other.pid}\n")
+        assert reload(tmp_path) is False
+        assert other.poll() is None  # SIGHUP would have ended it
+    finally:
+        other.kill()
+        other.wait()

@@ -15,7 +15,9 @@ import pytest
 from autoport.config import Settings
 from autoport.kit.db import Database
 from autoport.kit.environments import Environment
-from autoport.streaming.mosquitto import topic_of
+from autoport.streaming import tasks
+from autoport.streaming.mosquitto import broker_address, topic_of
+from autoport.streaming.tasks import MqttPublisher
 from tests.streaming.conftest import (
     Broker,
     clear_fleet_vehicle,
@@ -32,6 +34,7 @@ from tests.streaming.conftest import (
 pytestmark = pytest.mark.mqtt
 
 TOPIC = Environment.sandbox
+LEVEL = "charging.battery_level"
 
 
 @contextlib.asynccontextmanager
@@ -100,10 +103,11 @@ async def test_subscriber_receives_exactly_its_permitted_properties_and_nothing_
         live_server(mqtt_settings),
         subscriber(broker, app_a, password_a, topic_a) as sub_a,
         subscriber(broker, app_b, password_b, topic_b) as sub_b,
-        # B's credentials on A's topic, and on everything.
-        subscriber(broker, app_b, password_b, topic_a, identifier="b-spy") as spy,
     ):
-        await spy.subscribe("#", qos=1)
+        # B also on A's topic, and on everything (one connection per application: the
+        # broker makes a client's id its username).
+        await sub_b.subscribe(topic_a, qos=1)
+        await sub_b.subscribe("#", qos=1)
         data = {
             "charging": {"battery_level": point(0.42), "estimated_range": point({"value": 1})},
             "diagnostics": {"odometer": point({"value": 100.0, "unit": "kilometers"})},
@@ -117,11 +121,12 @@ async def test_subscriber_receives_exactly_its_permitted_properties_and_nothing_
         assert len(message["message_id"]) == 64
 
         await ingest(database, vin=vin_b, data=data)
-        [message_b] = await receive(sub_b, 1, timeout=10)
+        # B saw nothing of A's (and, subscribed to '#', only its own message, once: its
+        # subscriptions overlap, and Mosquitto delivers a message once per client).
+        seen = await receive(sub_b, 5, timeout=1.5)
+        assert [m["application_id"] for m in seen] == [app_b]
+        [message_b] = seen
         assert message_b["data"] == {"diagnostics": {"odometer": data["diagnostics"]["odometer"]}}
-        # The spy saw nothing of A's (and, subscribed to '#', only B's own topic).
-        spied = await receive(spy, 5, timeout=1.0)
-        assert [m["application_id"] for m in spied] == [app_b]
 
         # Revoking A's consent stops A's messages; B's marker proves the pipeline ran.
         await set_consent_status(database, auth_a, "revoked")
@@ -191,6 +196,90 @@ async def connects(broker: Broker, username: str, password: str) -> bool:
             return True
     except aiomqtt.MqttError:
         return False
+
+
+async def test_credentials_reload_the_running_broker_by_its_pid_file(
+    database: Database, broker: Broker, mqtt_settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from typer.testing import CliRunner
+
+    from autoport.streaming.cli import app as streaming_cli
+
+    app_id = await create_application(database)
+    await broker.write_config(database)
+    await broker.start()
+    monkeypatch.setenv("AUTOPORT_DATA_DIR", str(mqtt_settings.data_dir))
+    monkeypatch.setenv("AUTOPORT_DATABASE_URL", mqtt_settings.resolved_database_url)
+    if mqtt_settings.database_schema:
+        monkeypatch.setenv("AUTOPORT_DATABASE_SCHEMA", mqtt_settings.database_schema)
+    monkeypatch.setenv("AUTOPORT_MQTT_URL", broker.url)
+    monkeypatch.setenv("AUTOPORT_MQTT_CONFIG_DIR", str(broker.directory))
+    # (The command runs its own event loop: off this one.)
+    result = await asyncio.to_thread(
+        CliRunner().invoke, streaming_cli, ["credentials", app_id, "--json"]
+    )
+    assert result.exit_code == 0, result.output
+    issued = orjson.loads(result.stdout)
+    assert issued["broker_reloaded"] is True
+    # No manual reload: the new password works.
+    for _ in range(100):
+        if await connects(broker, app_id, issued["password"]):
+            break
+        await asyncio.sleep(0.05)
+    assert await connects(broker, app_id, issued["password"])
+
+
+async def test_one_replica_at_a_time_holds_the_broker_connection(
+    database: Database,
+    broker: Broker,
+    mqtt_settings: Settings,
+    settings: Settings,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The broker makes a client's id its username: two publishers connected at once
+    would disconnect each other over and over. A lease lets one connect; the other
+    takes over when it stops."""
+    monkeypatch.setattr(tasks, "CONNECTION_LEASE_SECONDS", 1.0)
+    monkeypatch.setattr(tasks, "CONNECTION_RENEW_SECONDS", 0.2)
+    vin = new_vin()
+    app_id = await create_application(database)
+    await grant_consent(database, application_id=app_id, vin=vin, properties=[LEVEL])
+    password = await issue_credentials(database, app_id)
+    await broker.write_config(database)
+    await broker.start()
+    address = broker_address(mqtt_settings)
+    assert address is not None
+    levels = iter(range(100))
+
+    async def feed_and_receive(client: aiomqtt.Client, count: int) -> list[dict[str, Any]]:
+        for _ in range(count):
+            level = next(levels) / 100
+            await ingest(database, vin=vin, data={"charging": {"battery_level": point(level)}})
+        return await receive(client, count, timeout=10)
+
+    # The server's own publisher is off (no mqtt_url): two "replicas" publish instead.
+    async with (
+        live_server(settings) as server,
+        subscriber(broker, app_id, password, topic_of(TOPIC, app_id)) as sub,
+    ):
+        state = server.app.state.autoport
+        replicas = [MqttPublisher(state, address) for _ in range(2)]
+        runs = [asyncio.create_task(replica.run()) for replica in replicas]
+        try:
+            for _ in range(10):
+                await asyncio.sleep(0.2)
+                assert [r.connected.is_set() for r in replicas].count(True) <= 1
+            [holder] = [i for i, r in enumerate(replicas) if r.connected.is_set()]
+            assert len(await feed_and_receive(sub, 3)) == 3
+            # The holder's replica stops: the other one takes over and publishes.
+            runs[holder].cancel()
+            other = replicas[1 - holder]
+            await asyncio.wait_for(other.connected.wait(), 5)
+            assert len(await feed_and_receive(sub, 3)) == 3
+        finally:
+            for run in runs:
+                run.cancel()
+            await asyncio.gather(*runs, return_exceptions=True)
 
 
 async def test_new_credentials_work_once_the_broker_reloads_and_old_ones_stop(

@@ -49,3 +49,29 @@ stream_mqtt_credentials = Table(
     Column("created_at", BigInteger, nullable=False),
     Column("updated_at", BigInteger, nullable=False),
 )
+
+# Leases of work only one process may do at a time: `mqtt-publisher`, the broker
+# connection (the broker makes a client's id its username, so two publishers connected
+# as the same user would disconnect each other). Taken with one conditional upsert,
+# renewed while held, taken over once `lease_until` has passed.
+stream_leases = Table(
+    "stream_leases",
+    metadata,
+    Column("name", Text, primary_key=True),
+    Column("holder", Text, nullable=False),
+    Column("lease_until", BigInteger, nullable=False),
+)
+
+# Open SSE streams, counted per application across every process for the limit
+# `stream_max_per_application`. A stream renews its row's lease while it runs and
+# deletes it when it ends; the rows of a process that died expire with their lease.
+stream_connections = Table(
+    "stream_connections",
+    metadata,
+    Column("id", Text, primary_key=True),
+    Column("environment", Text, nullable=False),
+    Column("application_id", Text, nullable=False),
+    Column("opened_at", BigInteger, nullable=False),
+    Column("lease_until", BigInteger, nullable=False),
+    Index("ix_stream_connections_application", "environment", "application_id"),
+)
