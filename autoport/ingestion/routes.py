@@ -11,6 +11,7 @@ from starlette.responses import Response
 
 from autoport.ingestion import providers
 from autoport.ingestion.service import IngestError, ingest_vehicle_data
+from autoport.kit.brands import canonical_brand
 from autoport.kit.environments import environment_of
 from autoport.kit.errors import ApiError, ErrorItem, request_id_of
 from autoport.kit.routing import api_router, is_json_content_type, json_response
@@ -48,6 +49,26 @@ async def _provider(request: Request) -> providers.Provider:
             headers=challenge,
         )
     return provider
+
+
+def _provider_brand(provider: providers.Provider, brand: str | None, where: str) -> str | None:
+    """A provider that speaks for brands pushes only theirs (data stored for a brand is
+    what that brand's grants and clearances read); without a brand in the body, its only
+    brand. A provider of no brand pushes as before."""
+    if not provider.brands:
+        return brand
+    if brand is None:
+        if len(provider.brands) == 1:
+            return provider.brands[0]
+        raise IngestError(
+            f"{where}brand", f"required: the provider pushes for {', '.join(provider.brands)}"
+        )
+    if canonical_brand(brand) not in provider.brands:
+        raise IngestError(
+            f"{where}brand",
+            f"{brand!r} is not a brand of this provider ({', '.join(provider.brands)})",
+        )
+    return brand
 
 
 def _vehicles(body: Any) -> list[Any]:
@@ -135,6 +156,7 @@ async def ingest(request: Request) -> Response:
                 brand = item.get("brand")
                 if brand is not None and not isinstance(brand, str):
                     raise IngestError(f"{where}brand", "expected a string")
+                brand = _provider_brand(provider, brand, where)
                 report = await ingest_vehicle_data(
                     conn,
                     environment=environment,
