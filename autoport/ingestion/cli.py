@@ -47,26 +47,59 @@ def _run(work: Callable[[Database, bytes], Awaitable[T]]) -> T:
     return asyncio.run(main())
 
 
+BrandOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--brand",
+        help="A brand it pushes for and whose fleet clearances it decides. Repeatable.",
+    ),
+]
+AutoApproveOption = Annotated[
+    bool | None,
+    typer.Option(
+        "--auto-approve-clearances/--no-auto-approve-clearances",
+        help="DANGEROUS: approve every clearance request of its brands unseen, so any "
+        "application activated for them reads any of their vehicles. Only for a "
+        "single-tenant deployment. Off by default.",
+    ),
+]
+
+
+def _fail(message: str) -> typer.Exit:
+    typer.secho(message, fg=typer.colors.RED, err=True)
+    return typer.Exit(2)
+
+
 @app.command()
 def create(
     name: Annotated[str, typer.Option("--name", help="Who pushes with it (shown in lists).")],
     environment: EnvironmentOption = Environment.production,
+    brand: BrandOption = None,
+    auto_approve_clearances: AutoApproveOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Create a provider; its secret is printed once."""
     from autoport.cli import print_json
 
     if not name.strip():
-        typer.secho("--name must not be empty", fg=typer.colors.RED, err=True)
-        raise typer.Exit(2)
+        raise _fail("--name must not be empty")
 
     async def work(db: Database, key: bytes) -> tuple[service.Provider, str]:
         async with db.transaction() as conn:
             return await service.create_provider(
-                conn, key=key, environment=environment, name=name.strip(), now_us=now_us()
+                conn,
+                key=key,
+                environment=environment,
+                name=name.strip(),
+                now_us=now_us(),
+                brands=brand or [],
+                auto_approve_clearances=bool(auto_approve_clearances),
             )
 
-    provider, secret = _run(work)
+    try:
+        provider, secret = _run(work)
+    except service.ProviderSettingError as error:
+        raise _fail(str(error)) from None
     if as_json:
         print_json({**provider.as_dict(), "secret": secret})
         return
@@ -93,7 +126,45 @@ def list_(
         return
     for p in found:
         state = "revoked" if p.revoked_at is not None else "active"
-        typer.echo(f"{p.id}  {p.environment:<10}  {state:<7}  {p.name}")
+        brands = ",".join(p.brands) or "-"
+        auto = "  AUTO-APPROVES CLEARANCES" if p.auto_approve_clearances else ""
+        typer.echo(f"{p.id}  {p.environment:<10}  {state:<7}  {p.name}  brands: {brands}{auto}")
+
+
+@app.command("set")
+def set_(
+    provider_id: Annotated[str, typer.Argument(help="The provider's id (prv_...).")],
+    brand: BrandOption = None,
+    auto_approve_clearances: AutoApproveOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Change an active provider's brands (the given ones replace them) or its
+    auto-approval of clearances."""
+    from autoport.cli import print_json
+
+    async def work(db: Database, key: bytes) -> service.Provider | None:
+        async with db.transaction() as conn:
+            return await service.update_provider(
+                conn,
+                provider_id=provider_id,
+                brands=brand,
+                auto_approve_clearances=auto_approve_clearances,
+            )
+
+    try:
+        provider = _run(work)
+    except service.ProviderSettingError as error:
+        raise _fail(str(error)) from None
+    if provider is None:
+        typer.secho(f"no active provider {provider_id!r}", fg=typer.colors.RED, err=True)
+        raise typer.Exit(1)
+    if as_json:
+        print_json(provider.as_dict())
+    else:
+        typer.echo(
+            f"provider {provider.id}: brands {','.join(provider.brands) or '-'}, "
+            f"auto-approves clearances: {'yes' if provider.auto_approve_clearances else 'no'}"
+        )
 
 
 @app.command()
