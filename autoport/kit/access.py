@@ -60,13 +60,12 @@ async def readers_of_many(
     environment: Environment,
     vins: Iterable[str],
     now_us: int,
-    brands: Mapping[str, str] | None = None,
+    brands: Mapping[str, str],
 ) -> dict[str, list[Reader]]:
     """For each of `vins`, every application that may read it now, with the union of
     what it may read (ordered by application id; an empty list when none may).
-    `brands` maps a VIN to the brand its data is stored for: only grants and clearances
-    that brand serves count (a VIN not in it: none)."""
-    stored = brands or {}
+    `brands` maps each VIN to the brand its data is stored for: only grants and
+    clearances of a brand that serves it count (a VIN missing from it: none)."""
     merged: dict[str, dict[str, set[str]]] = {vin: {} for vin in vins}
     if not merged:
         return {}
@@ -79,7 +78,7 @@ async def readers_of_many(
             *(bindparam(name, value=value) for name, value in params.items() if f":{name}" in sql),
         )
         for row in await conn.fetch_all(statement):
-            data_brand = stored.get(row["vin"])
+            data_brand = brands.get(row["vin"])
             if (
                 data_brand is None
                 or row["brand"] not in orjson.loads(row["app_brands"])
