@@ -292,6 +292,36 @@ async def test_a_vin_is_not_cleared_or_checked_under_a_brand_its_maker_code_cont
     assert other["status"] == "error" and "not activated" in other["description"]
 
 
+async def test_consent_for_one_brand_refuses_another_makers_vin(
+    app: FastAPI, clock: FrozenClock
+) -> None:
+    """An owner (or an attacker posing as one) consenting for `ford` types a BMW VIN: the
+    page refuses it before any ownership check, naming the VIN."""
+    ford = await application(app, ["ford"])
+    params = {
+        "client_id": ford.client_id,
+        "redirect_uri": ford.redirect_uri,
+        "app_id": ford.app_id,
+        "state": "s",
+        "brand": "ford",
+    }
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(
+        transport=transport, base_url="http://127.0.0.1:8080", follow_redirects=False
+    ) as browser:
+        assert (await browser.get("/oauth/new", params=params)).status_code == 303
+        page = await browser.get("/oauth/consent/vehicle")
+        csrf = re.search(r'name="csrf_token" value="([^"]+)"', page.text)
+        assert csrf is not None
+        answer = await browser.post(
+            "/oauth/consent/vehicle", data={"csrf_token": csrf.group(1), "vin": BMW_VIN}
+        )
+        assert answer.status_code == 422
+        assert "another carmaker (bmw, mini)" in answer.text
+    stored = await state_of(app).database.fetch_value("SELECT vin FROM consent_sessions")
+    assert stored is None
+
+
 async def test_a_clearance_for_one_brand_never_reads_data_stored_for_another(
     app: FastAPI, client: httpx.AsyncClient, clock: FrozenClock
 ) -> None:
@@ -472,6 +502,36 @@ async def test_production_fleet_and_eligibility_never_reach_the_sandbox_connecto
     )
     assert eligibility.status_code == 422
     assert eligibility.json()["errors"][0]["source"] == "brand"
+
+
+class _RecordingSource:
+    """A production carmaker's data source that records who asked it."""
+
+    def __init__(self) -> None:
+        self.asked: list[tuple[Environment, str]] = []
+
+    async def fetch(
+        self, *, environment: Environment, vin: str, properties: frozenset[str]
+    ) -> None:
+        self.asked.append((environment, vin))
+
+
+async def test_a_sandbox_pull_never_asks_a_production_carmaker(
+    app: FastAPI, client: httpx.AsyncClient, clock: FrozenClock
+) -> None:
+    """The other direction: a sandbox grant for `bmw` (the sandbox emulates every brand)
+    never makes the pull ask the production BMW connector about a real VIN."""
+    bmw = _RecordingSource()
+    state_of(app).data_sources["bmw"] = bmw  # type: ignore[assignment]
+    sandboxed = await application(app, ["bmw"], environment=Environment.sandbox)
+    issued = await vehicle_token(
+        client, state_of(app).database, sandboxed, vin=BMW_VIN, brand="bmw", now_us=clock.now_us()
+    )
+    response = await client.get(
+        f"/sandbox/v1/vehicle-data/autoapi-13/{BMW_VIN}", headers=bearer(issued.access_token)
+    )
+    assert response.status_code == 422  # nothing known of it in the sandbox
+    assert bmw.asked == []
 
 
 async def test_production_data_is_never_labelled_sandbox(app: FastAPI, clock: FrozenClock) -> None:
