@@ -24,7 +24,7 @@ from autoport.fleet import repository
 from autoport.fleet.repository import FleetVehicle, VehicleKey
 from autoport.fleet.service import checked_vin, transition
 from autoport.fleet.states import Status, Trigger
-from autoport.kit.brands import BRANDS, hyphenated
+from autoport.kit.brands import BRANDS, SANDBOX_BRAND, hyphenated
 from autoport.kit.clock import to_iso
 from autoport.kit.db import Database
 from autoport.kit.environments import Environment
@@ -38,7 +38,7 @@ MAX_REASON = 500
 def decided_here(registry: BrandRegistry, environment: Environment, brand: str) -> bool:
     """Whether clearances of `brand` are decided by its provider or the operator (no
     connector of the carmaker answers them)."""
-    if environment is Environment.sandbox:
+    if environment is Environment.sandbox or brand == SANDBOX_BRAND:
         return False  # the emulated carmaker decides every sandbox clearance
     return not registry.connector_for(environment, brand).decides_clearances()
 
