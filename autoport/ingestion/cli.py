@@ -70,6 +70,16 @@ def _fail(message: str) -> typer.Exit:
     return typer.Exit(2)
 
 
+def _warn_if_auto_approving(auto_approve_clearances: bool | None) -> None:
+    if auto_approve_clearances:
+        typer.secho(
+            "warning: this provider now approves every fleet clearance request of its "
+            "brands unseen; any application activated for them reads any of their vehicles",
+            fg=typer.colors.YELLOW,
+            err=True,
+        )
+
+
 @app.command()
 def create(
     name: Annotated[str, typer.Option("--name", help="Who pushes with it (shown in lists).")],
@@ -100,6 +110,7 @@ def create(
         provider, secret = _run(work)
     except service.ProviderSettingError as error:
         raise _fail(str(error)) from None
+    _warn_if_auto_approving(auto_approve_clearances)
     if as_json:
         print_json({**provider.as_dict(), "secret": secret})
         return
@@ -140,7 +151,6 @@ def set_(
 ) -> None:
     """Change an active provider's brands (the given ones replace them) or its
     auto-approval of clearances."""
-    from autoport.cli import print_json
 
     async def work(db: Database, key: bytes) -> service.Provider | None:
         async with db.transaction() as conn:
@@ -155,16 +165,35 @@ def set_(
         provider = _run(work)
     except service.ProviderSettingError as error:
         raise _fail(str(error)) from None
+    if provider is not None:
+        _warn_if_auto_approving(auto_approve_clearances)
+    _show(
+        provider_id,
+        provider,
+        as_json,
+        lambda p: (
+            f"provider {p.id}: brands {','.join(p.brands) or '-'}, "
+            f"auto-approves clearances: {'yes' if p.auto_approve_clearances else 'no'}"
+        ),
+    )
+
+
+def _show(
+    provider_id: str,
+    provider: service.Provider | None,
+    as_json: bool,
+    text: Callable[[service.Provider], str],
+) -> None:
+    """Print a changed provider (JSON or `text`), or fail when there was none active."""
+    from autoport.cli import print_json
+
     if provider is None:
         typer.secho(f"no active provider {provider_id!r}", fg=typer.colors.RED, err=True)
         raise typer.Exit(1)
     if as_json:
         print_json(provider.as_dict())
     else:
-        typer.echo(
-            f"provider {provider.id}: brands {','.join(provider.brands) or '-'}, "
-            f"auto-approves clearances: {'yes' if provider.auto_approve_clearances else 'no'}"
-        )
+        typer.echo(text(provider))
 
 
 @app.command()
@@ -173,17 +202,9 @@ def revoke(
     as_json: JsonOption = False,
 ) -> None:
     """Revoke a provider: its secret stops working at once."""
-    from autoport.cli import print_json
 
     async def work(db: Database, key: bytes) -> service.Provider | None:
         async with db.transaction() as conn:
             return await service.revoke_provider(conn, provider_id=provider_id, now_us=now_us())
 
-    provider = _run(work)
-    if provider is None:
-        typer.secho(f"no active provider {provider_id!r}", fg=typer.colors.RED, err=True)
-        raise typer.Exit(1)
-    if as_json:
-        print_json(provider.as_dict())
-    else:
-        typer.echo(f"provider {provider.id} revoked")
+    _show(provider_id, _run(work), as_json, lambda p: f"provider {p.id} revoked")

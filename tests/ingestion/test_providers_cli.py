@@ -59,6 +59,7 @@ def test_brands_and_auto_approval_are_provider_settings(data_dir: Path) -> None:
     assert changed.exit_code == 0, changed.output
     assert json.loads(changed.stdout)["brands"] == ["bmw"]
     assert json.loads(changed.stdout)["auto_approve_clearances"] is True
+    assert "warning" in changed.stderr
     listed = runner.invoke(app, ["list"])
     assert "AUTO-APPROVES CLEARANCES" in listed.stdout
     off = runner.invoke(app, ["set", provider["id"], "--no-auto-approve-clearances", "--json"])
