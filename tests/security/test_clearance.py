@@ -81,7 +81,7 @@ async def provider(
     return secret
 
 
-async def store(db: Database, vin: str, brand: str, now_us: int) -> None:
+async def store(db: Database, vin: str, brand: str | None, now_us: int) -> None:
     """What a carmaker's feed pushed for `vin`: its location and battery."""
     report = await ingest_vehicle_data(
         db,
@@ -532,6 +532,38 @@ async def test_a_sandbox_pull_never_asks_a_production_carmaker(
     )
     assert response.status_code == 422  # nothing known of it in the sandbox
     assert bmw.asked == []
+
+
+async def test_a_sandbox_grant_stored_in_production_reads_nothing(
+    app: FastAPI, client: httpx.AsyncClient, clock: FrozenClock
+) -> None:
+    """Grants an `instant` consent gave before the fix: they read no data (not even data
+    stored without a brand) and never make the pull ask the emulated carmaker."""
+    state = state_of(app)
+    report = await ingest_vehicle_data(
+        state.database,
+        environment=PROD,
+        vin=BMW_VIN,
+        brand=None,  # stored as `unknown`
+        data={"charging": {"battery_level": {"data": 0.5, "timestamp": to_iso(clock.now_us())}}},
+        now_us=clock.now_us(),
+    )
+    assert report.brand == "unknown"
+    creds = await legacy_sandbox_app(app)
+    for vin in (BMW_VIN, UNMARKED_VIN):  # data stored (as unknown), and none at all
+        issued = await vehicle_token(
+            client, state.database, creds, vin=vin, brand="sandbox", now_us=clock.now_us()
+        )
+        response = await pull(client, issued.access_token, vin)
+        assert response.status_code == 403, response.text
+        assert "only in the sandbox environment" in response.json()["errors"][0]["detail"]
+    clock.advance(1)
+    await store(state.database, BMW_VIN, None, clock.now_us())  # still `unknown`
+    await StreamBuilder(state).run_once()
+    streamed = await state.database.fetch_value(
+        "SELECT COUNT(*) FROM stream_messages WHERE application_id = :app", {"app": creds.app_id}
+    )
+    assert streamed == 0
 
 
 async def test_production_data_is_never_labelled_sandbox(app: FastAPI, clock: FrozenClock) -> None:
