@@ -31,6 +31,7 @@ from autoport.fleet.repository import Claimed
 from autoport.fleet.service import transition
 from autoport.fleet.states import Status, Trigger
 from autoport.ingestion.providers import auto_approving_provider
+from autoport.kit.brands import sandbox_only_problem
 from autoport.kit.clock import MICROS, Clock
 from autoport.kit.db import Connection, Database
 from autoport.kit.state import AppState
@@ -112,6 +113,12 @@ async def process_due(
 async def _ask_carmaker(
     db: Database, registry: BrandRegistry, item: Claimed, *, clock: Clock
 ) -> Outcome:
+    problem = sandbox_only_problem(item.brand, item.key.environment)
+    if problem is not None:
+        # Requested before production refused the sandbox brand: the emulated carmaker is
+        # never asked there; the request ends (a removal is simply done).
+        endings = {Status.pending: Status.rejected, Status.revoking: Status.revoked}
+        return Outcome(endings.get(item.status, Status.canceled), problem, None)
     connector = registry.connector_for(item.key.environment, item.brand)
     if item.status is Status.pending and not connector.decides_clearances():
         return await _provider_outcome(db, item)

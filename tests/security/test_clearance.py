@@ -566,6 +566,33 @@ async def test_a_sandbox_grant_stored_in_production_reads_nothing(
     assert streamed == 0
 
 
+async def test_a_sandbox_clearance_requested_in_production_is_ended_not_asked(
+    app: FastAPI, client: httpx.AsyncClient, clock: FrozenClock
+) -> None:
+    """A pending request stored before the rule is rejected by the worker, never handed
+    to the emulated carmaker (which would have approved it after 3 s)."""
+    from autoport.fleet import repository
+    from autoport.fleet.repository import VehicleKey
+
+    creds = await legacy_sandbox_app(app)
+    state = state_of(app)
+    async with state.database.transaction() as conn:
+        await repository.insert_pending(
+            conn,
+            VehicleKey(PROD, creds.app_id, BMW_VIN),
+            brand="sandbox",
+            tags={},
+            changelog=[],
+            now_us=clock.now_us(),
+        )
+    clock.advance(10)
+    assert await run_worker(app, clock) == 1
+    token = await client_credentials_token(client, creds)
+    body = (await client.get(f"/v1/fleets/vehicles/{BMW_VIN}", headers=bearer(token))).json()
+    assert body["status"] == "rejected"
+    assert "only in the sandbox environment" in body["changelog"][-1]["reason"]
+
+
 async def test_production_data_is_never_labelled_sandbox(app: FastAPI, clock: FrozenClock) -> None:
     with pytest.raises(IngestError) as refused:
         await store(state_of(app).database, BMW_VIN, "sandbox", clock.now_us())
