@@ -24,9 +24,11 @@ def brand_serves(granted: str, stored: str, environment: Environment) -> bool:
     """Whether a grant or clearance for brand `granted` may serve data stored as `stored`:
     the same brand, or data whose sender named no brand (`unknown`). In the sandbox every
     vehicle's data is stored as `sandbox` and the emulated carmaker serves every brand."""
-    if environment is Environment.sandbox and stored == SANDBOX_BRAND:
-        return True
-    return stored in (granted, UNKNOWN_BRAND)
+    if environment is Environment.sandbox:
+        return stored in (SANDBOX_BRAND, granted, UNKNOWN_BRAND)
+    # Production never serves through the sandbox brand (a grant stored before it was
+    # refused there).
+    return granted != SANDBOX_BRAND and stored in (granted, UNKNOWN_BRAND)
 
 
 @dataclass(frozen=True, slots=True)

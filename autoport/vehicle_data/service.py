@@ -28,7 +28,7 @@ from autoport.ingestion.service import IngestError, ingest_vehicle_data
 from autoport.ingestion.sources import DataSourceError
 from autoport.kit.access import approved_clearance_brand, brand_serves
 from autoport.kit.auth import Caller, CallerKind, GrantStatus, require_scope
-from autoport.kit.brands import SANDBOX_BRAND
+from autoport.kit.brands import SANDBOX_BRAND, sandbox_only_problem
 from autoport.kit.clock import from_iso, to_iso
 from autoport.kit.db import Database, Row
 from autoport.kit.environments import Environment
@@ -91,6 +91,10 @@ async def readable_properties(
         properties, brand = caller.application_properties, found
     if brand not in caller.application_brands:
         raise _forbidden(f"the brand {brand!r} is no longer activated for this application")
+    # A grant or clearance stored before production refused the sandbox brand.
+    problem = sandbox_only_problem(brand, caller.environment)
+    if problem is not None:
+        raise _forbidden(problem)
     return properties, brand
 
 
