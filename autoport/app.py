@@ -38,6 +38,7 @@ def feature_routers() -> Sequence[APIRouter]:
     from autoport.apps.routes import router as apps_router
     from autoport.consent.routes import consent_router
     from autoport.eligibility.routes import router as eligibility_router
+    from autoport.fleet.admin_routes import router as fleet_admin_router
     from autoport.fleet.routes import router as fleet_router
     from autoport.ingestion.routes import router as ingestion_router
     from autoport.oauth.routes import router as oauth_router
@@ -55,6 +56,7 @@ def feature_routers() -> Sequence[APIRouter]:
         ingestion_router,
         eligibility_router,
         fleet_router,
+        fleet_admin_router,
         streaming_router,
         webhooks_router,
         sandbox_router,

@@ -207,6 +207,7 @@ def register() -> None:
     """Attach the features' sub-command groups (imported here to keep start-up light)."""
     from autoport.apps.cli import app as apps_app
     from autoport.consent.cli import app as consent_app
+    from autoport.fleet.cli import app as fleet_app
     from autoport.ingestion.cli import app as providers_app
     from autoport.sandbox.cli import app as sandbox_app
     from autoport.streaming.cli import app as streaming_app
@@ -216,6 +217,7 @@ def register() -> None:
     app.add_typer(providers_app, name="providers")
     app.add_typer(streaming_app)
     app.add_typer(consent_app, name="consent")
+    app.add_typer(fleet_app, name="fleet")
     app.add_typer(sandbox_app, name="sandbox")
     app.add_typer(webhooks_app, name="webhooks")
 

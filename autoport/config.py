@@ -110,9 +110,10 @@ class Settings(BaseSettings):
         return value
 
     # --- fleet (carmaker connectors, eligibility, fleet clearance)
-    # Which connector serves a brand: "sandbox", "push" (providers pushing through
-    # POST /v1/ingest) or "module:Class" of a team's own connector (docs/connectors.md).
-    # Brands not listed: `sandbox` -> "sandbox", every other brand -> "push".
+    # Which connector serves a production brand: "push" (providers pushing through
+    # POST /v1/ingest, which decide the brand's fleet clearances) or "module:Class" of a
+    # team's own connector (docs/connectors.md). Brands not listed: "push". The sandbox
+    # connector and brand serve only the sandbox environment (refused here at start-up).
     brand_connectors: dict[str, str] = Field(default_factory=dict)
     # Options of a team's connector, per brand (e.g. base_url, api_key_env: the name of the
     # environment variable holding the API key, so the secret stays out of the file).

@@ -38,8 +38,10 @@ APP = "B" * 24
 
 
 def _caller() -> Caller:
+    # The sandbox environment: its emulated carmaker decides at once (delay 0), so the
+    # worker's own cost is measured. (Production's push-fed brands wait for a decision.)
     return Caller(
-        environment=Environment.production,
+        environment=Environment.sandbox,
         kind=CallerKind.application,
         application_id=APP,
         client_id="bench",
@@ -57,12 +59,12 @@ async def _prepare(db: Database) -> None:
         await conn.execute("DELETE FROM accounts")
         await conn.execute(
             "INSERT INTO accounts (id, environment, name, created_at) "
-            "VALUES ('bench', 'production', 'bench', 0)"
+            "VALUES ('bench', 'sandbox', 'bench', 0)"
         )
         await conn.execute(
             "INSERT INTO applications (id, environment, account_id, client_id, name, "
             "client_type, redirect_uris, properties, brands, created_at) VALUES (:id, "
-            "'production', 'bench', 'bench', 'bench', 'confidential', '[]', '[]', "
+            "'sandbox', 'bench', 'bench', 'bench', 'confidential', '[]', '[]', "
             "'[\"sandbox\"]', 0)",
             {"id": APP},
         )
@@ -90,7 +92,7 @@ async def _run(db: Database, n: int, batch: int) -> dict[str, float]:
         async with db.transaction() as conn:
             await conn.execute_many(
                 "INSERT INTO fleet_vehicles (environment, application_id, vin, brand, status, "
-                "tags, changelog, inserted_at, updated_at, next_check_at) VALUES ('production', "
+                "tags, changelog, inserted_at, updated_at, next_check_at) VALUES ('sandbox', "
                 ":app, :vin, 'sandbox', 'pending', '{}', :changelog, :now, :now, :now)",
                 rows[i : i + batch],
             )
@@ -102,7 +104,7 @@ async def _run(db: Database, n: int, batch: int) -> dict[str, float]:
         async with db.transaction() as conn:
             await conn.execute(
                 "UPDATE fleet_vehicles SET status = 'approved', next_check_at = NULL "
-                "WHERE environment = 'production' AND application_id = :app AND vin = :vin "
+                "WHERE environment = 'sandbox' AND application_id = :app AND vin = :vin "
                 "AND status = 'pending'",
                 {"app": APP, "vin": v},
             )

@@ -145,7 +145,7 @@ async def prepare(database_url: str, schema: str | None, refresh_count: int) -> 
                 name="bench",
                 redirect_uris=["https://bench.example/cb"],
                 properties=PROPERTIES,
-                brands=["sandbox"],
+                brands=["honda"],
                 client_type="confidential",
                 now_us=now,
             )
@@ -156,7 +156,7 @@ async def prepare(database_url: str, schema: str | None, refresh_count: int) -> 
             await conn.execute(
                 "INSERT INTO authorizations (id, environment, application_id, vin, brand, "
                 "properties, status, subject, valid_from, valid_until, created_at, updated_at) "
-                "VALUES (:id, 'production', :app, '1HGCM82633A004352', 'sandbox', :props, "
+                "VALUES (:id, 'production', :app, '1HGCM82633A004352', 'honda', :props, "
                 "'approved', 'bench-owner', :now, NULL, :now, :now)",
                 {
                     "id": authorization_id,

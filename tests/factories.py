@@ -35,6 +35,9 @@ DEFAULT_PROPERTIES = (
     "vehicle_location.coordinates",
 )
 DEFAULT_REDIRECT = "https://app.example.com/callback"
+SANDBOX_BRAND = "sandbox"
+# The default brand of production applications (the sandbox brand is refused there).
+PRODUCTION_BRAND = "bmw"
 
 
 @dataclass(frozen=True)
@@ -91,7 +94,7 @@ async def create_app_credentials(
     environment: Environment = Environment.production,
     name: str = "Test application",
     properties: Sequence[str] = DEFAULT_PROPERTIES,
-    brands: Sequence[str] = ("sandbox",),
+    brands: Sequence[str] | None = None,
     redirect_uris: Sequence[str] = (DEFAULT_REDIRECT,),
     client_type: str = "confidential",
     account_id: str | None = None,
@@ -99,6 +102,9 @@ async def create_app_credentials(
     url_scheme: str | None = None,
 ) -> AppCredentials:
     now = real_now_us() if now_us is None else now_us
+    if brands is None:
+        # The sandbox brand exists only in the sandbox environment.
+        brands = (SANDBOX_BRAND,) if environment is Environment.sandbox else (PRODUCTION_BRAND,)
     async with db.transaction() as conn:
         if account_id is None:
             account = await apps_service.create_account(
@@ -144,15 +150,17 @@ async def create_authorization(
     *,
     vin: str,
     properties: Sequence[str] | None = None,
-    brand: str = "sandbox",
+    brand: str | None = None,
     status: str = "approved",
     valid_from_us: int | None = None,
     valid_until_us: int | None = None,
     subject: str | None = None,
     now_us: int | None = None,
 ) -> str:
-    """An `authorizations` row as the consent flow would create it; returns its id."""
+    """An `authorizations` row as the consent flow would create it (for the
+    application's first brand unless `brand` is given); returns its id."""
     now = real_now_us() if now_us is None else now_us
+    brand = brand or creds.brands[0]
     authorization_id = str(uuid.uuid4())
     granted = list(creds.properties if properties is None else properties)
     await db.execute(
@@ -213,7 +221,7 @@ async def vehicle_token(
     *,
     vin: str,
     properties: Sequence[str] | None = None,
-    brand: str = "sandbox",
+    brand: str | None = None,
     status: str = "approved",
     valid_from_us: int | None = None,
     valid_until_us: int | None = None,

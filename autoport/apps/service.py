@@ -24,7 +24,7 @@ from autoport.apps import repository
 from autoport.apps.schemas import CLIENT_TYPES, CONFIDENTIAL, Account, Application, ClientKey
 from autoport.catalog import CATALOG
 from autoport.config import Settings
-from autoport.kit.brands import canonical_brand
+from autoport.kit.brands import canonical_brand, sandbox_only_problem
 from autoport.kit.crypto import new_token, sha256_hex
 from autoport.kit.db import Connection
 from autoport.kit.environments import Environment, authorization_endpoint, token_endpoint
@@ -156,13 +156,16 @@ def validate_properties(properties: Iterable[str]) -> list[str]:
     return [f"{prop.capability}.{prop.name}" for prop in ordered]
 
 
-def validate_brands(brands: Iterable[str]) -> list[str]:
+def validate_brands(brands: Iterable[str], environment: Environment) -> list[str]:
     result: list[str] = []
     for index, item in enumerate(brands):
         brand = canonical_brand(item)
+        source = f"brands[{index}]"
         if brand is None:
-            source = f"brands[{index}]"
             raise ApiError(422, f"{source}: unknown brand {item!r}", source=source)
+        problem = sandbox_only_problem(brand, environment)
+        if problem is not None:
+            raise ApiError(422, f"{source}: {problem}", source=source)
         if brand not in result:
             result.append(brand)
     return result
@@ -216,7 +219,7 @@ async def create_application(
         "client_type": validate_client_type(client_type),
         "redirect_uris": orjson.dumps(validate_redirect_uris(redirect_uris, scheme)).decode(),
         "properties": orjson.dumps(validate_properties(properties)).decode(),
-        "brands": orjson.dumps(validate_brands(brands)).decode(),
+        "brands": orjson.dumps(validate_brands(brands, environment)).decode(),
         "created_at": now_us,
         "disabled_at": None,
         "url_scheme": scheme,
@@ -309,7 +312,7 @@ async def update_application(
     if properties is not None:
         values["properties"] = orjson.dumps(validate_properties(properties)).decode()
     if brands is not None:
-        values["brands"] = orjson.dumps(validate_brands(brands)).decode()
+        values["brands"] = orjson.dumps(validate_brands(brands, environment)).decode()
     if disabled is not None:
         values["disabled_at"] = (current.disabled_at or now_us) if disabled else None
     if values:

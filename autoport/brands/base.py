@@ -3,7 +3,9 @@
 A connector answers four questions for its brand, each the way its carmaker can:
 - is a VIN eligible (and how does it deliver data, is it connected)?
 - what became of a fleet clearance request (decided on the carmaker's side,
-  asynchronously: the fleet worker asks again until the answer is final)?
+  asynchronously: the fleet worker asks again until the answer is final)? A connector
+  that does not implement `clearance` leaves the decision to the brand's data provider
+  (or the operator): autoport.fleet.decisions. Nothing is ever approved by default.
 - how does an owner prove ownership during consent (a method name, and for
   `vehicle_code` the delivery of the code to the car: `show_vehicle_code`; for
   `oem_login` the carmaker's own login: `oem_login_url` and `oem_login_owner`)?
@@ -98,7 +100,8 @@ class ConnectorError(Exception):
 @dataclass
 class BrandConnector:
     """Base class of connectors. Subclasses override what their carmaker supports; the
-    defaults describe a brand that only pushes data and decides clearances at once."""
+    defaults describe a brand that only pushes data, whose data provider decides its
+    fleet clearances."""
 
     # The emulated vehicle's display reads its consent code from the store (sandbox);
     # a real vehicle gets it through show_vehicle_code and the store keeps only a hash.
@@ -175,8 +178,16 @@ class BrandConnector:
             connectivity_status=ConnectivityStatus.unknown,
         )
 
+    def decides_clearances(self) -> bool:
+        """Whether the carmaker answers clearance requests through `clearance`; if not,
+        the brand's data provider or the operator decides (autoport.fleet.decisions)."""
+        return type(self).clearance is not BrandConnector.clearance
+
     async def clearance(self, request: ClearanceRequest) -> ClearanceDecision:
-        return ClearanceDecision(ClearanceOutcome.approved)
+        """Not asked when `decides_clearances()` is False; still never an approval."""
+        return ClearanceDecision(
+            ClearanceOutcome.pending, reason="awaiting the data provider's decision"
+        )
 
     async def revoke_clearance(self, request: ClearanceRequest) -> RemovalDecision:
         return RemovalDecision(done=True)

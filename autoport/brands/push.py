@@ -79,8 +79,9 @@ class Pusher:
 class PushOnlyConnector(BrandConnector):
     """For data providers that deliver through `POST /v1/ingest`: never fetched on demand
     (pull serves what was pushed), every VIN eligible with `data_delivery: ["push"]`,
-    connectivity unknown (the provider does not tell), clearances approved at once
-    (the provider sends whatever it has; the clearance only opens our side)."""
+    connectivity unknown (the provider does not tell). Clearances are decided by the
+    brand's data provider (it knows which vehicles it serves) or the operator, never
+    automatically (autoport.fleet.decisions)."""
 
     name: str = "push"
     verification_method: VerificationMethod = VerificationMethod.owner_portal

@@ -5,7 +5,10 @@ canonical one (`autoport.kit.brands.canonical_brand`). In the sandbox environmen
 brand is served by the sandbox connector, so a developer can try the brand values of
 production against the emulated carmaker. In production the `brand_connectors` setting
 decides; brands not listed are served by the push-only connector (data providers that
-deliver through `POST /v1/ingest`), `sandbox` by the sandbox connector.
+deliver through `POST /v1/ingest`, which also decide their brand's fleet clearances).
+The `sandbox` brand and the sandbox connector exist only in the sandbox environment: a
+production brand served by it (or a production connector offering `instant`) is refused
+at start-up, and production requests never reach it.
 
 At start-up `install_brands` builds the registry and fills `AppState.data_sources` with
 the connectors that fetch on demand (the pull endpoint asks them before serving).
@@ -21,13 +24,17 @@ from autoport.brands.push import PushOnlyConnector
 from autoport.brands.sandbox import SandboxBehaviour, SandboxConnector, SandboxDefaults
 from autoport.config import Settings
 from autoport.kit.auth import Caller
-from autoport.kit.brands import BRANDS, canonical_brand
+from autoport.kit.brands import (
+    BRANDS,
+    SANDBOX_BRAND,
+    canonical_brand,
+    sandbox_only_problem,
+    wmi_problem,
+)
 from autoport.kit.clock import Clock
 from autoport.kit.environments import Environment
 from autoport.kit.errors import ApiError
 from autoport.kit.state import AppState
-
-SANDBOX_BRAND = "sandbox"
 
 
 class ConnectorConfigError(ValueError):
@@ -75,14 +82,19 @@ class BrandRegistry:
             },
         )
         push = PushOnlyConnector()
-        production: dict[str, BrandConnector] = {SANDBOX_BRAND: sandbox}
+        production: dict[str, BrandConnector] = {}
         for raw_brand, spec in settings.brand_connectors.items():
             brand = canonical_brand(raw_brand)
             if brand is None:
                 raise ConnectorConfigError(f"brand_connectors: unknown brand {raw_brand!r}")
-            if spec == "sandbox":
-                production[brand] = sandbox
-            elif spec == "push":
+            if brand == SANDBOX_BRAND or spec == "sandbox":
+                # The emulated carmaker proves nothing (instant consent, timed clearances,
+                # a public password): it serves the sandbox environment only.
+                raise ConnectorConfigError(
+                    f"brand_connectors[{brand!r}]: the sandbox connector and brand exist only "
+                    "in the sandbox environment"
+                )
+            if spec == "push":
                 production[brand] = push
             else:
                 production[brand] = load_connector(spec, brand=brand, settings=settings)
@@ -92,9 +104,13 @@ class BrandRegistry:
         return cls(sandbox=sandbox, push=push, production=production)
 
     def connector_for(self, environment: Environment, brand: str) -> BrandConnector:
-        """The connector serving a canonical brand in an environment."""
+        """The connector serving a canonical brand in an environment. The sandbox brand in
+        production is refused (422): no production path may reach the emulated carmaker."""
         if environment is Environment.sandbox:
             return self.sandbox
+        problem = sandbox_only_problem(brand, environment)
+        if problem is not None:
+            raise ApiError(422, f"brand: {problem}", source="brand")
         return self.production.get(brand, self.push)
 
     def verification_method(self, environment: Environment, brand: str) -> VerificationMethod:
@@ -106,13 +122,16 @@ class BrandRegistry:
         return connector.verification_method
 
     def fetching_connectors(self) -> dict[str, BrandConnector]:
-        """Production brands whose connector fetches on demand (for AppState.data_sources).
-        The sandbox brand's connector is among them."""
-        return {
+        """Brands whose connector fetches on demand (for AppState.data_sources): the
+        production ones, and `sandbox`, the brand of all sandbox data (the pull of the
+        sandbox environment asks only it)."""
+        found: dict[str, BrandConnector] = {
             brand: self.production.get(brand, self.push)
-            for brand in sorted(BRANDS)
+            for brand in sorted(BRANDS - {SANDBOX_BRAND})
             if self.production.get(brand, self.push).fetches
         }
+        found[SANDBOX_BRAND] = self.sandbox
+        return found
 
     def set_sandbox_behaviour(self, behaviour: SandboxBehaviour) -> None:
         """The sandbox emulator installs its per-vehicle behaviour here."""
@@ -139,26 +158,31 @@ def set_sandbox_behaviour(state: AppState, behaviour: SandboxBehaviour) -> None:
     registry_of(state).set_sandbox_behaviour(behaviour)
 
 
-def activated_brand(caller: Caller, value: object, *, source: str = "brand") -> str:
+def activated_brand(
+    caller: Caller, value: object, *, source: str = "brand", vin: str | None = None
+) -> str:
     """The canonical brand of a request, refused (422 naming the field) when it is not a
-    brand or not activated for the caller's application."""
-    brand = canonical_brand(value) if isinstance(value, str) else None
+    brand, not activated for the caller's application, not of the caller's environment,
+    or (given the `vin`) contradicted by the VIN's manufacturer code."""
+    brand, why = brand_problem(caller, value, vin=vin)
     if brand is None:
-        raise ApiError(422, f"{source}: unknown brand {value!r}", source=source)
-    if brand not in caller.application_brands:
-        raise ApiError(
-            422,
-            f"{source}: the brand {brand!r} is not activated for this application",
-            source=source,
-        )
+        raise ApiError(422, f"{source}: {why}", source=source)
     return brand
 
 
-def brand_problem(caller: Caller, value: object) -> tuple[str | None, str | None]:
-    """(canonical brand, None) or (None, why not) for per-item reports."""
+def brand_problem(
+    caller: Caller, value: object, *, vin: str | None = None
+) -> tuple[str | None, str | None]:
+    """(canonical brand, None) or (None, why not) for per-item reports; see
+    `activated_brand`."""
     brand = canonical_brand(value) if isinstance(value, str) else None
     if brand is None:
         return None, f"unknown brand {value!r}"
     if brand not in caller.application_brands:
         return None, f"the brand {brand!r} is not activated for this application"
+    problem = sandbox_only_problem(brand, caller.environment)
+    if problem is None and vin is not None:
+        problem = wmi_problem(vin, brand)
+    if problem is not None:
+        return None, problem
     return brand, None

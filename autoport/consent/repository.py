@@ -8,6 +8,7 @@ from typing import Any
 
 import orjson
 
+from autoport.kit.brands import sandbox_only_problem
 from autoport.kit.db import Connection, Row
 from autoport.kit.environments import Environment
 
@@ -26,15 +27,20 @@ class Application:
 
 
 def _application(row: Row) -> Application:
+    environment = Environment(row["environment"])
     return Application(
         id=row["id"],
-        environment=Environment(row["environment"]),
+        environment=environment,
         client_id=row["client_id"],
         name=row["name"],
         client_type=row["client_type"],
         redirect_uris=tuple(orjson.loads(row["redirect_uris"])),
         properties=tuple(orjson.loads(row["properties"])),
-        brands=tuple(orjson.loads(row["brands"])),
+        # An application stored before production refused the sandbox brand may hold it:
+        # no owner consents through the emulated carmaker in production.
+        brands=tuple(
+            b for b in orjson.loads(row["brands"]) if sandbox_only_problem(b, environment) is None
+        ),
         disabled=row["disabled_at"] is not None,
     )
 

@@ -22,7 +22,7 @@ from autoport.config import Settings
 from autoport.consent import repository, verification
 from autoport.consent.repository import Application, Session
 from autoport.consent.verification import CodeCheck, CodeResult, Method, grant_starts_pending
-from autoport.kit.brands import canonical_brand
+from autoport.kit.brands import WMI_BRANDS, canonical_brand, wmi_problem
 from autoport.kit.clock import from_iso
 from autoport.kit.crypto import new_token, same, token_hash
 from autoport.kit.db import Connection, Database
@@ -399,6 +399,13 @@ async def enter_vin(
     problem = vin_problem(cleaned)
     if problem is not None:
         raise FormProblem("vin", problem, vin=vin or "", **_vin_problem_kind(cleaned))
+    maker_problem = wmi_problem(cleaned, ctx.session.brand)
+    if maker_problem is not None:
+        # A grant for one brand must never cover another carmaker's vehicle.
+        makers = WMI_BRANDS[cleaned[:3]]
+        raise FormProblem(
+            "vin", maker_problem, vin=vin or "", kind="maker", makers=", ".join(sorted(makers))
+        )
     env = ctx.session.environment
     changes: dict[str, Any] = {
         "vin": cleaned,

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import orjson
-from sqlalchemy import and_, select
+from sqlalchemy import and_, select, tuple_
 from sqlalchemy.sql import ColumnElement, TextClause
 
 from autoport.db.tables.fleet import fleet_vehicles
@@ -159,8 +159,11 @@ async def update_status(
     return await conn.execute(sql, params) == 1
 
 
-async def reschedule(conn: Connection, key: VehicleKey, *, expected: Status, at_us: int) -> bool:
-    """Ask the carmaker again at `at_us` (only while the status is still `expected`)."""
+async def reschedule(
+    conn: Connection, key: VehicleKey, *, expected: Status, at_us: int | None
+) -> bool:
+    """Ask the carmaker again at `at_us`, or (None) not until someone decides (only while
+    the status is still `expected`)."""
     changed = await conn.execute(
         f"UPDATE fleet_vehicles SET next_check_at = :at WHERE {_KEY} AND status = :expected",  # noqa: S608
         {**key.params(), "expected": str(expected), "at": at_us},
@@ -232,3 +235,33 @@ async def claim_due(db: Database, *, now_us: int, lease_until_us: int, limit: in
         )
         for row in rows
     ]
+
+
+async def select_pending(
+    conn: Connection,
+    *,
+    environment: Environment,
+    brands: Sequence[str] | None,
+    after: tuple[int, str, str] | None,
+    limit: int,
+) -> list[FleetVehicle]:
+    """Pending clearances awaiting a decision, of `brands` (None: every brand), oldest
+    request first; `after` is the (updated_at, application_id, vin) of the last one seen."""
+    table = fleet_vehicles
+    conditions: list[ColumnElement[bool]] = [
+        table.c.environment == str(environment),
+        table.c.status == str(Status.pending),
+    ]
+    if brands is not None:
+        conditions.append(table.c.brand.in_(list(brands)))
+    if after is not None:
+        conditions.append(
+            tuple_(table.c.updated_at, table.c.application_id, table.c.vin) > tuple_(*after)
+        )
+    statement = (
+        select(table)
+        .where(and_(*conditions))
+        .order_by(table.c.updated_at, table.c.application_id, table.c.vin)
+        .limit(limit)
+    )
+    return [FleetVehicle.from_row(row) for row in await conn.fetch_all(statement)]

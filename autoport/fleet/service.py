@@ -147,7 +147,7 @@ async def _add_one(conn: Connection, caller: Caller, item: Any, now_us: int) -> 
     if problem is not None:
         return _error(vin, f"vin: {problem}")
     assert isinstance(vin, str)
-    brand, why = brand_problem(caller, item.get("brand"))
+    brand, why = brand_problem(caller, item.get("brand"), vin=vin)
     if brand is None:
         return _error(vin, f"brand: {why}")
     tags_problem = _tags_problem(item.get("tags"))

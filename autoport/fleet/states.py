@@ -4,8 +4,10 @@
        │  └──> rejected | error
        └──> canceling ──> canceled
 
-The carmaker decides pending -> approved | rejected | error; DELETE starts revoking (an
-approved vehicle) or canceling (a pending request); the carmaker confirms the end.
+The carmaker decides pending -> approved | rejected | error (through its connector, or
+for a push-fed brand through its data provider or the operator: autoport.fleet.decisions);
+DELETE starts revoking (an approved vehicle) or canceling (a pending request); the
+carmaker confirms the end.
 A vehicle whose clearance ended (rejected, error, revoked, canceled) may be asked for
 again: POST moves it back to pending with a new changelog entry.
 """
@@ -32,7 +34,7 @@ class Trigger(enum.StrEnum):
 
     request = "request"  # POST of a vehicle whose clearance ended
     remove = "remove"  # DELETE
-    carmaker = "carmaker"  # the connector decided
+    carmaker = "carmaker"  # the connector, or a push-fed brand's provider or operator, decided
 
 
 # (from, to) -> what may cause it. Nothing else is a transition.

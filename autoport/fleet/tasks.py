@@ -30,6 +30,8 @@ from autoport.fleet import repository
 from autoport.fleet.repository import Claimed
 from autoport.fleet.service import transition
 from autoport.fleet.states import Status, Trigger
+from autoport.ingestion.providers import auto_approving_provider
+from autoport.kit.brands import sandbox_only_problem
 from autoport.kit.clock import MICROS, Clock
 from autoport.kit.db import Connection, Database
 from autoport.kit.state import AppState
@@ -54,11 +56,13 @@ CONCURRENT_CALLS = 16
 
 @dataclass(frozen=True, slots=True)
 class Outcome:
-    """What the carmaker said about one claimed vehicle: a new status, or ask again."""
+    """What the carmaker said about one claimed vehicle: a new status, or ask again
+    (`awaiting_decision`: not until the data provider or the operator decides)."""
 
     new: Status | None
     reason: str | None
     check_again_at_us: int | None
+    awaiting_decision: bool = False
 
 
 async def process_due(
@@ -85,7 +89,7 @@ async def process_due(
     async def ask(item: Claimed) -> Outcome | None:
         async with limit:
             try:
-                return await _ask_carmaker(registry, item, clock=clock)
+                return await _ask_carmaker(db, registry, item, clock=clock)
             except Exception:
                 # The vehicle stays claimed until its lease ends, then is tried again; one
                 # misbehaving connector must not stop the other vehicles.
@@ -106,8 +110,18 @@ async def process_due(
     return done
 
 
-async def _ask_carmaker(registry: BrandRegistry, item: Claimed, *, clock: Clock) -> Outcome:
+async def _ask_carmaker(
+    db: Database, registry: BrandRegistry, item: Claimed, *, clock: Clock
+) -> Outcome:
+    problem = sandbox_only_problem(item.brand, item.key.environment)
+    if problem is not None:
+        # Requested before production refused the sandbox brand: the emulated carmaker is
+        # never asked there; the request ends (a removal is simply done).
+        endings = {Status.pending: Status.rejected, Status.revoking: Status.revoked}
+        return Outcome(endings.get(item.status, Status.canceled), problem, None)
     connector = registry.connector_for(item.key.environment, item.brand)
+    if item.status is Status.pending and not connector.decides_clearances():
+        return await _provider_outcome(db, item)
     request = ClearanceRequest(
         environment=item.key.environment,
         application_id=item.key.application_id,
@@ -134,12 +148,28 @@ async def _ask_carmaker(registry: BrandRegistry, item: Claimed, *, clock: Clock)
         return Outcome(ended if removal.done else None, removal.reason, removal.check_again_at_us)
 
 
+async def _provider_outcome(db: Database, item: Claimed) -> Outcome:
+    """A push-fed brand: its data provider decides. Only a provider's explicit standing
+    approval (`auto_approve_clearances`, off by default) approves here; otherwise the
+    vehicle waits, not polled, for POST .../approve or .../reject."""
+    provider = await auto_approving_provider(
+        db.reader, environment=item.key.environment, brand=item.brand
+    )
+    if provider is None:
+        return Outcome(None, None, None, awaiting_decision=True)
+    return Outcome(
+        Status.approved,
+        f"approved by the data provider {provider.name!r} (auto_approve_clearances)",
+        None,
+    )
+
+
 async def _apply(
     conn: Connection, item: Claimed, outcome: Outcome, *, now_us: int, config: WorkerConfig
 ) -> int:
     if outcome.new is None:
         at = outcome.check_again_at_us
-        if at is None:
+        if at is None and not outcome.awaiting_decision:
             at = now_us + int(config.poll_seconds * MICROS)
         await repository.reschedule(conn, item.key, expected=item.status, at_us=at)
         return 0
@@ -156,7 +186,7 @@ async def _advance(
     db: Database, registry: BrandRegistry, item: Claimed, *, clock: Clock, config: WorkerConfig
 ) -> int:
     """One claimed vehicle on its own: ask, then apply in a transaction of its own."""
-    outcome = await _ask_carmaker(registry, item, clock=clock)
+    outcome = await _ask_carmaker(db, registry, item, clock=clock)
     async with db.transaction() as conn:
         return await _apply(conn, item, outcome, now_us=clock.now_us(), config=config)
 

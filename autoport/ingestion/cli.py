@@ -47,26 +47,70 @@ def _run(work: Callable[[Database, bytes], Awaitable[T]]) -> T:
     return asyncio.run(main())
 
 
+BrandOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--brand",
+        help="A brand it pushes for and whose fleet clearances it decides. Repeatable.",
+    ),
+]
+AutoApproveOption = Annotated[
+    bool | None,
+    typer.Option(
+        "--auto-approve-clearances/--no-auto-approve-clearances",
+        help="DANGEROUS: approve every clearance request of its brands unseen, so any "
+        "application activated for them reads any of their vehicles. Only for a "
+        "single-tenant deployment. Off by default.",
+    ),
+]
+
+
+def _fail(message: str) -> typer.Exit:
+    typer.secho(message, fg=typer.colors.RED, err=True)
+    return typer.Exit(2)
+
+
+def _warn_if_auto_approving(auto_approve_clearances: bool | None) -> None:
+    if auto_approve_clearances:
+        typer.secho(
+            "warning: this provider now approves every fleet clearance request of its "
+            "brands unseen; any application activated for them reads any of their vehicles",
+            fg=typer.colors.YELLOW,
+            err=True,
+        )
+
+
 @app.command()
 def create(
     name: Annotated[str, typer.Option("--name", help="Who pushes with it (shown in lists).")],
     environment: EnvironmentOption = Environment.production,
+    brand: BrandOption = None,
+    auto_approve_clearances: AutoApproveOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Create a provider; its secret is printed once."""
     from autoport.cli import print_json
 
     if not name.strip():
-        typer.secho("--name must not be empty", fg=typer.colors.RED, err=True)
-        raise typer.Exit(2)
+        raise _fail("--name must not be empty")
 
     async def work(db: Database, key: bytes) -> tuple[service.Provider, str]:
         async with db.transaction() as conn:
             return await service.create_provider(
-                conn, key=key, environment=environment, name=name.strip(), now_us=now_us()
+                conn,
+                key=key,
+                environment=environment,
+                name=name.strip(),
+                now_us=now_us(),
+                brands=brand or [],
+                auto_approve_clearances=bool(auto_approve_clearances),
             )
 
-    provider, secret = _run(work)
+    try:
+        provider, secret = _run(work)
+    except service.ProviderSettingError as error:
+        raise _fail(str(error)) from None
+    _warn_if_auto_approving(auto_approve_clearances)
     if as_json:
         print_json({**provider.as_dict(), "secret": secret})
         return
@@ -93,7 +137,63 @@ def list_(
         return
     for p in found:
         state = "revoked" if p.revoked_at is not None else "active"
-        typer.echo(f"{p.id}  {p.environment:<10}  {state:<7}  {p.name}")
+        brands = ",".join(p.brands) or "-"
+        auto = "  AUTO-APPROVES CLEARANCES" if p.auto_approve_clearances else ""
+        typer.echo(f"{p.id}  {p.environment:<10}  {state:<7}  {p.name}  brands: {brands}{auto}")
+
+
+@app.command("set")
+def set_(
+    provider_id: Annotated[str, typer.Argument(help="The provider's id (prv_...).")],
+    brand: BrandOption = None,
+    auto_approve_clearances: AutoApproveOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Change an active provider's brands (the given ones replace them) or its
+    auto-approval of clearances."""
+
+    async def work(db: Database, key: bytes) -> service.Provider | None:
+        async with db.transaction() as conn:
+            return await service.update_provider(
+                conn,
+                provider_id=provider_id,
+                brands=brand,
+                auto_approve_clearances=auto_approve_clearances,
+            )
+
+    try:
+        provider = _run(work)
+    except service.ProviderSettingError as error:
+        raise _fail(str(error)) from None
+    if provider is not None:
+        _warn_if_auto_approving(auto_approve_clearances)
+    _show(
+        provider_id,
+        provider,
+        as_json,
+        lambda p: (
+            f"provider {p.id}: brands {','.join(p.brands) or '-'}, "
+            f"auto-approves clearances: {'yes' if p.auto_approve_clearances else 'no'}"
+        ),
+    )
+
+
+def _show(
+    provider_id: str,
+    provider: service.Provider | None,
+    as_json: bool,
+    text: Callable[[service.Provider], str],
+) -> None:
+    """Print a changed provider (JSON or `text`), or fail when there was none active."""
+    from autoport.cli import print_json
+
+    if provider is None:
+        typer.secho(f"no active provider {provider_id!r}", fg=typer.colors.RED, err=True)
+        raise typer.Exit(1)
+    if as_json:
+        print_json(provider.as_dict())
+    else:
+        typer.echo(text(provider))
 
 
 @app.command()
@@ -102,17 +202,9 @@ def revoke(
     as_json: JsonOption = False,
 ) -> None:
     """Revoke a provider: its secret stops working at once."""
-    from autoport.cli import print_json
 
     async def work(db: Database, key: bytes) -> service.Provider | None:
         async with db.transaction() as conn:
             return await service.revoke_provider(conn, provider_id=provider_id, now_us=now_us())
 
-    provider = _run(work)
-    if provider is None:
-        typer.secho(f"no active provider {provider_id!r}", fg=typer.colors.RED, err=True)
-        raise typer.Exit(1)
-    if as_json:
-        print_json(provider.as_dict())
-    else:
-        typer.echo(f"provider {provider.id} revoked")
+    _show(provider_id, _run(work), as_json, lambda p: f"provider {p.id} revoked")

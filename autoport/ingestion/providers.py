@@ -1,5 +1,11 @@
 """Data providers: who may POST /v1/ingest. A provider belongs to one environment and
-holds one secret, shown once at creation; only its HMAC is stored."""
+holds one secret, shown once at creation; only its HMAC is stored.
+
+A provider speaks for brands (`brands`): it pushes data only for them, and for the
+brands it feeds (no carmaker connector decides their clearances) it decides the fleet
+clearances applications ask for (autoport.fleet.decisions). `auto_approve_clearances`
+approves every such request unseen: dangerous, off unless the operator turns it on.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +13,9 @@ import secrets
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
+
+from autoport.kit.brands import canonical_brand, sandbox_only_problem
 from autoport.kit.clock import to_iso
 from autoport.kit.crypto import new_token, same, token_hash
 from autoport.kit.db import Connection, Database, Row
@@ -22,6 +31,8 @@ class Provider:
     name: str
     created_at: int
     revoked_at: int | None
+    brands: tuple[str, ...] = ()
+    auto_approve_clearances: bool = False
 
     @classmethod
     def from_row(cls, row: Row) -> Provider:
@@ -31,6 +42,8 @@ class Provider:
             name=row["name"],
             created_at=row["created_at"],
             revoked_at=row["revoked_at"],
+            brands=tuple(orjson.loads(row["brands"])),
+            auto_approve_clearances=bool(row["auto_approve_clearances"]),
         )
 
     def as_dict(self) -> dict[str, Any]:
@@ -38,51 +51,134 @@ class Provider:
             "id": self.id,
             "environment": str(self.environment),
             "name": self.name,
+            "brands": list(self.brands),
+            "auto_approve_clearances": self.auto_approve_clearances,
             "created_at": to_iso(self.created_at),
             "revoked_at": None if self.revoked_at is None else to_iso(self.revoked_at),
         }
 
 
+class ProviderSettingError(ValueError):
+    """A provider setting that cannot be stored; the message names it."""
+
+
+def checked_brands(brands: list[str], environment: Environment) -> list[str]:
+    """Canonical, without repeats; unknown brands and the sandbox brand outside the
+    sandbox are refused."""
+    result: list[str] = []
+    for raw in brands:
+        brand = canonical_brand(raw)
+        if brand is None:
+            raise ProviderSettingError(f"--brand: unknown brand {raw!r}")
+        problem = sandbox_only_problem(brand, environment)
+        if problem is not None:
+            raise ProviderSettingError(f"--brand: {problem}")
+        if brand not in result:
+            result.append(brand)
+    return result
+
+
+_COLUMNS = "id, environment, name, created_at, revoked_at, brands, auto_approve_clearances"
+
+
 async def create_provider(
-    conn: Connection, *, key: bytes, environment: Environment, name: str, now_us: int
+    conn: Connection,
+    *,
+    key: bytes,
+    environment: Environment,
+    name: str,
+    now_us: int,
+    brands: list[str] | None = None,
+    auto_approve_clearances: bool = False,
 ) -> tuple[Provider, str]:
     """A new provider and its secret (returned once, stored only as a hash)."""
     provider_id = "prv_" + secrets.token_hex(8)
     secret = new_token(SECRET_PREFIX)
-    await conn.execute(
-        "INSERT INTO ingest_providers (id, environment, name, secret_hash, created_at) "
-        "VALUES (:id, :environment, :name, :hash, :now)",
+    row = await conn.fetch_one(
+        "INSERT INTO ingest_providers (id, environment, name, secret_hash, created_at, brands, "  # noqa: S608 - a fixed column list
+        "auto_approve_clearances) VALUES (:id, :environment, :name, :hash, :now, :brands, "
+        f":auto) RETURNING {_COLUMNS}",
         {
             "id": provider_id,
             "environment": str(environment),
             "name": name,
             "hash": token_hash(key, secret),
             "now": now_us,
+            "brands": orjson.dumps(checked_brands(brands or [], environment)).decode(),
+            "auto": auto_approve_clearances,
         },
     )
-    return Provider(provider_id, environment, name, now_us, None), secret
+    assert row is not None
+    return Provider.from_row(row), secret
+
+
+async def update_provider(
+    conn: Connection,
+    *,
+    provider_id: str,
+    brands: list[str] | None = None,
+    auto_approve_clearances: bool | None = None,
+) -> Provider | None:
+    """Change the given settings (None: unchanged) of an active provider; None when
+    there is no such active provider."""
+    row = await conn.fetch_one(
+        f"SELECT {_COLUMNS} FROM ingest_providers WHERE id = :id AND revoked_at IS NULL",  # noqa: S608
+        {"id": provider_id},
+    )
+    if row is None:
+        return None
+    current = Provider.from_row(row)
+    new_brands = (
+        current.brands if brands is None else tuple(checked_brands(brands, current.environment))
+    )
+    auto = (
+        current.auto_approve_clearances
+        if auto_approve_clearances is None
+        else auto_approve_clearances
+    )
+    updated = await conn.fetch_one(
+        "UPDATE ingest_providers SET brands = :brands, auto_approve_clearances = :auto "  # noqa: S608 - a fixed column list
+        f"WHERE id = :id AND revoked_at IS NULL RETURNING {_COLUMNS}",
+        {"id": provider_id, "brands": orjson.dumps(list(new_brands)).decode(), "auto": auto},
+    )
+    return None if updated is None else Provider.from_row(updated)
 
 
 async def list_providers(db: Database, *, environment: Environment | None) -> list[Provider]:
     if environment is None:
         rows = await db.fetch_all(
-            "SELECT id, environment, name, created_at, revoked_at FROM ingest_providers "
-            "ORDER BY created_at, id"
+            f"SELECT {_COLUMNS} FROM ingest_providers ORDER BY created_at, id"  # noqa: S608
         )
     else:
         rows = await db.fetch_all(
-            "SELECT id, environment, name, created_at, revoked_at FROM ingest_providers "
+            f"SELECT {_COLUMNS} FROM ingest_providers "  # noqa: S608
             "WHERE environment = :environment ORDER BY created_at, id",
             {"environment": str(environment)},
         )
     return [Provider.from_row(row) for row in rows]
 
 
+async def auto_approving_provider(
+    conn: Connection | Database, *, environment: Environment, brand: str
+) -> Provider | None:
+    """An active provider of `brand` that approves its clearance requests unseen."""
+    rows = await conn.fetch_all(
+        f"SELECT {_COLUMNS} FROM ingest_providers WHERE environment = :environment "  # noqa: S608
+        "AND revoked_at IS NULL AND auto_approve_clearances ORDER BY created_at, id",
+        {"environment": str(environment)},
+    )
+    for row in rows:
+        provider = Provider.from_row(row)
+        if brand in provider.brands:
+            return provider
+    return None
+
+
 async def revoke_provider(conn: Connection, *, provider_id: str, now_us: int) -> Provider | None:
     """Revoke at once; None when there is no such provider or it was already revoked."""
     row = await conn.fetch_one(
-        "UPDATE ingest_providers SET revoked_at = :now WHERE id = :id AND revoked_at IS NULL "
-        "RETURNING id, environment, name, created_at, revoked_at",
+        "UPDATE ingest_providers SET revoked_at = :now WHERE id = :id AND revoked_at IS NULL "  # noqa: S608 - a fixed column list
+        f"RETURNING {_COLUMNS}",
         {"id": provider_id, "now": now_us},
     )
     return None if row is None else Provider.from_row(row)
@@ -94,7 +190,7 @@ async def authenticate_provider(
     """The active provider of `environment` holding `secret`, else None."""
     digest = token_hash(key, secret)
     row = await db.fetch_one(
-        "SELECT id, environment, name, created_at, revoked_at, secret_hash "
+        f"SELECT {_COLUMNS}, secret_hash "  # noqa: S608 - a fixed column list
         "FROM ingest_providers WHERE secret_hash = :hash AND revoked_at IS NULL",
         {"hash": digest},
     )

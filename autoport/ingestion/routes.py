@@ -1,4 +1,6 @@
-"""POST /v1/ingest: data providers push vehicle data (pull or streaming-v2 layout)."""
+"""The data providers' API: POST /v1/ingest pushes vehicle data (pull or streaming-v2
+layout); /v1/ingest/clearances lists and decides the fleet clearances of the provider's
+brands. Every call authenticates with the provider's secret."""
 
 from __future__ import annotations
 
@@ -9,8 +11,11 @@ from fastapi import Request
 from starlette.requests import ClientDisconnect
 from starlette.responses import Response
 
+from autoport.brands.registry import registry_of
+from autoport.fleet import decisions
 from autoport.ingestion import providers
 from autoport.ingestion.service import IngestError, ingest_vehicle_data
+from autoport.kit.brands import canonical_brand
 from autoport.kit.environments import environment_of
 from autoport.kit.errors import ApiError, ErrorItem, request_id_of
 from autoport.kit.routing import api_router, is_json_content_type, json_response
@@ -48,6 +53,26 @@ async def _provider(request: Request) -> providers.Provider:
             headers=challenge,
         )
     return provider
+
+
+def _provider_brand(provider: providers.Provider, brand: str | None, where: str) -> str | None:
+    """A provider that speaks for brands pushes only theirs (data stored for a brand is
+    what that brand's grants and clearances read); without a brand in the body, its only
+    brand. A provider of no brand pushes as before."""
+    if not provider.brands:
+        return brand
+    if brand is None:
+        if len(provider.brands) == 1:
+            return provider.brands[0]
+        raise IngestError(
+            f"{where}brand", f"required: the provider pushes for {', '.join(provider.brands)}"
+        )
+    if canonical_brand(brand) not in provider.brands:
+        raise IngestError(
+            f"{where}brand",
+            f"{brand!r} is not a brand of this provider ({', '.join(provider.brands)})",
+        )
+    return brand
 
 
 def _vehicles(body: Any) -> list[Any]:
@@ -135,6 +160,7 @@ async def ingest(request: Request) -> Response:
                 brand = item.get("brand")
                 if brand is not None and not isinstance(brand, str):
                     raise IngestError(f"{where}brand", "expected a string")
+                brand = _provider_brand(provider, brand, where)
                 report = await ingest_vehicle_data(
                     conn,
                     environment=environment,
@@ -175,3 +201,65 @@ async def ingest(request: Request) -> Response:
         ]
         return json_response({"errors": items, **content}, status_code=422)
     return json_response(content)
+
+
+# ------------------------------------------------------ clearances the provider decides
+
+
+@router.get("/v1/ingest/clearances", summary="Pending clearances of the provider's brands")
+async def pending_clearances(
+    request: Request, limit: int | None = None, cursor: str | None = None
+) -> Response:
+    """Fleet clearances applications asked for vehicles of the provider's brands, still
+    awaiting its decision, oldest first (`next_cursor` pages on). A provider of no brand
+    sees none."""
+    provider = await _provider(request)
+    state = state_of(request)
+    return json_response(
+        await decisions.list_pending(
+            state.database,
+            registry_of(state),
+            environment=provider.environment,
+            brands=provider.brands,
+            limit=limit,
+            cursor=cursor,
+        )
+    )
+
+
+async def _decide(request: Request, application_id: str, vin: str, *, approve: bool) -> Response:
+    provider = await _provider(request)
+    state = state_of(request)
+    decided = await decisions.decide(
+        state.database,
+        registry_of(state),
+        environment=provider.environment,
+        application_id=application_id,
+        vin=vin,
+        approve=approve,
+        reason=decisions.reason_of(await request.body()),
+        brands=provider.brands,
+        now_us=state.clock.now_us(),
+    )
+    return json_response(decided)
+
+
+@router.post(
+    "/v1/ingest/clearances/{application_id}/{vin}/approve",
+    summary="Approve a clearance (data providers)",
+)
+async def approve_clearance(request: Request, application_id: str, vin: str) -> Response:
+    """The provider knows the vehicle and lets the application read it. Only clearances
+    of the provider's brands (others: 404); 409 when not pending. Body optional:
+    `{"reason": "..."}`."""
+    return await _decide(request, application_id, vin, approve=True)
+
+
+@router.post(
+    "/v1/ingest/clearances/{application_id}/{vin}/reject",
+    summary="Reject a clearance (data providers)",
+)
+async def reject_clearance(request: Request, application_id: str, vin: str) -> Response:
+    """The provider refuses; body optional: `{"reason": "..."}` (sent to the application
+    as the webhook's `detail`)."""
+    return await _decide(request, application_id, vin, approve=False)

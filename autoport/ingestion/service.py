@@ -28,7 +28,12 @@ from autoport.catalog import CATALOG, DataPointError, validate_property_value, v
 from autoport.catalog.validation import json_type
 from autoport.ingestion import repository
 from autoport.kit import outbox
-from autoport.kit.brands import UNKNOWN_BRAND, canonical_brand
+from autoport.kit.brands import (
+    SANDBOX_BRAND,
+    UNKNOWN_BRAND,
+    canonical_brand,
+    sandbox_only_problem,
+)
 from autoport.kit.db import Connection, Database
 from autoport.kit.environments import Environment
 from autoport.kit.vin import vin_problem
@@ -36,7 +41,6 @@ from autoport.kit.vin import vin_problem
 log = structlog.get_logger("autoport.ingestion")
 
 EVENT_TYPE = "vehicle_data_changed"
-SANDBOX_BRAND = "sandbox"
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _ONE_US = timedelta(microseconds=1)
@@ -209,6 +213,9 @@ def resolve_brand(environment: Environment, brand: str | None) -> str | None:
     canonical = canonical_brand(brand) if isinstance(brand, str) else None
     if canonical is None:
         raise IngestError("brand", f"{brand!r} is not a known brand")
+    problem = sandbox_only_problem(canonical, environment)
+    if problem is not None:
+        raise IngestError("brand", problem)
     return canonical
 
 

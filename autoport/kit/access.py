@@ -2,19 +2,33 @@
 
 An application reads a VIN through an owner's authorization (approved, inside its
 validity window: the granted properties) or through an approved fleet clearance (the
-application's registered properties). Every query is scoped by environment.
+application's registered properties). Every query is scoped by environment. Either is
+for one brand: it serves only data stored for that brand (`brand_serves`), and only
+while that brand is still activated for the application.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 import orjson
 from sqlalchemy import bindparam, text
 
+from autoport.kit.brands import SANDBOX_BRAND, UNKNOWN_BRAND
 from autoport.kit.db import Connection
 from autoport.kit.environments import Environment
+
+
+def brand_serves(granted: str, stored: str, environment: Environment) -> bool:
+    """Whether a grant or clearance for brand `granted` may serve data stored as `stored`:
+    the same brand, or data whose sender named no brand (`unknown`). In the sandbox every
+    vehicle's data is stored as `sandbox` and the emulated carmaker serves every brand."""
+    if environment is Environment.sandbox:
+        return stored in (SANDBOX_BRAND, granted, UNKNOWN_BRAND)
+    # Production never serves through the sandbox brand (a grant stored before it was
+    # refused there).
+    return granted != SANDBOX_BRAND and stored in (granted, UNKNOWN_BRAND)
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,7 +41,8 @@ class Reader:
 # events at once, where per-VIN round trips were most of its time on PostgreSQL.
 # A disabled application reads nothing, through consent as through fleet clearance.
 _CONSENT_READERS = """
-SELECT z.vin AS vin, z.application_id AS application_id, z.properties AS properties
+SELECT z.vin AS vin, z.application_id AS application_id, z.properties AS properties,
+       z.brand AS brand, a.brands AS app_brands
 FROM authorizations z JOIN applications a ON a.id = z.application_id
 WHERE z.environment = :environment AND z.vin IN :vins AND z.status = 'approved'
   AND z.valid_from <= :now AND (z.valid_until IS NULL OR z.valid_until > :now)
@@ -35,7 +50,8 @@ WHERE z.environment = :environment AND z.vin IN :vins AND z.status = 'approved'
 """
 
 _FLEET_READERS = """
-SELECT f.vin AS vin, a.id AS application_id, a.properties AS properties
+SELECT f.vin AS vin, a.id AS application_id, a.properties AS properties,
+       f.brand AS brand, a.brands AS app_brands
 FROM fleet_vehicles f JOIN applications a ON a.id = f.application_id
 WHERE f.environment = :environment AND f.vin IN :vins AND f.status = 'approved'
   AND a.disabled_at IS NULL
@@ -43,10 +59,17 @@ WHERE f.environment = :environment AND f.vin IN :vins AND f.status = 'approved'
 
 
 async def readers_of_many(
-    conn: Connection, *, environment: Environment, vins: Iterable[str], now_us: int
+    conn: Connection,
+    *,
+    environment: Environment,
+    vins: Iterable[str],
+    now_us: int,
+    brands: Mapping[str, str],
 ) -> dict[str, list[Reader]]:
     """For each of `vins`, every application that may read it now, with the union of
-    what it may read (ordered by application id; an empty list when none may)."""
+    what it may read (ordered by application id; an empty list when none may).
+    `brands` maps each VIN to the brand its data is stored for: only grants and
+    clearances of a brand that serves it count (a VIN missing from it: none)."""
     merged: dict[str, dict[str, set[str]]] = {vin: {} for vin in vins}
     if not merged:
         return {}
@@ -59,6 +82,13 @@ async def readers_of_many(
             *(bindparam(name, value=value) for name, value in params.items() if f":{name}" in sql),
         )
         for row in await conn.fetch_all(statement):
+            data_brand = brands.get(row["vin"])
+            if (
+                data_brand is None
+                or row["brand"] not in orjson.loads(row["app_brands"])
+                or not brand_serves(row["brand"], data_brand, environment)
+            ):
+                continue
             apps = merged[row["vin"]]
             apps.setdefault(row["application_id"], set()).update(orjson.loads(row["properties"]))
     return {
@@ -68,20 +98,23 @@ async def readers_of_many(
 
 
 async def readers_of(
-    conn: Connection, *, environment: Environment, vin: str, now_us: int
+    conn: Connection, *, environment: Environment, vin: str, brand: str, now_us: int
 ) -> list[Reader]:
-    """Every application that may read `vin` now, with the union of what it may read."""
-    found = await readers_of_many(conn, environment=environment, vins=(vin,), now_us=now_us)
+    """Every application that may read `vin`'s data stored for `brand` now, with the
+    union of what it may read."""
+    found = await readers_of_many(
+        conn, environment=environment, vins=(vin,), now_us=now_us, brands={vin: brand}
+    )
     return found[vin]
 
 
-async def fleet_clearance_approved(
+async def approved_clearance_brand(
     conn: Connection, *, environment: Environment, application_id: str, vin: str
-) -> bool:
-    """Whether the application's fleet clearance of `vin` is approved."""
-    status = await conn.fetch_value(
-        "SELECT status FROM fleet_vehicles "
+) -> str | None:
+    """The brand of the application's fleet clearance of `vin` when it is approved."""
+    row = await conn.fetch_one(
+        "SELECT status, brand FROM fleet_vehicles "
         "WHERE environment = :environment AND application_id = :application_id AND vin = :vin",
         {"environment": str(environment), "application_id": application_id, "vin": vin},
     )
-    return bool(status == "approved")
+    return str(row["brand"]) if row is not None and row["status"] == "approved" else None

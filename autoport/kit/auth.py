@@ -41,6 +41,8 @@ class Grant:
 
     authorization_id: str
     vin: str
+    # The brand the owner consented for: the grant serves only that brand's data.
+    brand: str
     # Granted properties as "capability.property" (e.g. "charging.battery_level").
     properties: frozenset[str]
     status: GrantStatus

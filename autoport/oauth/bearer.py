@@ -88,6 +88,7 @@ def caller_from_row(row: Row, environment: Environment) -> Caller:
         grant = Grant(
             authorization_id=row["authorization_id"],
             vin=row["vin"],
+            brand=row["brand"],
             properties=_json_set(row["granted"]),
             status=GrantStatus(row["status"]),
             valid_from_us=row["valid_from"],

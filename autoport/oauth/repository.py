@@ -31,7 +31,7 @@ async def insert_tokens(conn: Connection, rows: list[dict[str, Any]]) -> None:
 BEARER_LOOKUP = """
 SELECT t.kind, t.environment, t.application_id, t.authorization_id, t.scopes,
        t.expires_at, t.revoked_at, a.client_id, a.properties AS app_properties,
-       a.brands AS app_brands, a.disabled_at, z.vin, z.properties AS granted,
+       a.brands AS app_brands, a.disabled_at, z.vin, z.brand, z.properties AS granted,
        z.status, z.valid_from, z.valid_until, z.subject
 FROM oauth_tokens t
 JOIN applications a ON a.id = t.application_id

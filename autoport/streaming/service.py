@@ -14,6 +14,7 @@ import structlog
 
 from autoport.kit import access, outbox
 from autoport.kit.access import Reader
+from autoport.kit.brands import UNKNOWN_BRAND
 from autoport.kit.db import Connection, Database
 from autoport.kit.environments import Environment
 from autoport.kit.state import AppState
@@ -91,25 +92,47 @@ def _event_vin(event: outbox.OutboxEvent) -> str | None:
     return vin if isinstance(vin, str) else None
 
 
-ReadersByVin = Mapping[tuple[Environment, str], list[Reader]]
+# (environment, vin, brand of the data) -> who may read that data.
+ReadersByVin = Mapping[tuple[Environment, str, str], list[Reader]]
+
+
+def _event_brand(event: outbox.OutboxEvent) -> str:
+    brand = event.payload.get("brand")
+    return brand if isinstance(brand, str) else UNKNOWN_BRAND
 
 
 async def lookup_readers(
     db: Database, events: list[outbox.OutboxEvent], *, now_us: int
-) -> dict[tuple[Environment, str], list[Reader]]:
-    """Who may read each VIN of the data events: two queries per environment, run
-    before the write transaction (which stays short on SQLite's single writer)."""
-    vins_by_env: dict[Environment, set[str]] = {}
+) -> dict[tuple[Environment, str, str], list[Reader]]:
+    """Who may read each VIN of the data events, for the brand its data is stored as:
+    two queries per environment (more only when a batch holds one VIN under two brands),
+    run before the write transaction (which stays short on SQLite's single writer)."""
+    wanted: dict[Environment, set[tuple[str, str]]] = {}
     for event in events:
         if event.event_type == DATA_EVENT and (vin := _event_vin(event)) is not None:
-            vins_by_env.setdefault(event.environment, set()).add(vin)
-    found: dict[tuple[Environment, str], list[Reader]] = {}
-    for environment, vins in vins_by_env.items():
-        per_vin = await access.readers_of_many(
-            db.reader, environment=environment, vins=sorted(vins), now_us=now_us
-        )
-        for vin, readers in per_vin.items():
-            found[(environment, vin)] = readers
+            wanted.setdefault(event.environment, set()).add((vin, _event_brand(event)))
+    found: dict[tuple[Environment, str, str], list[Reader]] = {}
+    for environment, pairs in wanted.items():
+        left = sorted(pairs)
+        while left:
+            # One brand per VIN and query.
+            brands: dict[str, str] = {}
+            rest = []
+            for vin, brand in left:
+                if vin in brands:
+                    rest.append((vin, brand))
+                else:
+                    brands[vin] = brand
+            per_vin = await access.readers_of_many(
+                db.reader,
+                environment=environment,
+                vins=sorted(brands),
+                now_us=now_us,
+                brands=brands,
+            )
+            for vin, readers in per_vin.items():
+                found[(environment, vin, brands[vin])] = readers
+            left = rest
     return found
 
 
@@ -133,7 +156,8 @@ async def write_messages(
         if vin is None:
             log.warning("stream event without vin ignored", outbox_id=event.id)
             continue
-        for message in messages_for(event, readers.get((event.environment, vin), ())):
+        key = (event.environment, vin, _event_brand(event))
+        for message in messages_for(event, readers.get(key, ())):
             per_app.setdefault((message.environment, message.application_id), []).append(message)
 
     latest: dict[StreamKey, int] = {}

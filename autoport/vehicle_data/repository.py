@@ -9,12 +9,6 @@ from autoport.kit.db import Connection, Database, Row
 
 _VEHICLE = "SELECT brand, document FROM vehicles WHERE environment = :environment AND vin = :vin"
 
-_BRAND_OF_GRANT = "SELECT brand FROM authorizations WHERE id = :id AND environment = :environment"
-_BRAND_OF_FLEET = (
-    "SELECT brand FROM fleet_vehicles WHERE environment = :environment "
-    "AND application_id = :application_id AND vin = :vin"
-)
-
 # Newest first; (timestamp, id) is the cursor. Absent bounds are passed as extremes so
 # that one SQL string (one prepared statement) serves every combination.
 _HISTORY = """
@@ -38,23 +32,6 @@ FAR_FUTURE = 2**62
 
 async def vehicle(db: Database, *, environment: str, vin: str) -> Row | None:
     return await db.fetch_one(_VEHICLE, {"environment": environment, "vin": vin})
-
-
-async def brand_of_grant(db: Database, *, environment: str, authorization_id: str) -> str | None:
-    value = await db.fetch_value(
-        _BRAND_OF_GRANT, {"id": authorization_id, "environment": environment}
-    )
-    return None if value is None else str(value)
-
-
-async def brand_of_fleet_vehicle(
-    db: Database, *, environment: str, application_id: str, vin: str
-) -> str | None:
-    value = await db.fetch_value(
-        _BRAND_OF_FLEET,
-        {"environment": environment, "application_id": application_id, "vin": vin},
-    )
-    return None if value is None else str(value)
 
 
 async def history(

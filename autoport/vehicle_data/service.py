@@ -4,7 +4,9 @@ answer (optionally refreshed by the brand's data source), and the history.
 Access (interface.md): a vehicle token reads its grant's VIN and granted properties while
 the grant is approved and inside its validity window; a client_credentials token with
 `vehicle:data` reads a VIN whose fleet clearance is approved, with the application's
-registered properties. Anything else is a 403 that says why.
+registered properties. A grant or clearance is for one brand: it reads only data stored
+for that brand (`autoport.kit.access.brand_serves`) and only while the brand is activated
+for the application. Anything else is a 403 that says why.
 """
 
 from __future__ import annotations
@@ -21,8 +23,9 @@ import structlog
 from autoport.catalog import CATALOG
 from autoport.ingestion.service import IngestError, ingest_vehicle_data
 from autoport.ingestion.sources import DataSource, DataSourceError
-from autoport.kit.access import fleet_clearance_approved
+from autoport.kit.access import approved_clearance_brand, brand_serves
 from autoport.kit.auth import Caller, CallerKind, GrantStatus, require_scope
+from autoport.kit.brands import SANDBOX_BRAND, sandbox_only_problem
 from autoport.kit.clock import from_iso, to_iso
 from autoport.kit.db import Database, Row
 from autoport.kit.environments import Environment
@@ -50,8 +53,11 @@ def _forbidden(detail: str) -> ApiError:
     return ApiError(403, detail, source="Authorization")
 
 
-async def readable_properties(state: AppState, caller: Caller, vin: str) -> frozenset[str]:
-    """What `caller` may read of `vin` now, as "capability.property"; 403 otherwise."""
+async def readable_properties(
+    state: AppState, caller: Caller, vin: str
+) -> tuple[frozenset[str], str]:
+    """What `caller` may read of `vin` now, as "capability.property", and the brand of
+    the grant or clearance that allows it; 403 otherwise."""
     require_scope(caller, DATA_SCOPE)
     if caller.kind is CallerKind.vehicle:
         grant = caller.grant
@@ -71,16 +77,33 @@ async def readable_properties(state: AppState, caller: Caller, vin: str) -> froz
             )
         if grant.valid_until_us is not None and now >= grant.valid_until_us:
             raise _forbidden(f"the authorization ended at {to_iso(grant.valid_until_us)}")
-        return grant.properties
-    approved = await fleet_clearance_approved(
-        state.database.reader,
-        environment=caller.environment,
-        application_id=caller.application_id,
-        vin=vin,
-    )
-    if not approved:
-        raise _forbidden("the application has no approved fleet clearance for this vehicle")
-    return caller.application_properties
+        properties, brand = grant.properties, grant.brand
+    else:
+        found = await approved_clearance_brand(
+            state.database.reader,
+            environment=caller.environment,
+            application_id=caller.application_id,
+            vin=vin,
+        )
+        if found is None:
+            raise _forbidden("the application has no approved fleet clearance for this vehicle")
+        properties, brand = caller.application_properties, found
+    if brand not in caller.application_brands:
+        raise _forbidden(f"the brand {brand!r} is no longer activated for this application")
+    # A grant or clearance stored before production refused the sandbox brand.
+    problem = sandbox_only_problem(brand, caller.environment)
+    if problem is not None:
+        raise _forbidden(problem)
+    return properties, brand
+
+
+def check_brand(caller: Caller, brand: str, row: Row | None) -> None:
+    """403 when the stored data of the vehicle is another brand's than the grant's."""
+    if row is not None and not brand_serves(brand, row["brand"], caller.environment):
+        raise _forbidden(
+            f"the vehicle's data is stored for the brand {row['brand']!r}; this "
+            f"application's access is for {brand!r}"
+        )
 
 
 @lru_cache(maxsize=4096)
@@ -110,26 +133,15 @@ def visible(document: dict[str, Any], allowed: dict[str, frozenset[str]]) -> dic
     return out
 
 
-async def _brand_hint(state: AppState, caller: Caller, vin: str) -> str | None:
-    """The brand of a vehicle nothing is stored of yet, from the caller's grant or
-    clearance (needed to pick the data source)."""
-    env = str(caller.environment)
-    if caller.kind is CallerKind.vehicle and caller.grant is not None:
-        return await repository.brand_of_grant(
-            state.database, environment=env, authorization_id=caller.grant.authorization_id
-        )
-    return await repository.brand_of_fleet_vehicle(
-        state.database, environment=env, application_id=caller.application_id, vin=vin
-    )
-
-
 async def _refresh(
     state: AppState, caller: Caller, vin: str, brand: str, properties: frozenset[str]
 ) -> bool:
     """Make sure the brand's data source was asked about `vin` within the freshness
     window (autoport.vehicle_data.freshness) and ingest its answer; False when the brand
-    has no data source. The window's failure (offline, privacy mode, ...) is raised."""
-    source = state.data_sources.get(brand)
+    has no data source. The window's failure (offline, privacy mode, ...) is raised.
+    The sandbox environment's data comes only from the emulated carmaker."""
+    sandbox = caller.environment is Environment.sandbox
+    source = state.data_sources.get(SANDBOX_BRAND if sandbox else brand)
     if source is None:
         return False
     settings = state.settings
@@ -268,14 +280,14 @@ def _vehicle_rows(database: Database) -> VehicleRows:
 
 async def pull(state: AppState, caller: Caller, vin: str, request_id: str) -> bytes:
     """The vehicle data response as bytes."""
-    properties = await readable_properties(state, caller, vin)
+    properties, brand = await readable_properties(state, caller, vin)
     env = str(caller.environment)
     rows = _vehicle_rows(state.database)
     row = await rows.get(state.database, env, vin)
-    if state.data_sources:
-        brand = row["brand"] if row is not None else await _brand_hint(state, caller, vin)
-        if brand is not None and await _refresh(state, caller, vin, brand, properties):
-            row = await rows.get(state.database, env, vin)
+    check_brand(caller, brand, row)
+    if state.data_sources and await _refresh(state, caller, vin, brand, properties):
+        row = await rows.get(state.database, env, vin)
+        check_brand(caller, brand, row)
     if row is None:
         raise _pending()
     groups = FRAGMENTS.groups(env, vin, row["document"], properties)
@@ -327,7 +339,9 @@ async def history(
     cursor: str | None,
     request_id: str,
 ) -> dict[str, Any]:
-    properties = await readable_properties(state, caller, vin)
+    properties, brand = await readable_properties(state, caller, vin)
+    stored = await repository.vehicle(state.database, environment=str(caller.environment), vin=vin)
+    check_brand(caller, brand, stored)
     if not prop:
         raise ApiError(
             400, "property: required, e.g. property=charging.battery_level", source="property"

@@ -34,7 +34,7 @@ async def create(client: httpx.AsyncClient, prefix: str = "", **body: object) ->
         "name": "Fleet tool",
         "redirect_uris": ["https://fleet.example.com/cb"],
         "properties": ["charging.battery_level", "diagnostics.odometer"],
-        "brands": ["mercedes-benz", "sandbox"],
+        "brands": ["mercedes-benz", "bmw"],
         **body,
     }
     return await client.post(f"{prefix}/admin/v1/applications", json=payload, headers=ADMIN)
@@ -53,7 +53,7 @@ async def test_create_show_and_use_an_application(client: httpx.AsyncClient) -> 
     created = response.json()
     assert len(created["app_id"]) == 24 and created["app_id"] == created["app_id"].upper()
     int(created["app_id"], 16)
-    assert created["brands"] == ["mercedes_benz", "sandbox"]
+    assert created["brands"] == ["mercedes_benz", "bmw"]
     assert created["client_secret"].startswith("ap_cs_")
     assert created["token_url"] == "http://127.0.0.1:8080/v1/access_tokens"
     shown = (await client.get(f"/admin/v1/applications/{created['app_id']}", headers=ADMIN)).json()
@@ -87,6 +87,8 @@ async def test_applications_are_per_environment(client: httpx.AsyncClient) -> No
         ({"properties": ["charging.nonsense"]}, "properties[0]"),
         ({"properties": ["charging"]}, "properties[0]"),
         ({"brands": ["trabant"]}, "brands[0]"),
+        # The sandbox brand proves no ownership: never in production.
+        ({"brands": ["bmw", "sandbox"]}, "brands[1]"),
         ({"redirect_uris": ["/relative"]}, "redirect_uris[0]"),
         ({"redirect_uris": ["http://example.com/cb"]}, "redirect_uris[0]"),
         ({"redirect_uris": ["https://ok.example/cb#frag"]}, "redirect_uris[0]"),

@@ -85,7 +85,7 @@ async def insert_application(
     db: Database,
     *,
     environment: Environment = Environment.sandbox,
-    brands: tuple[str, ...] = tuple(METHODS),
+    brands: tuple[str, ...] | None = None,
     properties: tuple[str, ...] = PROPERTIES,
     redirect_uris: tuple[str, ...] = (REDIRECT_URI,),
     client_type: str = "confidential",
@@ -93,7 +93,10 @@ async def insert_application(
     now_us: int | None = None,
     url_scheme: str | None = None,
 ) -> ConsentApp:
-    """A real application (the apps service), with its client secret."""
+    """A real application (the apps service), with its client secret. By default every
+    brand of METHODS its environment allows (the sandbox brand only in the sandbox)."""
+    if brands is None:
+        brands = tuple(b for b in METHODS if environment is Environment.sandbox or b != "sandbox")
     creds = await create_app_credentials(
         db,
         environment=environment,

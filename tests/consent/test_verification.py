@@ -396,8 +396,9 @@ async def test_verification_method_comes_from_the_brand_registry(
     settings: object, clock: FrozenClock
 ) -> None:
     """Production: a brand without a connector of its own is push-only, whose owners are
-    asked through the carmaker's portal; the `sandbox` brand is served by the sandbox
-    connector, whose method follows its setting, as for every brand of the sandbox."""
+    asked through the carmaker's portal. The sandbox environment: the sandbox connector
+    serves every brand, its method follows its setting. (Production never offers the
+    sandbox brand: tests/security/test_clearance.py.)"""
     from autoport.app import create_app
 
     custom = consent_settings(
@@ -413,18 +414,29 @@ async def test_verification_method_comes_from_the_brand_registry(
             transport=transport, base_url="http://127.0.0.1:8080", follow_redirects=False
         ) as client:
             production = await insert_application(database, environment=Environment.production)
-            for brand, method in (("bmw", "owner_portal"), ("sandbox", "vehicle_code")):
+            sandbox = await insert_application(database, environment=Environment.sandbox)
+            for consent_app, brand, method in (
+                (production, "bmw", "owner_portal"),
+                (sandbox, "sandbox", "vehicle_code"),
+            ):
+                prefix = "" if consent_app is production else "/sandbox"
                 client.cookies.clear()
-                await client.get("/oauth/new", params=production.entry_params(brand=brand))
-                page = await client.get("/oauth/consent/vehicle")
+                await client.get(
+                    f"{prefix}/oauth/new", params=consent_app.entry_params(brand=brand)
+                )
+                page = await client.get(f"{prefix}/oauth/consent/vehicle")
                 answer = await client.post(
-                    "/oauth/consent/vehicle", data={"csrf_token": csrf_of(page), "vin": VIN}
+                    f"{prefix}/oauth/consent/vehicle",
+                    data={"csrf_token": csrf_of(page), "vin": VIN},
                 )
                 assert answer.status_code == 303
                 stored = await database.fetch_value(
-                    "SELECT method FROM consent_sessions WHERE environment = 'production' "
+                    "SELECT method FROM consent_sessions WHERE environment = :env "
                     "AND brand = :brand",
-                    {"brand": brand},
+                    {
+                        "brand": brand,
+                        "env": "production" if consent_app is production else "sandbox",
+                    },
                 )
                 assert stored == method
             client.cookies.clear()

@@ -21,7 +21,9 @@ from tests.factories import (
 )
 
 PROPERTIES = ["charging.battery_level", "diagnostics.odometer"]
-PRODUCTION_BRANDS = ("sandbox", "mercedes_benz", "bmw")
+# The sandbox brand exists only in the sandbox environment (docs/security.md).
+PRODUCTION_BRANDS = ("mercedes_benz", "bmw", "ford")
+SANDBOX_BRANDS = ("sandbox", "mercedes_benz", "bmw")
 
 
 @pytest.fixture
@@ -50,6 +52,11 @@ class TestApp:
     def id(self) -> str:
         return self.credentials.app_id
 
+    @property
+    def prefix(self) -> str:
+        """The environment's path prefix ("/sandbox" or "")."""
+        return self.credentials.prefix
+
 
 @dataclass(frozen=True)
 class Callers:
@@ -60,6 +67,8 @@ class Callers:
     no_scope: TestApp
     sandbox: TestApp  # a sandbox application, client_credentials token
     vehicle: TestApp  # another consent (vehicle) token of the fleet application
+    # A second sandbox application: the emulated carmaker decides both one's clearances.
+    sandbox_other: TestApp
 
 
 @pytest.fixture
@@ -74,7 +83,8 @@ async def callers(app: FastAPI, client: httpx.AsyncClient, clock: FrozenClock) -
 
     fleet = await application(Environment.production, PRODUCTION_BRANDS)
     other = await application(Environment.production, PRODUCTION_BRANDS)
-    sandbox = await application(Environment.sandbox, PRODUCTION_BRANDS)
+    sandbox = await application(Environment.sandbox, SANDBOX_BRANDS)
+    sandbox_other = await application(Environment.sandbox, SANDBOX_BRANDS)
 
     async def consent(vin: str) -> TestApp:
         issued = await vehicle_token(client, db, fleet, vin=vin, now_us=now)
@@ -86,4 +96,5 @@ async def callers(app: FastAPI, client: httpx.AsyncClient, clock: FrozenClock) -
         no_scope=await consent("SBX00000000000001"),
         sandbox=TestApp(await client_credentials_token(client, sandbox), sandbox),
         vehicle=await consent("SBX00000000000002"),
+        sandbox_other=TestApp(await client_credentials_token(client, sandbox_other), sandbox_other),
     )

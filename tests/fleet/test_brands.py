@@ -198,12 +198,15 @@ async def test_connectors_satisfy_the_data_source_contract() -> None:
     assert await sources[1].fetch(environment=PROD, vin=VIN, properties=frozenset()) is None
 
 
-async def test_push_only_connector_answers_push_delivery_and_approves() -> None:
+async def test_push_only_connector_answers_push_delivery_and_approves_nothing() -> None:
     connector = PushOnlyConnector()
     eligibility = await connector.eligibility(environment=PROD, vin=VIN)
     assert eligibility.data_delivery == ("push",)
     assert eligibility.connectivity_status is ConnectivityStatus.unknown
-    assert (await connector.clearance(_request(0, 0))).outcome is ClearanceOutcome.approved
+    # Its data provider (or the operator) decides: autoport.fleet.decisions.
+    assert not connector.decides_clearances()
+    assert (await connector.clearance(_request(0, 0))).outcome is ClearanceOutcome.pending
+    assert TemplateConnector().decides_clearances()
     assert not connector.fetches
 
 
@@ -248,14 +251,14 @@ def test_registry_accepts_both_spellings_and_loads_team_connectors(
     settings = sqlite_settings.model_copy(
         update={
             "brand_connectors": {
-                "Mercedes-Benz": "sandbox",
+                "Mercedes-Benz": "push",
                 "volvo-cars": "autoport.brands.template:TemplateConnector",
             },
             "brand_connector_options": {"volvo-cars": {"base_url": "http://127.0.0.1:1/"}},
         }
     )
     registry = BrandRegistry.from_settings(settings)
-    assert registry.connector_for(PROD, "mercedes_benz") is registry.sandbox
+    assert registry.connector_for(PROD, "mercedes_benz") is registry.push
     volvo = registry.connector_for(PROD, "volvo_cars")
     assert isinstance(volvo, TemplateConnector)
     assert volvo.base_url == "http://127.0.0.1:1"
@@ -267,7 +270,8 @@ def test_registry_accepts_both_spellings_and_loads_team_connectors(
     assert registry.verification_method(Environment.sandbox, "bmw") is VerificationMethod.instant
     # The sandbox environment: the sandbox connector for every brand.
     assert registry.connector_for(Environment.sandbox, "volvo_cars") is registry.sandbox
-    assert set(registry.fetching_connectors()) == {"mercedes_benz", "sandbox", "volvo_cars"}
+    # `sandbox`: the brand of the sandbox environment's data, served by the emulator.
+    assert set(registry.fetching_connectors()) == {"sandbox", "volvo_cars"}
 
 
 @pytest.mark.parametrize(
@@ -277,6 +281,11 @@ def test_registry_accepts_both_spellings_and_loads_team_connectors(
         ({"bmw": "nonsense"}, "module:Class"),
         ({"bmw": "autoport.nowhere:X"}, "No module"),
         ({"bmw": "autoport.brands.sandbox:SettingsBehaviour"}, "not a BrandConnector"),
+        # The emulated carmaker never serves production (instant consent, timed
+        # clearances, a public password).
+        ({"bmw": "sandbox"}, "only in the sandbox environment"),
+        ({"sandbox": "push"}, "only in the sandbox environment"),
+        ({"sandbox": "sandbox"}, "only in the sandbox environment"),
     ],
 )
 def test_registry_refuses_bad_connector_settings(

@@ -22,7 +22,9 @@ async def test_eligible_sandbox_vehicle_answers_every_field(
     client: httpx.AsyncClient, callers: Callers
 ) -> None:
     response = await client.post(
-        "/v1/eligibility", json={"vin": VIN, "brand": "sandbox"}, headers=callers.fleet.headers
+        "/sandbox/v1/eligibility",
+        json={"vin": VIN, "brand": "sandbox"},
+        headers=callers.sandbox.headers,
     )
     assert response.status_code == 200, response.text
     assert response.json() == {
@@ -56,7 +58,9 @@ async def test_ineligible_vin_from_settings_is_not_eligible(
     registry = registry_of(app.state.autoport)
     registry.sandbox.defaults = SandboxDefaults(ineligible_vins=frozenset({VIN}))
     response = await client.post(
-        "/v1/eligibility", json={"vin": VIN, "brand": "sandbox"}, headers=callers.fleet.headers
+        "/sandbox/v1/eligibility",
+        json={"vin": VIN, "brand": "sandbox"},
+        headers=callers.sandbox.headers,
     )
     assert response.json() == {
         "vin": VIN,
@@ -72,12 +76,14 @@ async def test_eligible_pattern_as_regular_expression(
 ) -> None:
     registry_of(app.state.autoport).sandbox.defaults = SandboxDefaults(eligible_vins="/SBX0+1/")
     ok = await client.post(
-        "/v1/eligibility", json={"vin": VIN, "brand": "sandbox"}, headers=callers.fleet.headers
+        "/sandbox/v1/eligibility",
+        json={"vin": VIN, "brand": "sandbox"},
+        headers=callers.sandbox.headers,
     )
     other = await client.post(
-        "/v1/eligibility",
+        "/sandbox/v1/eligibility",
         json={"vin": "SBX00000000000002", "brand": "sandbox"},
-        headers=callers.fleet.headers,
+        headers=callers.sandbox.headers,
     )
     assert ok.json()["eligible"] is True
     assert other.json()["eligible"] is False
@@ -102,14 +108,16 @@ async def test_sandbox_behaviour_overrides_settings_per_vehicle(
 ) -> None:
     registry_of(app.state.autoport).set_sandbox_behaviour(_Behaviour())
     response = await client.post(
-        "/v1/eligibility", json={"vin": VIN, "brand": "sandbox"}, headers=callers.fleet.headers
+        "/sandbox/v1/eligibility",
+        json={"vin": VIN, "brand": "sandbox"},
+        headers=callers.sandbox.headers,
     )
     assert response.json()["connectivity_status"] == "deactivated"
     assert response.json()["primary_user_assigned"] is False
     other = await client.post(
-        "/v1/eligibility",
+        "/sandbox/v1/eligibility",
         json={"vin": "SBX00000000000002", "brand": "sandbox"},
-        headers=callers.fleet.headers,
+        headers=callers.sandbox.headers,
     )
     assert other.json()["eligible"] is False
 
@@ -156,7 +164,7 @@ async def test_bad_vin_is_422_naming_the_field(
     client: httpx.AsyncClient, callers: Callers, vin: str, detail: str
 ) -> None:
     response = await client.post(
-        "/v1/eligibility", json={"vin": vin, "brand": "sandbox"}, headers=callers.fleet.headers
+        "/v1/eligibility", json={"vin": vin, "brand": "bmw"}, headers=callers.fleet.headers
     )
     assert response.status_code == 422
     error = response.json()["errors"][0]
@@ -186,7 +194,7 @@ async def test_missing_or_invalid_token_is_401(
 ) -> None:
     headers = {"Authorization": header} if header else {}
     response = await client.post(
-        "/v1/eligibility", json={"vin": VIN, "brand": "sandbox"}, headers=headers
+        "/v1/eligibility", json={"vin": VIN, "brand": "bmw"}, headers=headers
     )
     assert response.status_code == 401
 
@@ -196,7 +204,7 @@ async def test_token_of_the_other_environment_is_401(
 ) -> None:
     response = await client.post(
         "/sandbox/v1/eligibility",
-        json={"vin": VIN, "brand": "sandbox"},
+        json={"vin": VIN, "brand": "bmw"},
         headers=callers.fleet.headers,
     )
     assert response.status_code == 401
@@ -205,7 +213,7 @@ async def test_token_of_the_other_environment_is_401(
 async def test_missing_scope_is_403(client: httpx.AsyncClient, callers: Callers) -> None:
     for app_ in (callers.no_scope, callers.vehicle):
         response = await client.post(
-            "/v1/eligibility", json={"vin": VIN, "brand": "sandbox"}, headers=app_.headers
+            "/v1/eligibility", json={"vin": VIN, "brand": "bmw"}, headers=app_.headers
         )
         assert response.status_code == 403
         assert "vehicle:eligibility-check" in response.json()["errors"][0]["detail"]

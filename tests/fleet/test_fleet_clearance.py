@@ -18,11 +18,11 @@ from autoport.brands.base import (
 from autoport.brands.registry import registry_of
 from autoport.brands.sandbox import SandboxDefaults
 from autoport.fleet.tasks import process_due
-from autoport.kit.access import fleet_clearance_approved, readers_of
+from autoport.kit.access import approved_clearance_brand, readers_of
 from autoport.kit.clock import FrozenClock, from_iso
 from autoport.kit.environments import Environment
 from autoport.kit.state import AppState
-from tests.fleet.conftest import Callers
+from tests.fleet.conftest import Callers, TestApp
 
 VIN = "SBX00000000000001"
 VIN2 = "SBX00000000000002"
@@ -33,16 +33,18 @@ async def work(app: FastAPI, clock: FrozenClock) -> int:
     return await process_due(state.database, registry_of(state), clock=clock)
 
 
-async def add(client: httpx.AsyncClient, headers: dict[str, str], *vehicles: Any) -> Any:
+async def add(client: httpx.AsyncClient, caller: TestApp, *vehicles: Any) -> Any:
     response = await client.post(
-        "/v1/fleets/vehicles", json={"vehicles": list(vehicles)}, headers=headers
+        f"{caller.prefix}/v1/fleets/vehicles",
+        json={"vehicles": list(vehicles)},
+        headers=caller.headers,
     )
     assert response.status_code == 200, response.text
     return response.json()["vehicles"]
 
 
-async def vehicle(client: httpx.AsyncClient, headers: dict[str, str], vin: str = VIN) -> Any:
-    response = await client.get(f"/v1/fleets/vehicles/{vin}", headers=headers)
+async def vehicle(client: httpx.AsyncClient, caller: TestApp, vin: str = VIN) -> Any:
+    response = await client.get(f"{caller.prefix}/v1/fleets/vehicles/{vin}", headers=caller.headers)
     assert response.status_code == 200, response.text
     return response.json()
 
@@ -71,16 +73,16 @@ async def test_pending_becomes_approved_after_the_sandbox_delay(
     app: FastAPI, client: httpx.AsyncClient, callers: Callers, clock: FrozenClock
 ) -> None:
     answer = await add(
-        client, callers.fleet.headers, {"vin": VIN, "brand": "sandbox", "tags": {"depot": "n"}}
+        client, callers.sandbox, {"vin": VIN, "brand": "sandbox", "tags": {"depot": "n"}}
     )
     assert answer == [{"vin": VIN, "status": "pending", "tags": {"depot": "n"}}]
     assert await work(app, clock) == 0  # asked, carmaker not decided yet
     clock.advance(4.9)
     assert await work(app, clock) == 0
-    assert (await vehicle(client, callers.fleet.headers))["status"] == "pending"
+    assert (await vehicle(client, callers.sandbox))["status"] == "pending"
     clock.advance(0.2)
     assert await work(app, clock) == 1
-    body = await vehicle(client, callers.fleet.headers)
+    body = await vehicle(client, callers.sandbox)
     assert body["status"] == "approved"
     assert body["brand"] == "sandbox"
     assert body["tags"] == {"depot": "n"}
@@ -89,18 +91,21 @@ async def test_pending_becomes_approved_after_the_sandbox_delay(
         assert entry["timestamp"].endswith("Z")
         assert from_iso(entry["timestamp"]) <= clock.now_us()
     assert await events(app) == [
-        ("pending", None, callers.fleet.id),
-        ("approved", None, callers.fleet.id),
+        ("pending", None, callers.sandbox.id),
+        ("approved", None, callers.sandbox.id),
     ]
     async with app.state.autoport.database.transaction() as conn:
-        assert await fleet_clearance_approved(
-            conn, environment=Environment.production, application_id=callers.fleet.id, vin=VIN
+        assert (
+            await approved_clearance_brand(
+                conn, environment=Environment.sandbox, application_id=callers.sandbox.id, vin=VIN
+            )
+            == "sandbox"
         )
         readers = await readers_of(
-            conn, environment=Environment.production, vin=VIN, now_us=clock.now_us()
+            conn, environment=Environment.sandbox, vin=VIN, brand="sandbox", now_us=clock.now_us()
         )
     assert [(r.application_id, sorted(r.properties)) for r in readers] == [
-        (callers.fleet.id, ["charging.battery_level", "diagnostics.odometer"])
+        (callers.sandbox.id, ["charging.battery_level", "diagnostics.odometer"])
     ]
 
 
@@ -112,12 +117,12 @@ async def test_rejected_by_the_carmaker_with_a_reason(
         clearance_outcome=ClearanceOutcome.rejected,
         rejection_reason="fleet contract missing",
     )
-    await add(client, callers.fleet.headers, {"vin": VIN, "brand": "sandbox"})
+    await add(client, callers.sandbox, {"vin": VIN, "brand": "sandbox"})
     assert await work(app, clock) == 1
-    body = await vehicle(client, callers.fleet.headers)
+    body = await vehicle(client, callers.sandbox)
     assert body["status"] == "rejected"
     assert body["changelog"][-1]["reason"] == "fleet contract missing"
-    assert (await events(app))[-1] == ("rejected", "fleet contract missing", callers.fleet.id)
+    assert (await events(app))[-1] == ("rejected", "fleet contract missing", callers.sandbox.id)
 
 
 async def test_ineligible_vehicle_is_rejected(
@@ -126,9 +131,9 @@ async def test_ineligible_vehicle_is_rejected(
     registry_of(app.state.autoport).sandbox.defaults = SandboxDefaults(
         clearance_delay_seconds=0, ineligible_vins=frozenset({VIN})
     )
-    await add(client, callers.fleet.headers, {"vin": VIN, "brand": "sandbox"})
+    await add(client, callers.sandbox, {"vin": VIN, "brand": "sandbox"})
     await work(app, clock)
-    body = await vehicle(client, callers.fleet.headers)
+    body = await vehicle(client, callers.sandbox)
     assert body["status"] == "rejected"
     assert "not eligible" in body["changelog"][-1]["reason"]
 
@@ -139,9 +144,9 @@ async def test_carmaker_error_ends_in_error(
     registry_of(app.state.autoport).sandbox.defaults = SandboxDefaults(
         clearance_delay_seconds=0, clearance_outcome=ClearanceOutcome.error
     )
-    await add(client, callers.fleet.headers, {"vin": VIN, "brand": "sandbox"})
+    await add(client, callers.sandbox, {"vin": VIN, "brand": "sandbox"})
     await work(app, clock)
-    body = await vehicle(client, callers.fleet.headers)
+    body = await vehicle(client, callers.sandbox)
     assert body["status"] == "error"
     assert (await events(app))[-1][0] == "error"
 
@@ -149,27 +154,36 @@ async def test_carmaker_error_ends_in_error(
 async def test_approved_vehicle_is_revoked_through_revoking(
     app: FastAPI, client: httpx.AsyncClient, callers: Callers, clock: FrozenClock
 ) -> None:
-    await add(client, callers.fleet.headers, {"vin": VIN, "brand": "sandbox"})
+    await add(client, callers.sandbox, {"vin": VIN, "brand": "sandbox"})
     clock.advance(5)
     await work(app, clock)
-    response = await client.delete(f"/v1/fleets/vehicles/{VIN}", headers=callers.fleet.headers)
+    response = await client.delete(
+        f"/sandbox/v1/fleets/vehicles/{VIN}", headers=callers.sandbox.headers
+    )
     assert response.status_code == 200, response.text
     assert response.json()["status"] == "revoking"
     # Revoking: no longer readable through the clearance.
     async with app.state.autoport.database.transaction() as conn:
-        assert not await fleet_clearance_approved(
-            conn, environment=Environment.production, application_id=callers.fleet.id, vin=VIN
+        assert (
+            await approved_clearance_brand(
+                conn, environment=Environment.sandbox, application_id=callers.sandbox.id, vin=VIN
+            )
+            is None
         )
-    again = await client.delete(f"/v1/fleets/vehicles/{VIN}", headers=callers.fleet.headers)
+    again = await client.delete(
+        f"/sandbox/v1/fleets/vehicles/{VIN}", headers=callers.sandbox.headers
+    )
     assert again.status_code == 409
     assert "being removed" in again.json()["errors"][0]["detail"]
     assert await work(app, clock) == 0  # carmaker confirms after 1 s
     clock.advance(1)
     assert await work(app, clock) == 1
-    body = await vehicle(client, callers.fleet.headers)
+    body = await vehicle(client, callers.sandbox)
     assert statuses(body) == ["pending", "approved", "revoking", "revoked"]
     assert [e[0] for e in await events(app)] == ["pending", "approved", "revoking", "revoked"]
-    gone = await client.delete(f"/v1/fleets/vehicles/{VIN}", headers=callers.fleet.headers)
+    gone = await client.delete(
+        f"/sandbox/v1/fleets/vehicles/{VIN}", headers=callers.sandbox.headers
+    )
     assert gone.status_code == 409
     assert "ended" in gone.json()["errors"][0]["detail"]
 
@@ -177,19 +191,21 @@ async def test_approved_vehicle_is_revoked_through_revoking(
 async def test_pending_vehicle_is_canceled_through_canceling(
     app: FastAPI, client: httpx.AsyncClient, callers: Callers, clock: FrozenClock
 ) -> None:
-    await add(client, callers.fleet.headers, {"vin": VIN, "brand": "sandbox"})
-    response = await client.delete(f"/v1/fleets/vehicles/{VIN}", headers=callers.fleet.headers)
+    await add(client, callers.sandbox, {"vin": VIN, "brand": "sandbox"})
+    response = await client.delete(
+        f"/sandbox/v1/fleets/vehicles/{VIN}", headers=callers.sandbox.headers
+    )
     assert response.status_code == 200
     assert response.json()["status"] == "canceling"
     assert (
-        await client.delete(f"/v1/fleets/vehicles/{VIN}", headers=callers.fleet.headers)
+        await client.delete(f"/sandbox/v1/fleets/vehicles/{VIN}", headers=callers.sandbox.headers)
     ).status_code == 409
     clock.advance(10)  # past the approval delay: a canceled request is never approved
     assert await work(app, clock) == 1
-    body = await vehicle(client, callers.fleet.headers)
+    body = await vehicle(client, callers.sandbox)
     assert statuses(body) == ["pending", "canceling", "canceled"]
     assert (
-        await client.delete(f"/v1/fleets/vehicles/{VIN}", headers=callers.fleet.headers)
+        await client.delete(f"/sandbox/v1/fleets/vehicles/{VIN}", headers=callers.sandbox.headers)
     ).status_code == 409
 
 
@@ -202,27 +218,25 @@ async def test_ended_clearance_can_be_requested_again(
         sandbox.defaults = SandboxDefaults(
             clearance_delay_seconds=0, clearance_outcome=ClearanceOutcome(ended)
         )
-        await add(client, callers.fleet.headers, {"vin": VIN, "brand": "sandbox"})
+        await add(client, callers.sandbox, {"vin": VIN, "brand": "sandbox"})
         await work(app, clock)
         sandbox.defaults = SandboxDefaults(clearance_delay_seconds=5)
     else:
-        await add(client, callers.fleet.headers, {"vin": VIN, "brand": "sandbox"})
+        await add(client, callers.sandbox, {"vin": VIN, "brand": "sandbox"})
         if ended == "revoked":
             clock.advance(5)
             await work(app, clock)
-        await client.delete(f"/v1/fleets/vehicles/{VIN}", headers=callers.fleet.headers)
+        await client.delete(f"/sandbox/v1/fleets/vehicles/{VIN}", headers=callers.sandbox.headers)
         clock.advance(2)
         await work(app, clock)
-    assert (await vehicle(client, callers.fleet.headers))["status"] == ended
+    assert (await vehicle(client, callers.sandbox))["status"] == ended
     clock.advance(1)
-    again = await add(
-        client, callers.fleet.headers, {"vin": VIN, "brand": "sandbox", "tags": {"k": "v"}}
-    )
+    again = await add(client, callers.sandbox, {"vin": VIN, "brand": "sandbox", "tags": {"k": "v"}})
     assert again[0]["status"] == "pending"
     assert again[0]["tags"] == {"k": "v"}
     clock.advance(5)
     await work(app, clock)
-    body = await vehicle(client, callers.fleet.headers)
+    body = await vehicle(client, callers.sandbox)
     assert body["status"] == "approved"
     assert statuses(body)[-2:] == ["pending", "approved"]
 
@@ -230,16 +244,16 @@ async def test_ended_clearance_can_be_requested_again(
 async def test_already_registered_vehicle_answers_its_current_state(
     app: FastAPI, client: httpx.AsyncClient, callers: Callers, clock: FrozenClock
 ) -> None:
-    await add(client, callers.fleet.headers, {"vin": VIN, "brand": "sandbox", "tags": {"a": "1"}})
+    await add(client, callers.sandbox, {"vin": VIN, "brand": "sandbox", "tags": {"a": "1"}})
     clock.advance(5)
     await work(app, clock)
     answer = await add(
-        client, callers.fleet.headers, {"vin": VIN, "brand": "sandbox", "tags": {"b": "2"}}
+        client, callers.sandbox, {"vin": VIN, "brand": "sandbox", "tags": {"b": "2"}}
     )
     assert answer[0]["status"] == "approved"
     assert answer[0]["tags"] == {"a": "1"}
     assert "already registered" in answer[0]["description"]
-    body = await vehicle(client, callers.fleet.headers)
+    body = await vehicle(client, callers.sandbox)
     assert statuses(body) == ["pending", "approved"]
     assert len(await events(app)) == 2
 
@@ -249,12 +263,12 @@ async def test_per_vehicle_errors_inside_a_200(
 ) -> None:
     answer = await add(
         client,
-        callers.fleet.headers,
-        {"vin": VIN, "brand": "sandbox"},
-        {"vin": "SHORT", "brand": "sandbox"},
+        callers.fleet,
+        {"vin": VIN, "brand": "bmw"},
+        {"vin": "SHORT", "brand": "bmw"},
         {"vin": VIN2, "brand": "trabant"},
         {"vin": VIN2, "brand": "audi"},
-        {"vin": VIN2, "brand": "sandbox", "tags": {"n": 1}},
+        {"vin": VIN2, "brand": "bmw", "tags": {"n": 1}},
         {"vin": VIN2},
         "not an object",
         {"vin": VIN2, "brand": "mercedes-benz"},
@@ -276,7 +290,7 @@ async def test_per_vehicle_errors_inside_a_200(
     assert "tags.n" in answer[4]["description"]
     assert "brand" in answer[5]["description"]
     assert answer[6]["vin"] is None
-    stored = await vehicle(client, callers.fleet.headers, VIN2)
+    stored = await vehicle(client, callers.fleet, VIN2)
     assert stored["brand"] == "mercedes-benz"
 
 
@@ -307,7 +321,7 @@ async def test_too_many_vehicles_in_one_request_is_422(
     state.settings = state.settings.model_copy(update={"fleet_max_vehicles_per_request": 2})
     response = await client.post(
         "/v1/fleets/vehicles",
-        json={"vehicles": [{"vin": VIN, "brand": "sandbox"}] * 3},
+        json={"vehicles": [{"vin": VIN, "brand": "bmw"}] * 3},
         headers=callers.fleet.headers,
     )
     assert response.status_code == 422
@@ -333,24 +347,21 @@ async def test_unknown_vehicle_is_404_and_bad_vin_422(
 async def test_vehicles_are_scoped_to_application_and_environment(
     app: FastAPI, client: httpx.AsyncClient, callers: Callers, clock: FrozenClock
 ) -> None:
-    await add(client, callers.fleet.headers, {"vin": VIN, "brand": "sandbox"})
-    for headers, prefix in ((callers.other.headers, ""), (callers.sandbox.headers, "/sandbox")):
-        assert (
-            await client.get(f"{prefix}/v1/fleets/vehicles/{VIN}", headers=headers)
-        ).status_code == 404
-        assert (
-            await client.delete(f"{prefix}/v1/fleets/vehicles/{VIN}", headers=headers)
-        ).status_code == 404
-        listed = await client.get(f"{prefix}/v1/fleets/vehicles", headers=headers)
+    await add(client, callers.sandbox, {"vin": VIN, "brand": "sandbox"})
+    for caller in (callers.sandbox_other, callers.fleet):
+        path = f"{caller.prefix}/v1/fleets/vehicles"
+        assert (await client.get(f"{path}/{VIN}", headers=caller.headers)).status_code == 404
+        assert (await client.delete(f"{path}/{VIN}", headers=caller.headers)).status_code == 404
+        listed = await client.get(path, headers=caller.headers)
         assert listed.json() == []
     # The other application adds the same VIN: its own clearance, its own lifecycle.
-    other = await add(client, callers.other.headers, {"vin": VIN, "brand": "sandbox"})
+    other = await add(client, callers.sandbox_other, {"vin": VIN, "brand": "sandbox"})
     assert other[0]["status"] == "pending"
-    await client.delete(f"/v1/fleets/vehicles/{VIN}", headers=callers.other.headers)
+    await client.delete(f"/sandbox/v1/fleets/vehicles/{VIN}", headers=callers.sandbox_other.headers)
     clock.advance(5)
     await work(app, clock)
-    assert (await vehicle(client, callers.fleet.headers))["status"] == "approved"
-    assert (await vehicle(client, callers.other.headers))["status"] == "canceled"
+    assert (await vehicle(client, callers.sandbox))["status"] == "approved"
+    assert (await vehicle(client, callers.sandbox_other))["status"] == "canceled"
 
 
 async def test_sandbox_environment_fleet(
@@ -391,7 +402,7 @@ async def test_fleet_without_scope_is_403(client: httpx.AsyncClient, callers: Ca
             assert response.status_code == 403, (method, path)
         post = await client.post(
             "/v1/fleets/vehicles",
-            json={"vehicles": [{"vin": VIN, "brand": "sandbox"}]},
+            json={"vehicles": [{"vin": VIN, "brand": "bmw"}]},
             headers=app_.headers,
         )
         assert post.status_code == 403
@@ -405,20 +416,20 @@ async def test_delete_racing_the_worker_wins_cleanly(
     from autoport.fleet import repository
 
     state: AppState = app.state.autoport
-    await add(client, callers.fleet.headers, {"vin": VIN, "brand": "sandbox"})
+    await add(client, callers.sandbox, {"vin": VIN, "brand": "sandbox"})
     clock.advance(5)
     claimed = await repository.claim_due(
         state.database, now_us=clock.now_us(), lease_until_us=clock.now_us() + 1, limit=10
     )
     assert [c.key.vin for c in claimed] == [VIN]
-    await client.delete(f"/v1/fleets/vehicles/{VIN}", headers=callers.fleet.headers)
+    await client.delete(f"/sandbox/v1/fleets/vehicles/{VIN}", headers=callers.sandbox.headers)
     from autoport.fleet.tasks import WorkerConfig, _advance
 
     applied = await _advance(
         state.database, registry_of(state), claimed[0], clock=clock, config=WorkerConfig()
     )
     assert applied == 0
-    body = await vehicle(client, callers.fleet.headers)
+    body = await vehicle(client, callers.sandbox)
     assert statuses(body) == ["pending", "canceling"]
 
 
@@ -440,21 +451,29 @@ async def test_carmaker_outage_leaves_the_vehicle_pending_until_it_answers(
 ) -> None:
     flaky = _FlakyCarmaker()
     registry_of(app.state.autoport).production["bmw"] = flaky
-    await add(client, callers.fleet.headers, {"vin": VIN, "brand": "bmw"})
+    await add(client, callers.fleet, {"vin": VIN, "brand": "bmw"})
     assert await work(app, clock) == 0
-    assert (await vehicle(client, callers.fleet.headers))["status"] == "pending"
+    assert (await vehicle(client, callers.fleet))["status"] == "pending"
     flaky.up = True
     assert await work(app, clock) == 0  # still leased: nobody asks before the lease ends
     clock.advance(61)
     assert await work(app, clock) == 1
-    body = await vehicle(client, callers.fleet.headers)
+    body = await vehicle(client, callers.fleet)
     assert statuses(body) == ["pending", "approved"]
     assert body["brand"] == "bmw"
 
 
-async def test_push_only_brand_is_approved_at_once(
+async def test_push_only_brand_waits_for_its_data_provider(
     app: FastAPI, client: httpx.AsyncClient, callers: Callers, clock: FrozenClock
 ) -> None:
-    await add(client, callers.fleet.headers, {"vin": VIN, "brand": "mercedes_benz"})
-    assert await work(app, clock) == 1
-    assert (await vehicle(client, callers.fleet.headers))["status"] == "approved"
+    """No carmaker connector decides a push-fed brand's clearances: the worker asks
+    nobody, approves nothing, and stops looking at the vehicle until a decision."""
+    await add(client, callers.fleet, {"vin": VIN, "brand": "mercedes_benz"})
+    assert await work(app, clock) == 0
+    clock.advance(120)  # past the poll interval and the lease
+    assert await work(app, clock) == 0
+    assert (await vehicle(client, callers.fleet))["status"] == "pending"
+    due = await app.state.autoport.database.fetch_value(
+        "SELECT next_check_at FROM fleet_vehicles WHERE vin = :vin", {"vin": VIN}
+    )
+    assert due is None  # not polled: the decision moves it

@@ -11,8 +11,9 @@ import pytest
 from fastapi import FastAPI
 
 from autoport.brands.registry import registry_of
-from autoport.fleet.tasks import process_due
+from autoport.fleet import decisions
 from autoport.kit.clock import FrozenClock, to_iso
+from autoport.kit.environments import Environment
 from tests.fleet.conftest import Callers
 
 V1, V2, V3 = "SBX00000000000001", "SBX00000000000002", "WDD00000000000003"
@@ -27,14 +28,23 @@ async def fleet(
     times["t0"] = clock.now_us()
     await client.post(
         "/v1/fleets/vehicles",
-        json={
-            "vehicles": [{"vin": V1, "brand": "sandbox", "tags": {"depot": "north", "team": "a"}}]
-        },
+        json={"vehicles": [{"vin": V1, "brand": "bmw", "tags": {"depot": "north", "team": "a"}}]},
         headers=callers.fleet.headers,
     )
     clock.advance(5)
     state = app.state.autoport
-    await process_due(state.database, registry_of(state), clock=clock)
+    # A push-fed brand: the operator decides (as the brand's data provider could).
+    await decisions.decide(
+        state.database,
+        registry_of(state),
+        environment=Environment.production,
+        application_id=callers.fleet.id,
+        vin=V1,
+        approve=True,
+        reason=None,
+        brands=None,
+        now_us=clock.now_us(),
+    )
     times["approved"] = clock.now_us()
     clock.advance(1)
     times["t1"] = clock.now_us()
@@ -42,7 +52,7 @@ async def fleet(
         "/v1/fleets/vehicles",
         json={
             "vehicles": [
-                {"vin": V2, "brand": "sandbox", "tags": {"depot": "south"}},
+                {"vin": V2, "brand": "bmw", "tags": {"depot": "south"}},
                 {"vin": V3, "brand": "mercedes-benz"},
             ]
         },
@@ -123,7 +133,7 @@ async def test_filters_by_each_field_and_operator(
     assert await listed(client, callers, {"vin": {"eq": V2}}) == [V2]
     assert await listed(client, callers, {"vin": {"in": [V1, V3]}}) == [V1, V3]
     assert await listed(client, callers, {"brand": {"eq": "mercedes_benz"}}) == [V3]
-    assert await listed(client, callers, {"brand": {"in": ["Mercedes-Benz", "sandbox"]}}) == [
+    assert await listed(client, callers, {"brand": {"in": ["Mercedes-Benz", "bmw"]}}) == [
         V1,
         V2,
         V3,

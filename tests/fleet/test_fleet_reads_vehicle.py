@@ -1,5 +1,6 @@
 """End to end: a client_credentials token reads a vehicle exactly while the real fleet
-worker (sandbox connector, FrozenClock) holds its clearance approved."""
+worker (the sandbox environment's emulated carmaker, FrozenClock) holds its clearance
+approved. Production's push-fed brands: tests/security/test_clearance.py."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from tests.fleet.conftest import Callers
 from tests.fleet.test_fleet_clearance import add, vehicle, work
 
 VIN = "SBX00000000000007"
-URL = f"/v1/vehicle-data/autoapi-13/{VIN}"
+URL = f"/sandbox/v1/vehicle-data/autoapi-13/{VIN}"
 TS = "2026-11-23T10:00:00.000000Z"
 DATA = {
     "charging": {
@@ -30,7 +31,7 @@ async def _store(app: FastAPI) -> None:
     state = app.state.autoport
     report = await ingest_vehicle_data(
         state.database,
-        environment=Environment.production,
+        environment=Environment.sandbox,
         vin=VIN,
         brand="sandbox",
         data=DATA,
@@ -43,19 +44,20 @@ async def test_a_cleared_fleet_vehicle_is_readable_until_its_clearance_is_revoke
     app: FastAPI, client: httpx.AsyncClient, callers: Callers, clock: FrozenClock
 ) -> None:
     await _store(app)
-    headers = callers.fleet.headers
+    fleet = callers.sandbox
+    headers = fleet.headers
 
     before = await client.get(URL, headers=headers)
     assert before.status_code == 403
     assert "fleet clearance" in before.json()["errors"][0]["detail"]
 
-    await add(client, headers, {"vin": VIN, "brand": "sandbox"})
+    await add(client, fleet, {"vin": VIN, "brand": "sandbox"})
     pending = await client.get(URL, headers=headers)
     assert pending.status_code == 403, pending.text
 
     clock.advance(5)  # the sandbox carmaker's clearance delay
     assert await work(app, clock) == 1
-    assert (await vehicle(client, headers, VIN))["status"] == "approved"
+    assert (await vehicle(client, fleet, VIN))["status"] == "approved"
 
     read = await client.get(URL, headers=headers)
     assert read.status_code == 200, read.text
@@ -67,17 +69,17 @@ async def test_a_cleared_fleet_vehicle_is_readable_until_its_clearance_is_revoke
     assert set(body) == {"request_id", "vin", "brand", "charging", "diagnostics"}
 
     # Another application of the same environment has no clearance for it.
-    other = await client.get(URL, headers=callers.other.headers)
+    other = await client.get(URL, headers=callers.sandbox_other.headers)
     assert other.status_code == 403
 
-    deleted = await client.delete(f"/v1/fleets/vehicles/{VIN}", headers=headers)
+    deleted = await client.delete(f"/sandbox/v1/fleets/vehicles/{VIN}", headers=headers)
     assert deleted.status_code == 200, deleted.text
     assert deleted.json()["status"] == "revoking"
     assert (await client.get(URL, headers=headers)).status_code == 403
 
     clock.advance(1)  # the carmaker confirms the removal
     assert await work(app, clock) == 1
-    assert (await vehicle(client, headers, VIN))["status"] == "revoked"
+    assert (await vehicle(client, fleet, VIN))["status"] == "revoked"
     after = await client.get(URL, headers=headers)
     assert after.status_code == 403
     assert "fleet clearance" in after.json()["errors"][0]["detail"]
@@ -87,8 +89,9 @@ async def test_an_expired_client_credentials_token_is_401_even_with_a_clearance(
     app: FastAPI, client: httpx.AsyncClient, callers: Callers, clock: FrozenClock
 ) -> None:
     await _store(app)
-    headers = callers.fleet.headers
-    await add(client, headers, {"vin": VIN, "brand": "sandbox"})
+    fleet = callers.sandbox
+    headers = fleet.headers
+    await add(client, fleet, {"vin": VIN, "brand": "sandbox"})
     clock.advance(5)
     await work(app, clock)
     assert (await client.get(URL, headers=headers)).status_code == 200

@@ -61,10 +61,11 @@ async def _add_many(client: httpx.AsyncClient, callers: Callers, count: int) -> 
 
     rng = random.Random(7)
     vins = sorted({generate_vin(rng) for _ in range(count)})
+    # The sandbox environment: its emulated carmaker decides (after its delay).
     response = await client.post(
-        "/v1/fleets/vehicles",
+        "/sandbox/v1/fleets/vehicles",
         json={"vehicles": [{"vin": v, "brand": "sandbox"} for v in vins]},
-        headers=callers.fleet.headers,
+        headers=callers.sandbox.headers,
     )
     assert response.status_code == 200
     assert {v["status"] for v in response.json()["vehicles"]} == {"pending"}
@@ -183,13 +184,15 @@ async def test_background_worker_runs_with_the_app(settings: Settings) -> None:
     app = create_app(fast)
     async with app.router.lifespan_context(app):
         state = app.state.autoport
-        creds = await create_app_credentials(state.database, brands=["sandbox"])
+        creds = await create_app_credentials(
+            state.database, environment=Environment.sandbox, brands=["sandbox"]
+        )
         from autoport.fleet.repository import VehicleKey
 
         async with state.database.transaction() as conn:
             await repository.insert_pending(
                 conn,
-                VehicleKey(Environment.production, creds.app_id, "SBX00000000000009"),
+                VehicleKey(Environment.sandbox, creds.app_id, "SBX00000000000009"),
                 brand="sandbox",
                 tags={},
                 changelog=[],

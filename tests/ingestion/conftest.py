@@ -7,11 +7,20 @@ from autoport.ingestion.providers import create_provider
 from autoport.kit.environments import Environment
 
 
-async def new_provider(app: FastAPI, environment: Environment = Environment.production) -> str:
+async def new_provider(
+    app: FastAPI,
+    environment: Environment = Environment.production,
+    brands: list[str] | None = None,
+) -> str:
     state = app.state.autoport
     async with state.database.transaction() as conn:
         _, secret = await create_provider(
-            conn, key=state.token_key, environment=environment, name="test", now_us=1
+            conn,
+            key=state.token_key,
+            environment=environment,
+            name="test",
+            now_us=1,
+            brands=brands,
         )
     return secret
 

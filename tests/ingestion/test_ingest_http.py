@@ -164,3 +164,29 @@ async def test_unknown_revoked_or_other_environment_secrets_are_401(
     assert (await client.post("/sandbox/v1/ingest", json=body, headers=headers)).status_code == 401
     stored = await db.fetch_value("SELECT secret_hash FROM ingest_providers")
     assert sandbox_secret not in stored
+
+
+async def test_a_provider_with_brands_pushes_only_for_them(
+    app: FastAPI, client: httpx.AsyncClient
+) -> None:
+    """Its only brand when the body names none; with several, the body must name one
+    of them; another brand or `sandbox` is rejected naming `brand`, nothing stored."""
+    point = {"charging": {"battery_level": {"data": 0.5, "timestamp": TS}}}
+    one = {"Authorization": f"Bearer {await new_provider(app, brands=['bmw'])}"}
+    two = {"Authorization": f"Bearer {await new_provider(app, brands=['bmw', 'mini'])}"}
+    stored = await client.post("/v1/ingest", json={"vin": VIN, **point}, headers=one)
+    assert stored.status_code == 200, stored.text
+    assert stored.json()["vehicles"][0]["brand"] == "bmw"
+    for headers, body in (
+        (two, {"vin": VIN2, **point}),
+        (two, {"vin": VIN2, "brand": "ford", **point}),
+        (one, {"vin": VIN2, "brand": "mini", **point}),
+        (one, {"vin": VIN2, "brand": "sandbox", **point}),
+    ):
+        refused = await client.post("/v1/ingest", json=body, headers=headers)
+        assert refused.status_code == 422, (body, refused.text)
+        assert refused.json()["errors"][0]["source"] == "brand"
+    named = await client.post(
+        "/v1/ingest", json={"vin": VIN2, "brand": "MINI", **point}, headers=two
+    )
+    assert named.json()["vehicles"][0]["brand"] == "mini"

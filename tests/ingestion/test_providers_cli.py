@@ -43,3 +43,41 @@ def test_create_list_revoke(data_dir: Path) -> None:
 def test_create_needs_a_name(data_dir: Path) -> None:
     result = runner.invoke(app, ["create", "--name", "  "])
     assert result.exit_code == 2
+
+
+def test_brands_and_auto_approval_are_provider_settings(data_dir: Path) -> None:
+    created = runner.invoke(
+        app, ["create", "--name", "bmw feed", "--brand", "BMW", "--brand", "mini", "--json"]
+    )
+    assert created.exit_code == 0, created.output
+    provider = json.loads(created.stdout)
+    assert provider["brands"] == ["bmw", "mini"]
+    assert provider["auto_approve_clearances"] is False  # off unless asked for
+    changed = runner.invoke(
+        app, ["set", provider["id"], "--brand", "bmw", "--auto-approve-clearances", "--json"]
+    )
+    assert changed.exit_code == 0, changed.output
+    assert json.loads(changed.stdout)["brands"] == ["bmw"]
+    assert json.loads(changed.stdout)["auto_approve_clearances"] is True
+    assert "warning" in changed.stderr
+    listed = runner.invoke(app, ["list"])
+    assert "AUTO-APPROVES CLEARANCES" in listed.stdout
+    off = runner.invoke(app, ["set", provider["id"], "--no-auto-approve-clearances", "--json"])
+    assert json.loads(off.stdout)["auto_approve_clearances"] is False
+    assert runner.invoke(app, ["set", "prv_nope", "--brand", "bmw"]).exit_code == 1
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["--brand", "trabant"], "unknown brand"),
+        (["--brand", "sandbox"], "only in the sandbox environment"),
+    ],
+)
+def test_bad_provider_brands_are_refused_naming_the_option(
+    data_dir: Path, args: list[str], words: str
+) -> None:
+    result = runner.invoke(app, ["create", "--name", "feed", *args])
+    assert result.exit_code == 2
+    assert "--brand" in result.output and words in result.output
+    assert json.loads(runner.invoke(app, ["list", "--json"]).stdout) == []

@@ -65,9 +65,11 @@ async def create_application(
     environment: Environment = Environment.sandbox,
     properties: list[str] | None = None,
 ) -> str:
-    """A real application (autoport.apps.service), brand sandbox; returns its id."""
+    """A real application (autoport.apps.service), brand sandbox (bmw in production,
+    where the sandbox brand does not exist); returns its id."""
+    brand = "sandbox" if environment is Environment.sandbox else "bmw"
     creds = await create_app_credentials(
-        db, environment=environment, properties=properties or [], brands=["sandbox"]
+        db, environment=environment, properties=properties or [], brands=[brand]
     )
     CREDENTIALS[creds.app_id] = creds
     return creds.app_id

@@ -440,9 +440,18 @@ async def test_batched_reader_lookup_agrees_with_kit_access(
     await clear_fleet_vehicle(db, application_id=disabled, vin=vins[3])
     await db.execute("UPDATE applications SET disabled_at = 1 WHERE id = :id", {"id": disabled})
 
-    many = await readers_of_many(db.reader, environment=Environment.sandbox, vins=vins, now_us=now)
+    # Every sandbox vehicle's data is stored as brand `sandbox`.
+    many = await readers_of_many(
+        db.reader,
+        environment=Environment.sandbox,
+        vins=vins,
+        now_us=now,
+        brands=dict.fromkeys(vins, "sandbox"),
+    )
     for vin in vins:
-        one = await readers_of(db.reader, environment=Environment.sandbox, vin=vin, now_us=now)
+        one = await readers_of(
+            db.reader, environment=Environment.sandbox, vin=vin, brand="sandbox", now_us=now
+        )
         assert many[vin] == one, vin
     # Consent and fleet clearance merge per application; expired, revoked, pending and
     # disabled give nothing.

@@ -49,8 +49,11 @@ class TestCallers:
         *,
         properties: Iterable[str],
         environment: Environment = PROD,
-        brands: Iterable[str] = ("bmw", "sandbox"),
+        brands: Iterable[str] | None = None,
     ) -> str:
+        if brands is None:
+            # The sandbox brand exists only in the sandbox environment.
+            brands = ("bmw", "sandbox") if environment is Environment.sandbox else ("bmw",)
         creds = await create_app_credentials(
             self.db,
             environment=environment,

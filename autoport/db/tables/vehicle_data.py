@@ -1,11 +1,13 @@
 from sqlalchemy import (
     BigInteger,
+    Boolean,
     Column,
     Index,
     Integer,
     Table,
     Text,
     UniqueConstraint,
+    false,
 )
 
 from autoport.db import metadata
@@ -49,7 +51,10 @@ vehicle_data_history = Table(
 )
 
 # Data providers allowed to POST /v1/ingest (created with `autoport providers create`).
-# Only an HMAC of the secret is stored (autoport.kit.crypto.token_hash).
+# Only an HMAC of the secret is stored (autoport.kit.crypto.token_hash). `brands`
+# [canonical brand] (migration 0013): the push-fed brands it speaks for: it pushes data
+# only for them and decides their fleet clearances; `auto_approve_clearances` approves
+# every request of those brands unseen (dangerous; single-tenant deployments only).
 ingest_providers = Table(
     "ingest_providers",
     metadata,
@@ -59,6 +64,8 @@ ingest_providers = Table(
     Column("secret_hash", Text, nullable=False),
     Column("created_at", BigInteger, nullable=False),
     Column("revoked_at", BigInteger, nullable=True),
+    Column("brands", Text, nullable=False, server_default="[]"),
+    Column("auto_approve_clearances", Boolean, nullable=False, server_default=false()),
     UniqueConstraint("secret_hash"),
 )
 
