@@ -38,6 +38,7 @@ from autoport.consent.verification import (
     unsign,
     vehicle_code_locked_until,
 )
+from autoport.kit import uris
 from autoport.kit.auth import AdminDep
 from autoport.kit.brands import hyphenated
 from autoport.kit.environments import Environment, environment_of, public_base_url
@@ -102,13 +103,6 @@ def _page_url(request: Request, step: str) -> str:
 
 def _see_other(url: str) -> Response:
     return pages.security_headers(RedirectResponse(url, status_code=303))
-
-
-def _origin(uri: str) -> str:
-    parts = urlsplit(uri)
-    if parts.scheme in ("http", "https"):
-        return f"{parts.scheme}://{parts.netloc}"
-    return f"{parts.scheme}:"
 
 
 async def _form(request: Request) -> dict[str, str]:
@@ -540,7 +534,10 @@ def _review_render(request: Request, ctx: Context, status: int = 200) -> Respons
         "review.html",
         locale,
         status=status,
-        form_targets=(_origin(ctx.session.redirect_uri),),
+        # Rebuilt from the parsed URI (autoport.kit.uris), never copied into the header;
+        # a URI that does not pass (registered before the check) is left out, so the
+        # decision's redirect is blocked rather than the policy rewritten.
+        form_targets=tuple(filter(None, [uris.origin(ctx.session.redirect_uri)])),
         groups=groups,
         item_count=sum(len(group.items) for group in groups),
         pending=grant_starts_pending(Method(ctx.session.method or Method.instant)),

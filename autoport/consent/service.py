@@ -22,6 +22,7 @@ from autoport.config import Settings
 from autoport.consent import repository, verification
 from autoport.consent.repository import Application, Session
 from autoport.consent.verification import CodeCheck, CodeResult, Method, grant_starts_pending
+from autoport.kit import uris
 from autoport.kit.brands import canonical_brand
 from autoport.kit.clock import from_iso
 from autoport.kit.crypto import new_token, same, token_hash
@@ -95,7 +96,11 @@ class Started:
 
 
 def with_query(uri: str, params: dict[str, str]) -> str:
-    """Append parameters to a registered redirect URI, keeping its own query."""
+    """Append parameters to a registered redirect URI, keeping its own query. A bare
+    scheme (`com.example.app`, a mobile app's) becomes `com.example.app:/?...`: an
+    absolute URI whose query platform URI parsers read (RFC 8252 §7.1's form)."""
+    if uris.is_bare_scheme(uri):
+        uri = f"{uri}:/"
     parts = urlsplit(uri)
     query = parse_qsl(parts.query, keep_blank_values=True) + list(params.items())
     return urlunsplit((parts.scheme, parts.netloc, parts.path, urlencode(query), ""))
@@ -161,7 +166,12 @@ async def start(
     )
     if app is None:
         raise ErrorPage("unknown_client")
-    if not request.redirect_uri or request.redirect_uri not in app.redirect_uris:
+    if (
+        not request.redirect_uri
+        or request.redirect_uri not in app.redirect_uris
+        # Registered before redirect URIs were checked strictly, and would not pass now.
+        or uris.origin(request.redirect_uri) is None
+    ):
         raise ErrorPage("bad_redirect_uri")
     state = request.state
     redirect_uri = request.redirect_uri
