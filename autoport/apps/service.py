@@ -20,7 +20,14 @@ from joserfc.errors import JoseError
 from joserfc.jwk import ECKey
 
 from autoport.apps import repository
-from autoport.apps.schemas import CLIENT_TYPES, CONFIDENTIAL, PUBLIC, Account, Application, ClientKey
+from autoport.apps.schemas import (
+    CLIENT_TYPES,
+    CONFIDENTIAL,
+    PUBLIC,
+    Account,
+    Application,
+    ClientKey,
+)
 from autoport.catalog import CATALOG
 from autoport.config import Settings
 from autoport.kit import uris as uris_kit
@@ -171,8 +178,7 @@ def _check_bare_scheme(
         )
     if "." not in uri:
         raise refuse(
-            "a private scheme must be a reverse domain name such as com.example.app "
-            "(RFC 8252 §7.1)"
+            "a private scheme must be a reverse domain name such as com.example.app (RFC 8252 §7.1)"
         )
 
 

@@ -3,9 +3,10 @@
 A redirect URI ends up in places where a stray character changes the meaning: the review
 page's Content-Security-Policy lists its origin (`;` there starts a new directive), and
 the browser is sent to it. So a registered URI must be RFC 3986 in ASCII (no spaces,
-quotes, angle brackets, backslashes, braces or controls), an http(s) host must be a DNS name in its ASCII form
-(every label letters, digits and inner hyphens; `xn--` labels valid IDNA 2008) or an IP
-literal, and whatever goes into a header is rebuilt from the parsed parts, never copied.
+quotes, angle brackets, backslashes, braces or controls), an http(s) host must be a DNS
+name in its ASCII form (every label letters, digits and inner hyphens; `xn--` labels
+valid IDNA 2008) or an IP literal, and whatever goes into a header is rebuilt from the
+parsed parts, never copied.
 """
 
 from __future__ import annotations
