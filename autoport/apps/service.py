@@ -131,9 +131,6 @@ def validate_redirect_uris(
             if uri not in result:
                 result.append(uri)
             continue
-        problem = uris_kit.characters_problem(uri)
-        if problem:
-            raise refuse(problem)
         try:
             parts = urlsplit(uri)
             parts.hostname  # noqa: B018 (urlsplit checks an IP literal only when asked)
@@ -142,7 +139,13 @@ def validate_redirect_uris(
         if not parts.scheme or parts.fragment or "#" in uri:
             raise refuse("must be an absolute URI without a fragment")
         scheme = parts.scheme  # urlsplit lower-cases it
-        if scheme in ("http", "https"):
+        if scheme in ("http", "https") and not parts.netloc:
+            raise refuse("an http(s) URI needs a host")
+        if scheme not in ("http", "https"):
+            problem = uris_kit.characters_problem(uri)
+            if problem:
+                raise refuse(problem)
+        else:
             try:
                 _, host = uris_kit.parsed_web_uri(uri)
             except ValueError as error:

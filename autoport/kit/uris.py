@@ -83,12 +83,15 @@ def host_problem(host: str) -> str | None:
 
 def parsed_web_uri(uri: str) -> tuple[SplitResult, str]:
     """An http(s) URI's parts and its problem-free host; ValueError saying what is wrong."""
-    problem = characters_problem(uri)
-    if problem:
-        raise ValueError(problem)
     parts = urlsplit(uri)
     if parts.scheme not in DEFAULT_PORTS:
         raise ValueError("is not an http(s) URI")
+    if not (parts.hostname or "").isascii():
+        # Said before the characters: the fix is the host's ASCII form, not escapes.
+        raise ValueError(f"host {host_problem(parts.hostname or '')}")
+    problem = characters_problem(uri)
+    if problem:
+        raise ValueError(problem)
     if parts.username is not None or parts.password is not None or "@" in parts.netloc:
         raise ValueError("must not carry user information (user@host)")
     try:
