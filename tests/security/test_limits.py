@@ -7,39 +7,29 @@ from __future__ import annotations
 
 import contextlib
 import secrets
-from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
 import pytest
 from fastapi import FastAPI
 
-from autoport.app import create_app
 from autoport.config import Settings
 from autoport.kit.clock import FrozenClock
 from autoport.kit.db import Database
 from tests.consent.conftest import consent_settings, insert_application
 from tests.factories import AppCredentials, create_app_credentials
+from tests.security.test_consent import browser as client_at
+from tests.security.test_consent import running as running_app
 
 ATTACKER = "203.0.113.66"
 OTHER = "198.51.100.10"
 TOKEN_PATHS = ("/v1/access_tokens", "/v1/access_token")
 
 
-@contextlib.asynccontextmanager
-async def running(settings: Settings, clock: FrozenClock, **limits: Any) -> AsyncIterator[FastAPI]:
-    app = create_app(consent_settings(settings, **limits), clock=clock, run_background=False)
-    async with app.router.lifespan_context(app):
-        yield app
-
-
-@contextlib.asynccontextmanager
-async def client_at(app: FastAPI, address: str) -> AsyncIterator[httpx.AsyncClient]:
-    transport = httpx.ASGITransport(app=app, client=(address, 40_000))
-    async with httpx.AsyncClient(
-        transport=transport, base_url="http://127.0.0.1:8080", follow_redirects=False
-    ) as client:
-        yield client
+def running(
+    settings: Settings, clock: FrozenClock, **limits: Any
+) -> contextlib.AbstractAsyncContextManager[FastAPI]:
+    return running_app(consent_settings(settings, **limits), clock)
 
 
 async def credentials(app: FastAPI) -> AppCredentials:
