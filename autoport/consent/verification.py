@@ -30,7 +30,7 @@ import secrets
 import uuid
 from dataclasses import dataclass
 from hashlib import sha256
-from typing import Any
+from typing import Any, Literal
 
 import orjson
 
@@ -109,7 +109,7 @@ class Refusal:
     codes (for the VIN or from the address); `codes`: as many codes were shown as the
     window allows. The same for every VIN, known to a carmaker or not."""
 
-    reason: str
+    reason: Literal["locked", "codes"]
     until_us: int
 
 
