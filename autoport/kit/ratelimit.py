@@ -123,7 +123,9 @@ class RateLimiter:
                 return Verdict(True, first.amount, first.amount, first.get_expiry(), self.policy)
         tightest: Verdict | None = None
         for item, (count, ends) in zip(self.items, windows, strict=True):
-            reset = max(0, math.ceil(ends - now - 0.001))
+            # Never more than the window: Redis reports the end against its own reading
+            # of the clock, taken after `now` (a busy machine showed 61 s of 60).
+            reset = max(0, min(item.get_expiry(), math.ceil(ends - now - 0.001)))
             allowed = count <= item.amount
             verdict = Verdict(allowed, item.amount, max(0, item.amount - count), reset, self.policy)
             if not allowed:
