@@ -78,6 +78,12 @@ class Settings(BaseSettings):
     oauth_secret_overlap_seconds: int = Field(default=86_400, ge=0)
     # Allowed clock difference for client assertions' iat/exp.
     oauth_assertion_skew_seconds: int = Field(default=30, ge=0, le=300)
+    # Token endpoint (all its paths), in the `limits` notation ("600/minute", or several:
+    # "20/second;600/minute"): requests per client address (IPv6: per /64), counted
+    # before anything else; requests per authenticated client. Over it: 429,
+    # `temporarily_unavailable`, Retry-After.
+    oauth_token_ip_rate_limit: str = "300/minute"  # noqa: S105 - a rate, not a secret
+    oauth_token_client_rate_limit: str = "600/minute"  # noqa: S105 - a rate, not a secret
     # --- vehicle-data
     # Per-application limit of vehicle data reads (pull and history), in the `limits`
     # notation: "600/minute", or several at once: "20/second;600/minute".
@@ -98,7 +104,13 @@ class Settings(BaseSettings):
     vehicle_data_history_retention_days: int = Field(default=90, ge=0)
     vehicle_data_history_prune_interval_seconds: float = Field(default=3600.0, gt=0)
 
-    @field_validator("vehicle_data_rate_limit")
+    @field_validator(
+        "vehicle_data_rate_limit",
+        "oauth_token_ip_rate_limit",
+        "oauth_token_client_rate_limit",
+        "consent_entry_ip_rate_limit",
+        "consent_entry_client_rate_limit",
+    )
     @classmethod
     def _rate_limit_notation(cls, value: str) -> str:
         from limits import parse_many
@@ -189,10 +201,23 @@ class Settings(BaseSettings):
     sandbox_connector_verification_methods: dict[str, ConsentMethod] = Field(default_factory=dict)
     # How long an owner may take from the entry point to the decision.
     consent_session_seconds: int = Field(default=900, ge=60, le=86_400)
-    # The one-time code a vehicle displays: lifetime, wrong tries allowed, then lockout.
+    # The consent entry point (auth_url), same notation: sessions opened per client
+    # address (IPv6: per /64) and per client_id. Over it: a 429 page with Retry-After.
+    consent_entry_ip_rate_limit: str = "30/minute"
+    consent_entry_client_rate_limit: str = "600/minute"
+    # The one-time code a vehicle displays, and how it is protected from guessing. Tries
+    # are counted per VIN and per client address across all sessions, in the database
+    # (so restarts and other processes count too), over a window: that many tries
+    # within it lock the VIN (or the address) out for the lockout time. Codes shown on
+    # a vehicle are counted the same way, per VIN and per address: over the limit, no
+    # new code before the window ends.
     consent_vehicle_code_seconds: int = Field(default=600, ge=30, le=3600)
+    consent_vehicle_code_window_seconds: int = Field(default=3600, ge=60, le=7 * 86_400)
     consent_vehicle_code_attempts: int = Field(default=5, ge=1, le=20)
+    consent_vehicle_code_ip_attempts: int = Field(default=20, ge=1, le=10_000)
     consent_vehicle_code_lockout_seconds: int = Field(default=900, ge=0, le=86_400)
+    consent_vehicle_code_issues: int = Field(default=5, ge=1, le=100)
+    consent_vehicle_code_ip_issues: int = Field(default=20, ge=1, le=10_000)
     # --- sandbox
     # How often the simulator's runner advances running sandbox vehicles (seconds).
     sandbox_tick_seconds: float = Field(default=1.0, gt=0, le=60)

@@ -87,7 +87,14 @@ async def main(quick: bool) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp)
         await upgrade(f"sqlite:///{data / 'autoport.db'}")
-        app = create_app(Settings(data_dir=data, access_log=False), run_background=False)
+        # One browser entering again and again: the entry's limits would answer 429s.
+        settings = Settings(
+            data_dir=data,
+            access_log=False,
+            consent_entry_ip_rate_limit="100000000/minute",
+            consent_entry_client_rate_limit="100000000/minute",
+        )
+        app = create_app(settings, run_background=False)
         async with app.router.lifespan_context(app):
             db = app.state.autoport.database
             app_id, client_id = secrets.token_hex(12).upper(), "bench-client"

@@ -87,6 +87,9 @@ class Server:
             "AUTOPORT_TOKEN_HMAC_KEY": TOKEN_KEY,
             # The demo sandbox would add background traffic and print credentials.
             "AUTOPORT_SANDBOX_DEMO": "false",
+            # One address and a few clients on purpose: the limits would measure 429s.
+            "AUTOPORT_OAUTH_TOKEN_IP_RATE_LIMIT": "100000000/minute",
+            "AUTOPORT_OAUTH_TOKEN_CLIENT_RATE_LIMIT": "100000000/minute",
         }
         if schema:
             env["AUTOPORT_DATABASE_SCHEMA"] = schema

@@ -8,10 +8,9 @@ deployment key, as the cross-feature contract asks. Tokens use the keyed HMAC.
 from __future__ import annotations
 
 import enum
-import re
 import secrets
 import uuid
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -21,9 +20,17 @@ from joserfc.errors import JoseError
 from joserfc.jwk import ECKey
 
 from autoport.apps import repository
-from autoport.apps.schemas import CLIENT_TYPES, CONFIDENTIAL, Account, Application, ClientKey
+from autoport.apps.schemas import (
+    CLIENT_TYPES,
+    CONFIDENTIAL,
+    PUBLIC,
+    Account,
+    Application,
+    ClientKey,
+)
 from autoport.catalog import CATALOG
 from autoport.config import Settings
+from autoport.kit import uris as uris_kit
 from autoport.kit.brands import canonical_brand, sandbox_only_problem
 from autoport.kit.crypto import new_token, sha256_hex
 from autoport.kit.db import Connection
@@ -62,8 +69,6 @@ def validate_client_type(client_type: str) -> str:
     return client_type
 
 
-# RFC 3986 §3.1: a letter, then letters, digits, "+", "-" and ".".
-_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*")
 # Schemes that run, read or fetch something in the browser or the OS rather than open
 # the application: never a redirect target.
 UNSAFE_SCHEMES = frozenset(
@@ -82,7 +87,7 @@ def validate_url_scheme(url_scheme: str | None) -> str | None:
     are case-insensitive, RFC 3986 §3.1)."""
     if url_scheme is None:
         return None
-    if not _SCHEME.fullmatch(url_scheme) or len(url_scheme) > 100:
+    if not uris_kit.SCHEME.fullmatch(url_scheme) or len(url_scheme) > 100:
         raise ApiError(
             422,
             "url_scheme: must be a URI scheme without ':' (a letter, then letters, digits, "
@@ -100,43 +105,84 @@ def validate_url_scheme(url_scheme: str | None) -> str | None:
     return scheme
 
 
-def validate_redirect_uris(uris: Iterable[str], url_scheme: str | None = None) -> list[str]:
-    """Absolute URIs without a fragment (RFC 6749 §3.1.2). https with a host; plain http
-    only for loopback, as RFC 8252 allows. Native apps may use a private scheme
-    (`com.example.app:/cb`): when the application has a `url_scheme` (validated), only
-    that one; without one any scheme that is not unsafe (`javascript:`, `data:`, ...),
-    as before `url_scheme` existed."""
+def validate_redirect_uris(
+    uris: Iterable[str], url_scheme: str | None = None, client_type: str = CONFIDENTIAL
+) -> list[str]:
+    """Absolute URIs without a fragment (RFC 6749 §3.1.2), of RFC 3986 characters only.
+    https with a strictly checked host (`autoport.kit.uris`: a DNS name in ASCII form,
+    valid IDNA, or an IP literal; no user information); plain http only for loopback,
+    as RFC 8252 allows. Native apps may use a private scheme (`com.example.app:/cb`):
+    when the application has a `url_scheme` (validated), only that one; without one any
+    scheme that is not unsafe (`javascript:`, `data:`, ...), as before `url_scheme`
+    existed. A public client may also register its `url_scheme` on its own
+    (`com.example.app`, RFC 8252 §7.1: reverse domain name, so with a dot); the
+    authorization response then goes to `com.example.app:/?code=...`."""
     result: list[str] = []
     for index, uri in enumerate(uris):
         source = f"redirect_uris[{index}]"
+
+        def refuse(problem: str, source: str = source) -> ApiError:
+            return ApiError(422, f"{source}: {problem}", source=source)
+
+        if len(uri) > 2000:
+            raise refuse("must be at most 2000 characters")
+        if uris_kit.is_bare_scheme(uri):
+            _check_bare_scheme(uri, url_scheme, client_type, refuse)
+            if uri not in result:
+                result.append(uri)
+            continue
         try:
             parts = urlsplit(uri)
-            hostname = parts.hostname
+            parts.hostname  # noqa: B018 (urlsplit checks an IP literal only when asked)
         except ValueError as error:  # "http://[::1/cb": an unclosed or invalid IP literal
-            raise ApiError(422, f"{source}: is not a valid URI: {error}", source=source) from None
-        if not parts.scheme or parts.fragment or uri != uri.strip() or len(uri) > 2000:
-            raise ApiError(
-                422, f"{source}: must be an absolute URI without a fragment", source=source
-            )
+            raise refuse(f"is not a valid URI: {error}") from None
+        if not parts.scheme or parts.fragment or "#" in uri:
+            raise refuse("must be an absolute URI without a fragment")
         scheme = parts.scheme  # urlsplit lower-cases it
         if scheme in ("http", "https") and not parts.netloc:
-            raise ApiError(422, f"{source}: an http(s) URI needs a host", source=source)
-        if scheme == "http" and hostname not in ("127.0.0.1", "localhost", "::1"):
-            raise ApiError(
-                422, f"{source}: plain http is allowed only for loopback hosts", source=source
-            )
+            raise refuse("an http(s) URI needs a host")
+        if scheme not in ("http", "https"):
+            problem = uris_kit.characters_problem(uri)
+            if problem:
+                raise refuse(problem)
+        else:
+            try:
+                _, host = uris_kit.parsed_web_uri(uri)
+            except ValueError as error:
+                raise refuse(str(error)) from None
+            if scheme == "http" and host not in ("127.0.0.1", "localhost", "::1"):
+                raise refuse("plain http is allowed only for loopback hosts")
         if scheme in UNSAFE_SCHEMES:
-            raise ApiError(422, f"{source}: the scheme {scheme!r} is not allowed", source=source)
+            raise refuse(f"the scheme {scheme!r} is not allowed")
         if scheme not in ("http", "https") and url_scheme is not None and scheme != url_scheme:
-            raise ApiError(
-                422,
-                f"{source}: a private-scheme redirect URI must use the application's "
-                f"url_scheme {url_scheme!r}, got {scheme!r}",
-                source=source,
+            raise refuse(
+                "a private-scheme redirect URI must use the application's "
+                f"url_scheme {url_scheme!r}, got {scheme!r}"
             )
         if uri not in result:
             result.append(uri)
     return result
+
+
+def _check_bare_scheme(
+    uri: str, url_scheme: str | None, client_type: str, refuse: Callable[[str], ApiError]
+) -> None:
+    """A bare scheme (`com.example.app`) is a native app's own redirect target: only a
+    public client's, only its registered url_scheme, and a reverse domain name."""
+    if client_type != PUBLIC:
+        raise refuse(
+            "a bare scheme is a mobile app's redirect URI: only public clients may "
+            "register one (others use an https URI)"
+        )
+    if url_scheme is None or uri.lower() != url_scheme:
+        raise refuse(
+            f"a bare scheme must be the application's url_scheme ({url_scheme or 'none set'}); "
+            f"register url_scheme {uri.lower()!r} with it"
+        )
+    if "." not in uri:
+        raise refuse(
+            "a private scheme must be a reverse domain name such as com.example.app (RFC 8252 §7.1)"
+        )
 
 
 def validate_properties(properties: Iterable[str]) -> list[str]:
@@ -209,6 +255,7 @@ async def create_application(
     clients). The secret is shown this once: only its hash is stored."""
     await get_account(conn, environment=environment, account_id=account_id)
     scheme = validate_url_scheme(url_scheme)
+    client_type = validate_client_type(client_type)
     app_id = new_app_id()
     values: dict[str, Any] = {
         "id": app_id,
@@ -216,8 +263,10 @@ async def create_application(
         "account_id": account_id,
         "client_id": str(uuid.uuid4()),
         "name": validate_name(name),
-        "client_type": validate_client_type(client_type),
-        "redirect_uris": orjson.dumps(validate_redirect_uris(redirect_uris, scheme)).decode(),
+        "client_type": client_type,
+        "redirect_uris": orjson.dumps(
+            validate_redirect_uris(redirect_uris, scheme, client_type)
+        ).decode(),
         "properties": orjson.dumps(validate_properties(properties)).decode(),
         "brands": orjson.dumps(validate_brands(brands, environment)).decode(),
         "created_at": now_us,
@@ -265,11 +314,11 @@ class Keep(enum.Enum):
 KEEP = Keep.KEEP
 
 
-def _check_registered_uris(uris: Iterable[str], scheme: str | None) -> None:
+def _check_registered_uris(uris: Iterable[str], scheme: str | None, client_type: str) -> None:
     """A new url_scheme must fit the redirect URIs already registered (a 422 naming
     url_scheme: it is the field being changed)."""
     try:
-        validate_redirect_uris(uris, scheme)
+        validate_redirect_uris(uris, scheme, client_type)
     except ApiError as error:
         raise ApiError(
             422,
@@ -305,10 +354,10 @@ async def update_application(
         values["name"] = validate_name(name)
     if redirect_uris is not None:
         values["redirect_uris"] = orjson.dumps(
-            validate_redirect_uris(redirect_uris, scheme)
+            validate_redirect_uris(redirect_uris, scheme, current.client_type)
         ).decode()
     elif scheme != current.url_scheme:
-        _check_registered_uris(current.redirect_uris, scheme)
+        _check_registered_uris(current.redirect_uris, scheme, current.client_type)
     if properties is not None:
         values["properties"] = orjson.dumps(validate_properties(properties)).decode()
     if brands is not None:

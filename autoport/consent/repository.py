@@ -165,6 +165,18 @@ async def update_open_session(
     return changed == 1
 
 
+async def verify_session_vin(
+    conn: Connection, *, session_id: str, vin: str, subject: str, now_us: int
+) -> bool:
+    """Mark a vehicle code's session verified, only if it still names `vin`."""
+    changed = await conn.execute(
+        "UPDATE consent_sessions SET verified_at = :now, subject = :subject "
+        "WHERE id = :session_id AND vin = :vin AND completed_at IS NULL AND expires_at > :now",
+        {"session_id": session_id, "vin": vin, "subject": subject, "now": now_us},
+    )
+    return changed == 1
+
+
 async def take_oem_nonce(
     conn: Connection, *, session_id: str, nonce_hash: str, subject: str, now_us: int
 ) -> bool:
@@ -194,14 +206,11 @@ async def complete_session(
 async def delete_expired_sessions(conn: Connection, *, before_us: int) -> int:
     await conn.execute(
         "DELETE FROM consent_vehicle_codes WHERE session_id IN "
-        "(SELECT id FROM consent_sessions WHERE expires_at < :before) "
-        "AND (locked_until IS NULL OR locked_until < :before)",
+        "(SELECT id FROM consent_sessions WHERE expires_at < :before)",
         {"before": before_us},
     )
     return await conn.execute(
-        "DELETE FROM consent_sessions WHERE expires_at < :before AND id NOT IN "
-        "(SELECT session_id FROM consent_vehicle_codes)",
-        {"before": before_us},
+        "DELETE FROM consent_sessions WHERE expires_at < :before", {"before": before_us}
     )
 
 
@@ -234,24 +243,23 @@ async def authorization_status(
 # ----------------------------------------------------------------------- vehicle codes
 
 
-async def vin_locked_until(
-    conn: Connection, *, environment: Environment, vin: str, now_us: int
-) -> int | None:
-    value = await conn.fetch_value(
-        "SELECT MAX(locked_until) FROM consent_vehicle_codes "
-        "WHERE environment = :environment AND vin = :vin AND locked_until > :now",
-        {"environment": str(environment), "vin": vin, "now": now_us},
-    )
-    return None if value is None else int(value)
-
-
 async def retire_session_codes(conn: Connection, *, session_id: str, now_us: int) -> None:
-    # Attempts are kept on the retired rows' successor: a new code starts with the
-    # attempts the old one had used, so asking for new codes does not reset the limit.
     await conn.execute(
         "UPDATE consent_vehicle_codes SET expires_at = :now, display_code = NULL "
         "WHERE session_id = :session_id AND consumed_at IS NULL AND expires_at > :now",
         {"session_id": session_id, "now": now_us},
+    )
+
+
+async def retire_vin_codes(
+    conn: Connection, *, environment: Environment, vin: str, now_us: int
+) -> None:
+    """Every session's live code for the VIN: the display goes blank at a lockout."""
+    await conn.execute(
+        "UPDATE consent_vehicle_codes SET expires_at = :now, display_code = NULL "
+        "WHERE environment = :environment AND vin = :vin AND consumed_at IS NULL "
+        "AND expires_at > :now",
+        {"environment": str(environment), "vin": vin, "now": now_us},
     )
 
 
@@ -267,15 +275,10 @@ async def insert_vehicle_code(
     now_us: int,
     expires_at: int,
 ) -> None:
-    used = await conn.fetch_value(
-        "SELECT COALESCE(MAX(attempts), 0) FROM consent_vehicle_codes "
-        "WHERE session_id = :session_id",
-        {"session_id": session_id},
-    )
     await conn.execute(
         "INSERT INTO consent_vehicle_codes (id, environment, vin, session_id, code_hash, "
-        "display_code, attempts, created_at, expires_at) VALUES (:id, :environment, :vin, "
-        ":session_id, :code_hash, :display_code, :attempts, :now, :expires_at)",
+        "display_code, created_at, expires_at) VALUES (:id, :environment, :vin, "
+        ":session_id, :code_hash, :display_code, :now, :expires_at)",
         {
             "id": code_id,
             "environment": str(environment),
@@ -283,43 +286,33 @@ async def insert_vehicle_code(
             "session_id": session_id,
             "code_hash": code_hash,
             "display_code": display_code,
-            "attempts": int(used or 0),
             "now": now_us,
             "expires_at": expires_at,
         },
     )
 
 
-async def count_code_attempt(
-    conn: Connection, *, session_id: str, max_attempts: int, now_us: int
-) -> tuple[str, str, int] | None:
-    """Take one attempt on the session's live code: (id, hash, attempts so far)."""
+async def live_code(
+    conn: Connection, *, session_id: str, environment: Environment, vin: str, now_us: int
+) -> tuple[str, str] | None:
+    """The session's live code shown for this VIN: (id, hash). A code shown for another
+    VIN never verifies this one."""
     row = await conn.fetch_one(
-        "UPDATE consent_vehicle_codes SET attempts = attempts + 1 "
-        "WHERE session_id = :session_id AND consumed_at IS NULL AND expires_at > :now "
-        "AND attempts < :max RETURNING id, code_hash, attempts",
-        {"session_id": session_id, "now": now_us, "max": max_attempts},
+        "SELECT id, code_hash FROM consent_vehicle_codes WHERE session_id = :session_id "
+        "AND environment = :environment AND vin = :vin AND consumed_at IS NULL "
+        "AND expires_at > :now ORDER BY created_at DESC LIMIT 1",
+        {"session_id": session_id, "environment": str(environment), "vin": vin, "now": now_us},
     )
-    return None if row is None else (row["id"], row["code_hash"], int(row["attempts"]))
+    return None if row is None else (row["id"], row["code_hash"])
 
 
 async def consume_vehicle_code(conn: Connection, *, code_id: str, now_us: int) -> bool:
     row = await conn.fetch_one(
         "UPDATE consent_vehicle_codes SET consumed_at = :now, display_code = NULL "
-        "WHERE id = :id AND consumed_at IS NULL RETURNING id",
+        "WHERE id = :id AND consumed_at IS NULL AND expires_at > :now RETURNING id",
         {"id": code_id, "now": now_us},
     )
     return row is not None
-
-
-async def burn_vehicle_code(
-    conn: Connection, *, code_id: str, locked_until: int, now_us: int
-) -> None:
-    await conn.execute(
-        "UPDATE consent_vehicle_codes SET locked_until = :until, expires_at = :now, "
-        "display_code = NULL WHERE id = :id",
-        {"id": code_id, "until": locked_until, "now": now_us},
-    )
 
 
 async def current_display_code(
@@ -333,3 +326,125 @@ async def current_display_code(
         {"environment": str(environment), "vin": vin, "now": now_us},
     )
     return None if value is None else str(value)
+
+
+# --------------------------------------------------------------------------- throttles
+
+
+@dataclass(frozen=True, slots=True)
+class Taken:
+    """A throttle after one more hit: the hits in the window (not counted while
+    blocked), when the window ends, and a running block."""
+
+    hits: int
+    window_ends: int
+    blocked_until: int | None
+
+
+_THROTTLE = "environment = :environment AND kind = :kind AND subject = :subject"
+
+
+def _throttle_key(environment: Environment, kind: str, subject: str) -> dict[str, Any]:
+    return {"environment": str(environment), "kind": kind, "subject": subject}
+
+
+async def take_throttle(
+    conn: Connection,
+    *,
+    environment: Environment,
+    kind: str,
+    subject: str,
+    window_us: int,
+    now_us: int,
+) -> Taken:
+    """Count one hit in one statement (parallel hits each count; the row stays locked
+    to this transaction): a new window when the last one ended; nothing while blocked."""
+    row = await conn.fetch_one(
+        "INSERT INTO consent_throttles AS t (environment, kind, subject, hits, window_ends, "
+        "blocked_until) VALUES (:environment, :kind, :subject, 1, :ends, NULL) "
+        "ON CONFLICT (environment, kind, subject) DO UPDATE SET "
+        "hits = CASE WHEN t.blocked_until > :now THEN t.hits "
+        "WHEN t.window_ends <= :now THEN 1 ELSE t.hits + 1 END, "
+        "window_ends = CASE WHEN t.blocked_until > :now THEN t.window_ends "
+        "WHEN t.window_ends <= :now THEN :ends ELSE t.window_ends END "
+        "RETURNING hits, window_ends, blocked_until",
+        {**_throttle_key(environment, kind, subject), "ends": now_us + window_us, "now": now_us},
+    )
+    assert row is not None
+    blocked = row["blocked_until"]
+    return Taken(
+        int(row["hits"]),
+        int(row["window_ends"]),
+        int(blocked) if blocked is not None and blocked > now_us else None,
+    )
+
+
+async def block_throttle(
+    conn: Connection,
+    *,
+    environment: Environment,
+    kind: str,
+    subject: str,
+    until_us: int,
+    now_us: int,
+) -> None:
+    """Block until `until_us`; counting starts afresh after it."""
+    await conn.execute(
+        "UPDATE consent_throttles SET blocked_until = :until, hits = 0, "  # noqa: S608
+        f"window_ends = :now WHERE {_THROTTLE}",
+        {**_throttle_key(environment, kind, subject), "until": until_us, "now": now_us},
+    )
+
+
+async def forget_throttle(
+    conn: Connection, *, environment: Environment, kind: str, subject: str
+) -> None:
+    await conn.execute(
+        f"DELETE FROM consent_throttles WHERE {_THROTTLE}",  # noqa: S608 - a fixed condition
+        _throttle_key(environment, kind, subject),
+    )
+
+
+async def refund_throttle(
+    conn: Connection, *, environment: Environment, kind: str, subject: str
+) -> None:
+    await conn.execute(
+        f"UPDATE consent_throttles SET hits = hits - 1 WHERE {_THROTTLE} "  # noqa: S608
+        "AND hits > 0",
+        _throttle_key(environment, kind, subject),
+    )
+
+
+async def throttle_blocks(
+    conn: Connection,
+    *,
+    environment: Environment,
+    subjects: dict[str, str],
+    now_us: int,
+) -> dict[str, int]:
+    """kind -> end of its running block, of the given kind -> subject pairs."""
+    if not subjects:
+        return {}
+    pairs = " OR ".join(
+        f"(kind = :kind{i} AND subject = :subject{i})" for i in range(len(subjects))
+    )
+    params: dict[str, Any] = {"environment": str(environment), "now": now_us}
+    for i, (kind, subject) in enumerate(subjects.items()):
+        params[f"kind{i}"] = kind
+        params[f"subject{i}"] = subject
+    rows = await conn.fetch_all(
+        # Only placeholders are formatted in (one pair of them per subject).
+        "SELECT kind, blocked_until FROM consent_throttles "  # noqa: S608
+        f"WHERE environment = :environment AND blocked_until > :now AND ({pairs})",
+        params,
+    )
+    return {row["kind"]: int(row["blocked_until"]) for row in rows}
+
+
+async def delete_spent_throttles(conn: Connection, *, now_us: int) -> int:
+    """Throttles whose window and block both ended: they would start afresh anyway."""
+    return await conn.execute(
+        "DELETE FROM consent_throttles WHERE window_ends <= :now "
+        "AND (blocked_until IS NULL OR blocked_until <= :now)",
+        {"now": now_us},
+    )

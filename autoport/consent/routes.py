@@ -32,16 +32,18 @@ from autoport.consent.service import (
 from autoport.consent.verification import (
     CodeCheck,
     Method,
+    Refusal,
     grant_starts_pending,
     oem_result,
     simulated_oem_owns,
     unsign,
-    vehicle_code_locked_until,
 )
+from autoport.kit import uris
 from autoport.kit.auth import AdminDep
 from autoport.kit.brands import hyphenated
 from autoport.kit.environments import Environment, environment_of, public_base_url
 from autoport.kit.errors import ApiError
+from autoport.kit.ratelimit import Verdict, client_address, rate_limiter
 from autoport.kit.routing import api_router, json_response
 from autoport.kit.state import AppState
 
@@ -104,13 +106,6 @@ def _see_other(url: str) -> Response:
     return pages.security_headers(RedirectResponse(url, status_code=303))
 
 
-def _origin(uri: str) -> str:
-    parts = urlsplit(uri)
-    if parts.scheme in ("http", "https"):
-        return f"{parts.scheme}://{parts.netloc}"
-    return f"{parts.scheme}:"
-
-
 async def _form(request: Request) -> dict[str, str]:
     body = (await request.body()).decode("utf-8", errors="replace")
     return {name: values[-1] for name, values in parse_qs(body, keep_blank_values=True).items()}
@@ -123,16 +118,23 @@ def _request_locale(request: Request) -> str:
     )
 
 
-def error_page(request: Request, problem: ErrorPage, locale: str | None = None) -> Response:
+def error_page(
+    request: Request,
+    problem: ErrorPage,
+    locale: str | None = None,
+    headers: dict[str, str] | None = None,
+) -> Response:
     chosen = locale or _request_locale(request)
     response = pages.render(
         "error.html",
         chosen,
         status=problem.status,
         kind=problem.kind,
+        retry_after=int((headers or {}).get("Retry-After", 0)),
         switch=None,
         stylesheet=_page_url(request, "static/consent.css"),
     )
+    response.headers.update(headers or {})
     if problem.kind == "finished":
         response.delete_cookie(COOKIE, path=_prefix(request) + "/oauth")
     return response
@@ -221,11 +223,33 @@ async def _post(
 # -------------------------------------------------------------------- entry point
 
 
+async def _entry_rate_limit(request: Request, state: AppState) -> Verdict | None:
+    """Each entry opens a session row: counted per address first, then per client_id
+    (as sent: an unknown one costs the same lookup). The refusing verdict, or None."""
+    settings = state.settings
+    checks = (
+        ("entry-ip", settings.consent_entry_ip_rate_limit, client_address(request)),
+        (
+            "entry-client",
+            settings.consent_entry_client_rate_limit,
+            request.query_params.get("client_id", "")[:200],
+        ),
+    )
+    for name, spec, key in checks:
+        verdict = await rate_limiter(state, name, spec).hit(key)
+        if not verdict.allowed:
+            return verdict
+    return None
+
+
 @entry_router.get(DEFAULT_ENTRY)
 async def consent_entry(request: Request) -> Response:
     """The consent entry point (`auth_url`): checks the application's request, opens a
     session and sends the browser to the first page."""
     state, env = _where_am_i(request)
+    refused = await _entry_rate_limit(request, state)
+    if refused is not None:
+        return error_page(request, ErrorPage("busy", status=429), headers=refused.headers())
     query = request.query_params
     entry = service.EntryRequest(
         **{name: query.get(name) for name in service.EntryRequest.__dataclass_fields__}
@@ -338,6 +362,7 @@ async def vehicle_submit(request: Request) -> Response:
             # One source of truth: the brand's connector says how ownership is proven.
             method=registry.verification_method(env, ctx.session.brand),
             connector=registry.connector_for(env, ctx.session.brand),
+            address=client_address(request),
             now_us=state.clock.now_us(),
         )
     except VehicleUnreachable:
@@ -366,16 +391,12 @@ async def verify_page(request: Request) -> Response:
         return error_page(request, problem)
     if early:
         return early
-    locked = None
-    if ctx.session.method == Method.vehicle_code and ctx.session.vin is not None:
-        # Say so at once rather than after the owner typed a code in vain.
-        locked = await vehicle_code_locked_until(
-            state.database.reader,
-            environment=env,
-            vin=ctx.session.vin,
-            now_us=state.clock.now_us(),
-        )
-    return _verify_render(request, state, ctx, locked_until=locked)
+    # Say so at once rather than after the owner typed a code in vain.
+    key, _ = _keys(state)
+    refused = await service.vehicle_code_refusal(
+        state.database, ctx, key=key, address=client_address(request), now_us=state.clock.now_us()
+    )
+    return _verify_render(request, state, ctx, refused=refused)
 
 
 def _connector(state: AppState, ctx: Context) -> BrandConnector:
@@ -397,10 +418,10 @@ def _verify_render(
     status: int = 200,
     notice: str | None = None,
     attempts_left: int | None = None,
-    locked_until: int | None = None,
+    refused: Refusal | None = None,
 ) -> Response:
     method = Method(ctx.session.method or Method.instant)
-    return pages.render(
+    response = pages.render(
         "verify.html",
         ctx.session.locale,
         status=status,
@@ -408,11 +429,17 @@ def _verify_render(
         # A code the vehicle could not be reached for (vehicle page -> here).
         notice=notice or ("unreachable" if request.query_params.get("unreachable") else None),
         attempts_left=attempts_left,
-        locked_until=locked_until,
+        locked_until=refused.until_us if refused and refused.reason == "locked" else None,
+        codes_until=refused.until_us if refused and refused.reason == "codes" else None,
         verified=not service.requires_verification(ctx),
         request_sent=request.query_params.get("sent") == "1",
         **_common(request, ctx, "verify"),
     )
+    if refused is not None and status == 429:
+        # When to come back, for the browser and for anyone scripting the pages.
+        wait_us = refused.until_us - state.clock.now_us()
+        response.headers["Retry-After"] = str(max(1, -(-wait_us // 1_000_000)))
+    return response
 
 
 @router.post(PAGES + "/verify")
@@ -425,18 +452,19 @@ async def verify_submit(request: Request) -> Response:
         action = form.get("action", "")
         if action == "new_code":
             try:
-                locked = await service.new_vehicle_code(
+                refused = await service.new_vehicle_code(
                     state.database,
                     ctx,
                     settings=state.settings,
                     key=key,
                     connector=_connector(state, ctx),
+                    address=client_address(request),
                     now_us=now,
                 )
             except VehicleUnreachable:
                 return _verify_render(request, state, ctx, status=503, notice="unreachable")
-            if locked is not None:
-                return _verify_render(request, state, ctx, status=429, locked_until=locked)
+            if refused is not None:
+                return _verify_render(request, state, ctx, status=429, refused=refused)
             return _see_other(_page_url(request, "verify") + "?sent=1")
         if action == "oem_login":
             connector = _connector(state, ctx)
@@ -465,6 +493,7 @@ async def verify_submit(request: Request) -> Response:
                 settings=state.settings,
                 key=key,
                 code=form.get("code"),
+                address=client_address(request),
                 now_us=now,
             )
             if result.outcome is CodeCheck.accepted:
@@ -474,10 +503,9 @@ async def verify_submit(request: Request) -> Response:
                     request, state, ctx, status=422, notice="wrong",
                     attempts_left=result.attempts_left,
                 )  # fmt: skip
-            if result.outcome is CodeCheck.locked:
-                return _verify_render(
-                    request, state, ctx, status=429, locked_until=result.locked_until_us
-                )
+            if result.outcome is CodeCheck.locked and result.locked_until_us is not None:
+                refused = Refusal("locked", result.locked_until_us)
+                return _verify_render(request, state, ctx, status=429, refused=refused)
             return _verify_render(request, state, ctx, status=422, notice="expired_code")
     except ErrorPage as problem:
         return error_page(request, problem)
@@ -540,7 +568,10 @@ def _review_render(request: Request, ctx: Context, status: int = 200) -> Respons
         "review.html",
         locale,
         status=status,
-        form_targets=(_origin(ctx.session.redirect_uri),),
+        # Rebuilt from the parsed URI (autoport.kit.uris), never copied into the header;
+        # a URI that does not pass (registered before the check) is left out, so the
+        # decision's redirect is blocked rather than the policy rewritten.
+        form_targets=tuple(filter(None, [uris.origin(ctx.session.redirect_uri)])),
         groups=groups,
         item_count=sum(len(group.items) for group in groups),
         pending=grant_starts_pending(Method(ctx.session.method or Method.instant)),

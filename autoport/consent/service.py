@@ -21,7 +21,14 @@ from autoport.brands.base import BrandConnector, ConnectorError
 from autoport.config import Settings
 from autoport.consent import repository, verification
 from autoport.consent.repository import Application, Session
-from autoport.consent.verification import CodeCheck, CodeResult, Method, grant_starts_pending
+from autoport.consent.verification import (
+    CodeCheck,
+    CodeResult,
+    Method,
+    Refusal,
+    grant_starts_pending,
+)
+from autoport.kit import uris
 from autoport.kit.brands import WMI_BRANDS, canonical_brand, wmi_problem
 from autoport.kit.clock import from_iso
 from autoport.kit.crypto import new_token, same, token_hash
@@ -95,7 +102,11 @@ class Started:
 
 
 def with_query(uri: str, params: dict[str, str]) -> str:
-    """Append parameters to a registered redirect URI, keeping its own query."""
+    """Append parameters to a registered redirect URI, keeping its own query. A bare
+    scheme (`com.example.app`, a mobile app's) becomes `com.example.app:/?...`: an
+    absolute URI whose query platform URI parsers read (RFC 8252 §7.1's form)."""
+    if uris.is_bare_scheme(uri):
+        uri = f"{uri}:/"
     parts = urlsplit(uri)
     query = parse_qsl(parts.query, keep_blank_values=True) + list(params.items())
     return urlunsplit((parts.scheme, parts.netloc, parts.path, urlencode(query), ""))
@@ -161,7 +172,12 @@ async def start(
     )
     if app is None:
         raise ErrorPage("unknown_client")
-    if not request.redirect_uri or request.redirect_uri not in app.redirect_uris:
+    if (
+        not request.redirect_uri
+        or request.redirect_uri not in app.redirect_uris
+        # Registered before redirect URIs were checked strictly, and would not pass now.
+        or uris.origin(request.redirect_uri) is None
+    ):
         raise ErrorPage("bad_redirect_uri")
     state = request.state
     redirect_uri = request.redirect_uri
@@ -359,14 +375,14 @@ class VehicleUnreachable(Exception):
 
 async def _show_code(
     connector: BrandConnector,
-    issued: verification.IssuedCode | int,
+    issued: verification.IssuedCode | Refusal,
     *,
     environment: Environment,
     vin: str,
-) -> int | None:
+) -> Refusal | None:
     """Hand a freshly issued code to the vehicle (after its transaction: never network
-    inside one); the lockout end when no code was issued."""
-    if isinstance(issued, int):
+    inside one); the Refusal when no code was issued."""
+    if isinstance(issued, Refusal):
         return issued
     try:
         await connector.show_vehicle_code(
@@ -387,10 +403,13 @@ async def enter_vin(
     vin: str | None,
     method: Method,
     connector: BrandConnector,
+    address: str,
     now_us: int,
 ) -> Method:
     """Record the VIN and begin the brand's verification with `method`, the one the brand
-    registry names for the session's brand (served by `connector`). Returns the method;
+    registry names for the session's brand (served by `connector`), for the owner at
+    client `address`. Entering a VIN (another or the same) voids the session's codes and
+    verification: a code verifies only the VIN it was shown for. Returns the method;
     VehicleUnreachable when a vehicle code could not be shown."""
     if ctx.session.brand is None:
         raise ErrorPage("step_order")
@@ -421,18 +440,19 @@ async def enter_vin(
             "verified_at": now_us,
             "subject": verification.vehicle_subject(key, env, cleaned),
         }
-    issued: verification.IssuedCode | int | None = None
+    issued: verification.IssuedCode | Refusal | None = None
     async with db.transaction() as conn:
         ok = await repository.update_open_session(
             conn, session_id=ctx.session.id, now_us=now_us, **changes
         )
+        if ok:
+            await repository.retire_session_codes(conn, session_id=ctx.session.id, now_us=now_us)
         if ok and method is Method.vehicle_code:
             issued = await verification.issue_vehicle_code(
                 conn,
                 key=key,
                 settings=settings,
-                environment=env,
-                vin=cleaned,
+                who=verification.claim(key, env, cleaned, address),
                 session_id=ctx.session.id,
                 keep_display_code=connector.code_display_in_store,
                 now_us=now_us,
@@ -461,10 +481,12 @@ async def new_vehicle_code(
     settings: Settings,
     key: bytes,
     connector: BrandConnector,
+    address: str,
     now_us: int,
-) -> int | None:
-    """Show a new code in the vehicle; the lockout end instead when the VIN is locked
-    out, VehicleUnreachable when the vehicle could not be reached."""
+) -> Refusal | None:
+    """Show a new code in the vehicle; a Refusal instead while the VIN or the address is
+    locked out or out of codes, VehicleUnreachable when the vehicle could not be
+    reached."""
     session = ctx.session
     if session.vin is None or session.method != Method.vehicle_code:
         raise ErrorPage("step_order")
@@ -473,8 +495,7 @@ async def new_vehicle_code(
             conn,
             key=key,
             settings=settings,
-            environment=session.environment,
-            vin=session.vin,
+            who=verification.claim(key, session.environment, session.vin, address),
             session_id=session.id,
             keep_display_code=connector.code_display_in_store,
             now_us=now_us,
@@ -483,7 +504,14 @@ async def new_vehicle_code(
 
 
 async def submit_vehicle_code(
-    db: Database, ctx: Context, *, settings: Settings, key: bytes, code: str | None, now_us: int
+    db: Database,
+    ctx: Context,
+    *,
+    settings: Settings,
+    key: bytes,
+    code: str | None,
+    address: str,
+    now_us: int,
 ) -> CodeResult:
     session = ctx.session
     if session.vin is None or session.method != Method.vehicle_code:
@@ -493,21 +521,33 @@ async def submit_vehicle_code(
             conn,
             key=key,
             settings=settings,
-            environment=session.environment,
-            vin=session.vin,
+            who=verification.claim(key, session.environment, session.vin, address),
             session_id=session.id,
             code=code or "",
             now_us=now_us,
         )
         if result.outcome is CodeCheck.accepted:
-            await repository.update_open_session(
+            # Only while the session still names the VIN the code was checked for.
+            await repository.verify_session_vin(
                 conn,
                 session_id=session.id,
-                now_us=now_us,
-                verified_at=now_us,
+                vin=session.vin,
                 subject=verification.vehicle_subject(key, session.environment, session.vin),
+                now_us=now_us,
             )
     return result
+
+
+async def vehicle_code_refusal(
+    db: Database, ctx: Context, *, key: bytes, address: str, now_us: int
+) -> Refusal | None:
+    """Why the verify page cannot take or show a code now (a lockout, codes used up),
+    said before the owner types anything; None otherwise."""
+    session = ctx.session
+    if session.vin is None or session.method != Method.vehicle_code:
+        return None
+    who = verification.claim(key, session.environment, session.vin, address)
+    return await verification.refusal(db.reader, who, now_us=now_us)
 
 
 async def begin_oem_login(

@@ -1,9 +1,11 @@
-"""Background work of the consent flow: forget finished and abandoned sessions.
+"""Background work of the consent flow: forget finished and abandoned sessions, and
+vehicle-code counters that have nothing left to count.
 
 Sessions hold nothing the grant needs once the owner decided (the grant is its own row),
-so they are deleted an hour after they expired. Codes whose lockout is still running stay,
-with their session, until the lockout ends: deleting them would lift it early. Running
-in several processes at once is harmless: each DELETE only removes what is due.
+so they are deleted, with their codes, an hour after they expired. Lockouts live apart
+from sessions (consent_throttles), so they run their full time; a counter goes once its
+window and its block both ended. Running in several processes at once is harmless: each
+DELETE only removes what is due.
 """
 
 from __future__ import annotations
@@ -25,8 +27,10 @@ KEEP_EXPIRED_SECONDS = 3600
 
 
 async def purge_expired_sessions(db: Database, *, now_us: int) -> int:
-    """Delete sessions expired more than an hour ago; returns how many went."""
+    """Delete sessions expired more than an hour ago (returns how many went) and spent
+    vehicle-code counters."""
     async with db.transaction() as conn:
+        await repository.delete_spent_throttles(conn, now_us=now_us)
         return await repository.delete_expired_sessions(
             conn, before_us=now_us - KEEP_EXPIRED_SECONDS * 1_000_000
         )

@@ -7,9 +7,11 @@ in the sandbox environment the `sandbox_connector_verification_method(s)` settin
 - `instant`: the sandbox's method; ownership is taken as proven once the VIN is entered.
 - `vehicle_code`: the vehicle shows a one-time code on its display; the owner types it.
   The code is stored hashed for checking and, separately, as what the vehicle's screen
-  shows (the sandbox emulator reads it through `current_vehicle_code`). Wrong tries are
-  counted with one conditional UPDATE, so parallel guesses cannot exceed the limit; when
-  they run out the VIN is locked out for a while.
+  shows (the sandbox emulator reads it through `current_vehicle_code`). A code verifies
+  only the session and VIN it was shown for. Tries and codes shown are counted per VIN
+  and per client address across sessions, in the database (consent_throttles): too
+  many wrong tries lock the VIN (or the address) out for a while, too many codes wait
+  for the window to end.
 - `oem_login`: the owner signs in at the carmaker, which sends them back with a signed
   result bound to the consent session by a single-use nonce. autoport ships a simulated
   carmaker login for the sandbox (`oem_login.html`), speaking the same signed protocol.
@@ -28,7 +30,7 @@ import secrets
 import uuid
 from dataclasses import dataclass
 from hashlib import sha256
-from typing import Any
+from typing import Any, Literal
 
 import orjson
 
@@ -73,9 +75,10 @@ def account_subject(key: bytes, environment: Environment, brand: str, account: s
 class CodeCheck(enum.Enum):
     accepted = "accepted"
     wrong = "wrong"
-    # Attempts ran out with this try, or earlier: the VIN is locked out.
+    # Tries ran out with this one, or earlier: the VIN (or the address) is locked out.
     locked = "locked"
-    # No live code (expired, used, or never issued): ask for a new one.
+    # No live code for this session and VIN (expired, used, or never issued): ask for
+    # a new one.
     expired = "expired"
 
 
@@ -86,15 +89,103 @@ class CodeResult:
     locked_until_us: int | None = None
 
 
+class Counter(enum.StrEnum):
+    """What is counted across sessions (consent_throttles.kind): code tries and codes
+    shown, each per VIN and per client address."""
+
+    vin_tries = "vin_tries"
+    address_tries = "address_tries"
+    vin_codes = "vin_codes"
+    address_codes = "address_codes"
+
+
+TRIES = (Counter.vin_tries, Counter.address_tries)
+CODES = (Counter.vin_codes, Counter.address_codes)
+
+
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    """Why no code may be entered or shown now, and until when. `locked`: too many wrong
+    codes (for the VIN or from the address); `codes`: as many codes were shown as the
+    window allows. The same for every VIN, known to a carmaker or not."""
+
+    reason: Literal["locked", "codes"]
+    until_us: int
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """Whom the counters name: the VIN, and the client's address (its keyed hash: the
+    table holds no addresses)."""
+
+    environment: Environment
+    vin: str
+    address: str
+
+    def subject(self, counter: Counter) -> str:
+        return self.vin if counter in (Counter.vin_tries, Counter.vin_codes) else self.address
+
+
+def claim(key: bytes, environment: Environment, vin: str, address: str) -> Claim:
+    return Claim(environment, vin, token_hash(key, f"consent-address:{address}")[:32])
+
+
+def _limit(settings: Settings, counter: Counter) -> int:
+    return {
+        Counter.vin_tries: settings.consent_vehicle_code_attempts,
+        Counter.address_tries: settings.consent_vehicle_code_ip_attempts,
+        Counter.vin_codes: settings.consent_vehicle_code_issues,
+        Counter.address_codes: settings.consent_vehicle_code_ip_issues,
+    }[counter]
+
+
 def _code_hash(key: bytes, code_id: str, code: str) -> str:
     # The id is mixed in so two identical codes never share a hash.
     return token_hash(key, f"vehicle-code:{code_id}:{code}")
 
 
-async def vehicle_code_locked_until(
-    conn: Connection, *, environment: Environment, vin: str, now_us: int
-) -> int | None:
-    return await repository.vin_locked_until(conn, environment=environment, vin=vin, now_us=now_us)
+async def refusal(
+    conn: Connection, who: Claim, *, counters: tuple[Counter, ...] = TRIES + CODES, now_us: int
+) -> Refusal | None:
+    """A running lockout (before a block of codes: it says more), else None."""
+    blocks = await repository.throttle_blocks(
+        conn,
+        environment=who.environment,
+        subjects={str(counter): who.subject(counter) for counter in counters},
+        now_us=now_us,
+    )
+    locked = [until for kind, until in blocks.items() if Counter(kind) in TRIES]
+    if locked:
+        return Refusal("locked", max(locked))
+    if blocks:
+        return Refusal("codes", max(blocks.values()))
+    return None
+
+
+async def _take(
+    conn: Connection, who: Claim, counter: Counter, *, settings: Settings, now_us: int
+) -> repository.Taken:
+    return await repository.take_throttle(
+        conn,
+        environment=who.environment,
+        kind=str(counter),
+        subject=who.subject(counter),
+        window_us=settings.consent_vehicle_code_window_seconds * MICROS,
+        now_us=now_us,
+    )
+
+
+async def _block(
+    conn: Connection, who: Claim, counter: Counter, *, until: int, now_us: int
+) -> None:
+    await repository.block_throttle(
+        conn,
+        environment=who.environment,
+        kind=str(counter),
+        subject=who.subject(counter),
+        until_us=until,
+        now_us=now_us,
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,21 +199,26 @@ async def issue_vehicle_code(
     *,
     key: bytes,
     settings: Settings,
-    environment: Environment,
-    vin: str,
+    who: Claim,
     session_id: str,
     keep_display_code: bool,
     now_us: int,
-) -> IssuedCode | int:
-    """A fresh code for the vehicle's display, replacing this session's earlier ones; the
-    lockout end instead when the VIN is locked out. The code itself is kept only where
-    the emulated display reads it from the store (`keep_display_code`); otherwise the
-    caller hands it to the brand's connector and only its hash stays."""
-    locked = await repository.vin_locked_until(
-        conn, environment=environment, vin=vin, now_us=now_us
-    )
-    if locked is not None:
-        return locked
+) -> IssuedCode | Refusal:
+    """A fresh code for the vehicle's display, replacing this session's earlier ones; a
+    Refusal instead while the VIN or the address is locked out or has been shown as
+    many codes as the window allows. The code itself is kept only where the emulated
+    display reads it from the store (`keep_display_code`); otherwise the caller hands
+    it to the brand's connector and only its hash stays."""
+    refused = await refusal(conn, who, now_us=now_us)
+    if refused is not None:
+        return refused
+    for counter in CODES:
+        taken = await _take(conn, who, counter, settings=settings, now_us=now_us)
+        if taken.blocked_until is not None:
+            return Refusal("codes", taken.blocked_until)
+        if taken.hits > _limit(settings, counter):
+            await _block(conn, who, counter, until=taken.window_ends, now_us=now_us)
+            return Refusal("codes", taken.window_ends)
     await repository.retire_session_codes(conn, session_id=session_id, now_us=now_us)
     code = f"{secrets.randbelow(10**VEHICLE_CODE_DIGITS):0{VEHICLE_CODE_DIGITS}d}"
     code_id = uuid.uuid4().hex
@@ -130,8 +226,8 @@ async def issue_vehicle_code(
     await repository.insert_vehicle_code(
         conn,
         code_id=code_id,
-        environment=environment,
-        vin=vin,
+        environment=who.environment,
+        vin=who.vin,
         session_id=session_id,
         code_hash=_code_hash(key, code_id, code),
         display_code=code if keep_display_code else None,
@@ -146,35 +242,61 @@ async def check_vehicle_code(
     *,
     key: bytes,
     settings: Settings,
-    environment: Environment,
-    vin: str,
+    who: Claim,
     session_id: str,
     code: str,
     now_us: int,
 ) -> CodeResult:
-    locked = await repository.vin_locked_until(
-        conn, environment=environment, vin=vin, now_us=now_us
+    """Check a typed code against the session's live code for `who.vin`. Every try is
+    counted per VIN and per address before the comparison (parallel guesses each take
+    one: the counter's row stays locked to this transaction); the last allowed wrong try
+    locks the VIN (and blanks its display) or the address out."""
+    refused = await refusal(conn, who, counters=TRIES, now_us=now_us)
+    if refused is not None:
+        return CodeResult(CodeCheck.locked, locked_until_us=refused.until_us)
+    live = await repository.live_code(
+        conn, session_id=session_id, environment=who.environment, vin=who.vin, now_us=now_us
     )
-    if locked is not None:
-        return CodeResult(CodeCheck.locked, locked_until_us=locked)
-    limit = settings.consent_vehicle_code_attempts
-    # Count the try before comparing: concurrent guesses each take one attempt.
-    row = await repository.count_code_attempt(
-        conn, session_id=session_id, max_attempts=limit, now_us=now_us
-    )
-    if row is None:
+    if live is None:
         return CodeResult(CodeCheck.expired)
-    code_id, expected, attempts = row
-    candidate = "".join(code.split())
-    if same(_code_hash(key, code_id, candidate), expected):
-        if await repository.consume_vehicle_code(conn, code_id=code_id, now_us=now_us):
-            return CodeResult(CodeCheck.accepted)
-        return CodeResult(CodeCheck.expired)
-    if attempts >= limit:
-        until = now_us + settings.consent_vehicle_code_lockout_seconds * MICROS
-        await repository.burn_vehicle_code(conn, code_id=code_id, locked_until=until, now_us=now_us)
-        return CodeResult(CodeCheck.locked, locked_until_us=until)
-    return CodeResult(CodeCheck.wrong, attempts_left=limit - attempts)
+    lockout_until = now_us + settings.consent_vehicle_code_lockout_seconds * MICROS
+    left: dict[Counter, int] = {}
+    for counter in TRIES:
+        taken = await _take(conn, who, counter, settings=settings, now_us=now_us)
+        if taken.blocked_until is not None:
+            return CodeResult(CodeCheck.locked, locked_until_us=taken.blocked_until)
+        left[counter] = _limit(settings, counter) - taken.hits
+        if left[counter] < 0:  # the limit was lowered meanwhile
+            await _block(conn, who, counter, until=lockout_until, now_us=now_us)
+            return CodeResult(CodeCheck.locked, locked_until_us=lockout_until)
+    code_id, expected = live
+    if same(_code_hash(key, code_id, "".join(code.split())), expected):
+        if not await repository.consume_vehicle_code(conn, code_id=code_id, now_us=now_us):
+            return CodeResult(CodeCheck.expired)
+        # The owner proved it: the VIN's count starts over; the address gets its try back
+        # (many owners may share one address).
+        await repository.forget_throttle(
+            conn, environment=who.environment, kind=Counter.vin_tries, subject=who.vin
+        )
+        await repository.refund_throttle(
+            conn,
+            environment=who.environment,
+            kind=Counter.address_tries,
+            subject=who.address,
+        )
+        return CodeResult(CodeCheck.accepted)
+    spent = [counter for counter in TRIES if left[counter] == 0]
+    if spent:
+        for counter in spent:
+            await _block(conn, who, counter, until=lockout_until, now_us=now_us)
+        if Counter.vin_tries in spent:
+            await repository.retire_vin_codes(
+                conn, environment=who.environment, vin=who.vin, now_us=now_us
+            )
+        else:
+            await repository.retire_session_codes(conn, session_id=session_id, now_us=now_us)
+        return CodeResult(CodeCheck.locked, locked_until_us=lockout_until)
+    return CodeResult(CodeCheck.wrong, attempts_left=min(left.values()))
 
 
 async def current_vehicle_code(

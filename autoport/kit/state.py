@@ -19,8 +19,8 @@ if TYPE_CHECKING:
     # Imported for the annotations only: those packages import this module.
     from autoport.brands.registry import BrandRegistry
     from autoport.ingestion.sources import DataSource
+    from autoport.kit.ratelimit import RateLimiter
     from autoport.streaming.service import StreamHub
-    from autoport.vehicle_data.ratelimit import RateLimiter
 
 
 @dataclass(eq=False)  # one per app, compared and hashed by identity
@@ -37,9 +37,9 @@ class AppState:
     # Wakes this process's SSE streams and MQTT publisher when messages are committed
     # (created on first use by `autoport.streaming.service.hub_of`).
     stream_hub: StreamHub | None = None
-    # Counts vehicle data reads per application (created on first use from the settings
-    # by `autoport.vehicle_data.routes.limiter_of`).
-    vehicle_data_limiter: RateLimiter | None = None
+    # Request counters by name (vehicle data reads, token requests, consent entries),
+    # created on first use from the settings by `autoport.kit.ratelimit.rate_limiter`.
+    rate_limiters: dict[str, RateLimiter] = field(default_factory=dict)
 
     def begin_shutdown(self) -> None:
         """The server stops: long-lived responses (SSE streams) end now, before it waits

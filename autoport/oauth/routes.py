@@ -12,6 +12,7 @@ from autoport.kit import environments
 from autoport.kit.crypto import token_hash
 from autoport.kit.environments import Environment, environment_of, public_base_url
 from autoport.kit.errors import ApiError, OAuthError
+from autoport.kit.ratelimit import client_address, rate_limiter
 from autoport.kit.routing import json_response
 from autoport.kit.state import AppState, state_of
 from autoport.oauth import repository, service
@@ -101,9 +102,30 @@ async def _client(
     )
 
 
+async def _rate_limit(state: AppState, name: str, spec: str, key: str, whose: str) -> None:
+    verdict = await rate_limiter(state, name, spec).hit(key)
+    if not verdict.allowed:
+        headers = verdict.headers()
+        # RFC 6749 has no rate-limit error; `temporarily_unavailable` is its code for a
+        # server that cannot take the request now, and clients know to retry it.
+        raise OAuthError(
+            "temporarily_unavailable",
+            f"too many token requests {whose}; retry in {headers['Retry-After']} s",
+            status=429,
+            headers=headers,
+        )
+
+
 async def _token(request: Request, account_id: str | None = None) -> Response:
     state = state_of(request)
     environment = environment_of(request)
+    settings = state.settings
+    # Every request counts against its address before any work (parsing, client
+    # authentication, database): a flood from one place is turned away cheaply.
+    await _rate_limit(
+        state, "token-ip", settings.oauth_token_ip_rate_limit, client_address(request),
+        "from this address",
+    )  # fmt: skip
     params = await read_params(request)
     grant_type = params.get("grant_type")
     if not grant_type:
@@ -117,6 +139,11 @@ async def _token(request: Request, account_id: str | None = None) -> Response:
         )
     now_us = state.clock.now_us()
     client = await _client(request, state, environment, params, now_us)
+    # Per client only once it is authenticated: nobody else can spend a client's budget.
+    await _rate_limit(
+        state, "token-client", settings.oauth_token_client_rate_limit, client.application.id,
+        "of this client",
+    )  # fmt: skip
     if account_id is not None and client.application.account_id != account_id:
         raise OAuthError("invalid_client", "the client does not belong to this account", status=401)
     config = token_settings(state)

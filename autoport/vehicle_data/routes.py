@@ -11,10 +11,10 @@ from starlette.routing import Route
 
 from autoport.kit.auth import Caller, CallerDep, current_caller
 from autoport.kit.errors import ApiError, request_id_of
+from autoport.kit.ratelimit import RateLimiter, rate_limiter
 from autoport.kit.routing import api_router, json_response
 from autoport.kit.state import AppState, state_of
 from autoport.vehicle_data import service
-from autoport.vehicle_data.ratelimit import RateLimiter
 from autoport.vehicle_data.schemas import history_response_schema, pull_response_schema
 
 router = api_router(tags=["vehicle data"])
@@ -37,11 +37,7 @@ _ERRORS: dict[int | str, dict[str, str]] = {
 
 
 def limiter_of(state: AppState) -> RateLimiter:
-    if state.vehicle_data_limiter is None:
-        state.vehicle_data_limiter = RateLimiter(
-            state.settings.vehicle_data_rate_limit, redis_url=state.settings.redis_url
-        )
-    return state.vehicle_data_limiter
+    return rate_limiter(state, "vd", state.settings.vehicle_data_rate_limit)
 
 
 async def _rate_limit(state: AppState, caller: Caller) -> dict[str, str]:

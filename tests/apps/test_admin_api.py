@@ -432,3 +432,21 @@ async def test_url_scheme_is_changed_by_patch_and_must_fit_the_redirect_uris(
     assert cleared.status_code == 200
     assert cleared.json()["url_scheme"] is None
     assert (await shown())["redirect_uris"] == ["com.other.app:/cb"]
+
+
+async def test_a_public_client_registers_its_bare_url_scheme_as_redirect_uri(
+    client: httpx.AsyncClient,
+) -> None:
+    created = await create(
+        client,
+        client_type="public",
+        url_scheme="com.example.app123",
+        redirect_uris=["com.example.app123", "com.example.app123:/callback"],
+    )
+    assert created.status_code == 201, created.text
+    assert created.json()["redirect_uris"] == ["com.example.app123", "com.example.app123:/callback"]
+    # Dropping the url_scheme would orphan the bare one: refused, naming url_scheme.
+    path = f"/admin/v1/applications/{created.json()['app_id']}"
+    dropped = await client.patch(path, json={"url_scheme": None}, headers=ADMIN)
+    assert dropped.status_code == 422
+    assert dropped.json()["errors"][0]["source"] == "url_scheme"

@@ -67,7 +67,7 @@ def consent_until_verification(data_dir: Path, brand: str, *, approve: bool = Fa
             )  # fmt: skip
             await service.enter_vin(
                 db, ctx, settings=settings, key=key, vin=VIN, method=method,
-                connector=connector, now_us=now_us(),
+                connector=connector, address="192.0.2.1", now_us=now_us(),
             )  # fmt: skip
             if not approve:
                 return ""

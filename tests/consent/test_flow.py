@@ -510,3 +510,47 @@ async def test_a_mobile_app_gets_its_code_at_its_registered_url_scheme(
     assert location.startswith("com.example.fleet:/oauth/callback?")
     tokens = await exchange(browser_client, app, query_of(location)["code"], verifier)
     assert tokens.status_code == 200, tokens.text
+
+
+# ------------------------------------------------------ mobile app: a bare URL scheme
+
+
+async def test_mobile_app_registered_with_its_bare_scheme_gets_the_code_and_exchanges_it(
+    browser_client: httpx.AsyncClient, db: Database
+) -> None:
+    """The original's mobile example: redirect_uri is the app's scheme on its own."""
+    app = await insert_application(
+        db,
+        client_type="public",
+        url_scheme="com.example.app123",
+        redirect_uris=("com.example.app123",),
+    )
+    verifier, challenge = pkce_pair()
+    await walk_to_review(browser_client, app, code_challenge=challenge)
+    review = await browser_client.get(f"{PAGES}/review")
+    assert "form-action 'self' com.example.app123:;" in review.headers["content-security-policy"]
+    decided = await post(browser_client, "review", decision="approve")
+    location = decided.headers["location"]
+    # An absolute URI the platforms' parsers read the query of (RFC 8252 §7.1 form).
+    assert location.startswith("com.example.app123:/?code=")
+    received = query_of(location)
+    assert received["state"] == "st-42"
+    # The exchange names the redirect URI exactly as registered.
+    tokens = await exchange(browser_client, app, received["code"], verifier)
+    assert tokens.status_code == 200, tokens.text
+    assert tokens.json()["status"] == "approved"
+
+
+async def test_mobile_app_with_a_bare_scheme_learns_of_a_denial(
+    browser_client: httpx.AsyncClient, db: Database
+) -> None:
+    app = await insert_application(
+        db,
+        client_type="public",
+        url_scheme="com.example.app123",
+        redirect_uris=("com.example.app123",),
+    )
+    _, challenge = pkce_pair()
+    await walk_to_review(browser_client, app, code_challenge=challenge)
+    denied = await post(browser_client, "review", decision="deny")
+    assert denied.headers["location"].startswith("com.example.app123:/?error=access_denied")

@@ -457,16 +457,22 @@ async def test_expired_sessions_are_purged_but_running_lockouts_stay(
     browser_client.cookies.clear()
     await to_verify(browser_client, db, "sandbox")
     assert await db.fetch_value("SELECT COUNT(*) FROM consent_sessions") == 2
-    clock.advance(900 + 3601)
+    # A longer lockout than the sessions' lifetime: it outlives them.
     lockout_us = 10_000 * 1_000_000
-    await db.execute("UPDATE consent_vehicle_codes SET locked_until = locked_until + :more",
-                     {"more": lockout_us})  # fmt: skip
-    assert await purge_expired_sessions(db, now_us=clock.now_us()) == 1
-    assert await db.fetch_value("SELECT COUNT(*) FROM consent_vehicle_codes") == 1
+    await db.execute("UPDATE consent_throttles SET blocked_until = blocked_until + :more "
+                     "WHERE kind = 'vin_tries'", {"more": lockout_us})  # fmt: skip
+    clock.advance(900 + 3601)
+    assert await purge_expired_sessions(db, now_us=clock.now_us()) == 2
+    assert await db.fetch_value("SELECT COUNT(*) FROM consent_vehicle_codes") == 0
+    assert await db.fetch_value("SELECT kind FROM consent_throttles") == "vin_tries"
+    browser_client.cookies.clear()
+    await to_verify(browser_client, db, "bmw")
+    page = await browser_client.get(f"{PAGES}/verify")
+    assert "Too many wrong codes" in page.text
     clock.advance(10_000)
     assert await purge_expired_sessions(db, now_us=clock.now_us()) == 1
     assert await db.fetch_value("SELECT COUNT(*) FROM consent_sessions") == 0
-    assert await db.fetch_value("SELECT COUNT(*) FROM consent_vehicle_codes") == 0
+    assert await db.fetch_value("SELECT COUNT(*) FROM consent_throttles") == 0
 
 
 async def test_verify_page_says_at_once_when_the_vin_is_locked_out(

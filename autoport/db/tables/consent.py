@@ -1,4 +1,14 @@
-from sqlalchemy import BigInteger, Column, ForeignKey, Index, Integer, Table, Text, UniqueConstraint
+from sqlalchemy import (
+    BigInteger,
+    Column,
+    ForeignKey,
+    Index,
+    Integer,
+    PrimaryKeyConstraint,
+    Table,
+    Text,
+    UniqueConstraint,
+)
 
 from autoport.db import metadata
 
@@ -36,9 +46,10 @@ consent_sessions = Table(
     Index("ix_consent_sessions_expires", "expires_at"),
 )
 
-# A one-time code the vehicle displays (vehicle_code method). `code_hash` is what the
-# owner's input is checked against; `display_code` is what the vehicle's screen shows
-# (the sandbox emulator reads it), cleared once the code is used or burnt.
+# A one-time code the vehicle displays (vehicle_code method), for one session and the VIN
+# it was shown for. `code_hash` is what the owner's input is checked against;
+# `display_code` is what the vehicle's screen shows (the sandbox emulator reads it),
+# cleared once the code is used or retired.
 consent_vehicle_codes = Table(
     "consent_vehicle_codes",
     metadata,
@@ -48,11 +59,25 @@ consent_vehicle_codes = Table(
     Column("session_id", Text, ForeignKey("consent_sessions.id"), nullable=False),
     Column("code_hash", Text, nullable=False),
     Column("display_code", Text, nullable=True),
-    Column("attempts", Integer, nullable=False),
     Column("created_at", BigInteger, nullable=False),
     Column("expires_at", BigInteger, nullable=False),
     Column("consumed_at", BigInteger, nullable=True),
-    # Set when the attempts ran out: no new code for this VIN before then.
-    Column("locked_until", BigInteger, nullable=True),
     Index("ix_consent_vehicle_codes_vin", "environment", "vin", "created_at"),
+)
+
+# What the vehicle-code check counts across sessions, processes and restarts: code
+# tries and codes shown, per VIN and per client address (`kind` says which; `subject` is
+# the VIN or a keyed hash of the address). `hits` in a fixed window that ends at
+# `window_ends`; `blocked_until` is a running lockout (too many wrong codes) or the end
+# of a window whose codes are used up.
+consent_throttles = Table(
+    "consent_throttles",
+    metadata,
+    Column("environment", Text, nullable=False),
+    Column("kind", Text, nullable=False),
+    Column("subject", Text, nullable=False),
+    Column("hits", Integer, nullable=False),
+    Column("window_ends", BigInteger, nullable=False),
+    Column("blocked_until", BigInteger, nullable=True),
+    PrimaryKeyConstraint("environment", "kind", "subject"),
 )

@@ -1,5 +1,6 @@
-"""Per-application rate limit of vehicle data reads, with the `RateLimit-*` headers
-(draft-ietf-httpapi-ratelimit-headers) on every answer and `Retry-After` on a 429.
+"""Rate limits of requests (vehicle data reads per application, token requests per
+client and per address, consent entries per client and per address), with the
+`RateLimit-*` headers (draft-ietf-httpapi-ratelimit-headers) and `Retry-After` on a 429.
 
 A fixed window per limit, opened by the first request. `limits` parses the limits
 ("100/minute;5000/hour") and, when `redis_url` is set, counts in Redis so that replicas
@@ -12,15 +13,22 @@ its time, where the dict costs half a microsecond.
 
 from __future__ import annotations
 
+import ipaddress
 import math
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import structlog
 from limits import RateLimitItem, parse_many
 from limits.aio.storage import RedisStorage
 
-log = structlog.get_logger("autoport.vehicle_data.ratelimit")
+if TYPE_CHECKING:
+    from starlette.requests import Request
+
+    from autoport.kit.state import AppState
+
+log = structlog.get_logger("autoport.kit.ratelimit")
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +77,7 @@ class WindowCounts:
 
 class RateLimiter:
     def __init__(self, spec: str, *, redis_url: str | None = None, namespace: str = "vd") -> None:
+        self.spec = spec
         self.items: list[RateLimitItem] = parse_many(spec)
         self.namespace = namespace
         self.redis: RedisStorage | None = None
@@ -114,7 +123,9 @@ class RateLimiter:
                 return Verdict(True, first.amount, first.amount, first.get_expiry(), self.policy)
         tightest: Verdict | None = None
         for item, (count, ends) in zip(self.items, windows, strict=True):
-            reset = max(0, math.ceil(ends - now - 0.001))
+            # Never more than the window: Redis reports the end against its own reading
+            # of the clock, taken after `now` (a busy machine showed 61 s of 60).
+            reset = max(0, min(item.get_expiry(), math.ceil(ends - now - 0.001)))
             allowed = count <= item.amount
             verdict = Verdict(allowed, item.amount, max(0, item.amount - count), reset, self.policy)
             if not allowed:
@@ -130,3 +141,31 @@ class RateLimiter:
         # expiry when it opens the window) and one expiry read.
         count = await redis.incr(key, seconds)
         return count, await redis.get_expiry(key)
+
+
+def rate_limiter(state: AppState, name: str, spec: str) -> RateLimiter:
+    """The app's limiter `name` (also its storage namespace) counting against `spec`, a
+    setting in the `limits` notation: made on first use, made again when the setting
+    changed, shared by the app's requests (and through Redis by its replicas)."""
+    limiter = state.rate_limiters.get(name)
+    if limiter is None or limiter.spec != spec:
+        limiter = state.rate_limiters[name] = RateLimiter(
+            spec, redis_url=state.settings.redis_url, namespace=name
+        )
+    return limiter
+
+
+def client_address(request: Request) -> str:
+    """The address a request is counted under: the client's IP (uvicorn takes it from
+    X-Forwarded-For only when a trusted proxy sent it), an IPv6 address by its /64, the
+    block one subscriber gets (counting single addresses there counts nothing)."""
+    host = request.client.host if request.client else ""
+    try:
+        ip = ipaddress.ip_address(host)
+    except ValueError:
+        return host or "unknown"
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip.ipv4_mapped is not None:
+            return str(ip.ipv4_mapped)
+        return str(ipaddress.IPv6Network((ip, 64), strict=False))
+    return str(ip)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from autoport.vehicle_data.ratelimit import RateLimiter, WindowCounts
+from autoport.kit.ratelimit import RateLimiter, WindowCounts
 
 
 def test_a_window_counts_until_it_ends_then_a_new_one_opens() -> None:

@@ -7,7 +7,7 @@ import secrets
 
 import pytest
 
-from autoport.vehicle_data.ratelimit import RateLimiter
+from autoport.kit.ratelimit import RateLimiter
 from tests.conftest import service_missing
 
 REDIS_URL = "redis://127.0.0.1:6379/0"
