@@ -58,6 +58,9 @@ class Settings(BaseSettings):
     log_format: Literal["console", "json"] = "console"
     access_log: bool = True
     max_body_bytes: int = Field(default=1024 * 1024, ge=1024)
+    # The request line and headers together: larger requests get 431 (the server stops
+    # reading them at this size). Browsers' cookies and bearer tokens fit in a fraction.
+    max_header_bytes: int = Field(default=16 * 1024, ge=1024, le=1024 * 1024)
 
     # Secrets: given here or generated and persisted on first start.
     token_hmac_key: SecretStr | None = None
