@@ -7,7 +7,7 @@ lines, headers and HTML get forged. The request pipeline asks `control_character
 about every request before any route runs, so no route needs its own check.
 
 Rules: the path, the query string and header values carry none (header values may hold
-tab, as HTTP allows); bodies (JSON, form or any other text) may hold tab, line feed and
+tab, as HTTP allows; HTTP Basic credentials are checked decoded); bodies (JSON, form or any other text) may hold tab, line feed and
 carriage return, for multi-line text, and nothing else below U+0020 nor U+007F.
 
 Each input is first scanned with one regular expression over its raw bytes (C speed,
@@ -18,11 +18,13 @@ offending field, and the decoded value decides.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import parse_qsl
+from urllib.parse import parse_qsl, unquote
 
 import orjson
 
@@ -59,8 +61,24 @@ class ControlCharacter:
         return f"{what} contains a control character ({code}); such characters are not allowed"
 
 
-def header_has_control(value: bytes) -> bool:
-    return _HEADER.search(value) is not None
+def header_to_check(name: bytes, value: bytes) -> bool:
+    """Whether `control_character_in` must look at this header: it holds a control
+    character, or it is HTTP Basic authorization, whose credentials are base64 and
+    form-encoded (RFC 6749 §2.3.1), so only decoding shows what they hold."""
+    if _HEADER.search(value) is not None:
+        return True
+    return name == b"authorization" and value[:6].lower() == b"basic "
+
+
+def _in_basic(value: bytes) -> str | None:
+    if value[:6].lower() != b"basic ":
+        return None
+    try:
+        decoded = base64.b64decode(value[6:].strip(), validate=True).decode()
+    except (binascii.Error, UnicodeDecodeError):
+        return None  # the token endpoint answers that itself
+    found = _STRICT.search(unquote(decoded.replace("+", " ")))
+    return None if found is None else found.group()
 
 
 def control_character_in(
@@ -81,6 +99,8 @@ def control_character_in(
     for header, raw in headers:
         if (byte := _HEADER.search(raw)) is not None:
             return ControlCharacter("header", _header_name(header), byte.group().decode("latin-1"))
+        if header == b"authorization" and (found := _in_basic(raw)) is not None:
+            return ControlCharacter("header", "Authorization", found)
     if body and _MAYBE.search(body) is not None:
         return _in_body(body)
     return None

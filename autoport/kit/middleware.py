@@ -43,7 +43,7 @@ from autoport.kit.errors import (
     refusal_body,
     unavailable_response,
 )
-from autoport.kit.hygiene import control_character_in, header_has_control
+from autoport.kit.hygiene import control_character_in, header_to_check
 from autoport.kit.logging import REQUEST_ID
 from autoport.kit.metrics import request_counter, request_timer
 
@@ -241,19 +241,19 @@ class _HeaderScan(NamedTuple):
     request_id: str
     length: int | None  # the declared Content-Length
     size: int  # bytes of names and values
-    suspect: list[tuple[bytes, bytes]]  # headers holding control characters
+    suspect: list[tuple[bytes, bytes]]  # headers for kit.hygiene to look at
 
 
 def _scan_headers(headers: list[tuple[bytes, bytes]]) -> _HeaderScan:
     """The request id (the incoming one when plain, else a new one), the declared
-    Content-Length, the headers' size and those with control characters, in one pass."""
+    Content-Length, the headers' size and those kit.hygiene must check, in one pass."""
     incoming: bytes | None = None
     declared: bytes | None = None
     size = 0
     suspect: list[tuple[bytes, bytes]] = []
     for name, value in headers:
         size += len(name) + len(value) + 4  # ": " and CRLF, as on the wire
-        if header_has_control(value):
+        if header_to_check(name, value):
             suspect.append((name, value))
         # The first of each counts.
         if name == b"x-request-id" and incoming is None:
