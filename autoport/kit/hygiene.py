@@ -7,8 +7,9 @@ lines, headers and HTML get forged. The request pipeline asks `control_character
 about every request before any route runs, so no route needs its own check.
 
 Rules: the path, the query string and header values carry none (header values may hold
-tab, as HTTP allows; HTTP Basic credentials are checked decoded); bodies (JSON, form or any other text) may hold tab, line feed and
-carriage return, for multi-line text, and nothing else below U+0020 nor U+007F.
+tab, as HTTP allows; HTTP Basic credentials are checked decoded); bodies (JSON, form or
+any other text) may hold tab, line feed and carriage return, for multi-line text, and
+nothing else below U+0020 nor U+007F.
 
 Each input is first scanned with one regular expression over its raw bytes (C speed,
 about a microsecond per kilobyte), which also matches harmless spellings such as
@@ -99,8 +100,8 @@ def control_character_in(
     for header, raw in headers:
         if (byte := _HEADER.search(raw)) is not None:
             return ControlCharacter("header", _header_name(header), byte.group().decode("latin-1"))
-        if header == b"authorization" and (found := _in_basic(raw)) is not None:
-            return ControlCharacter("header", "Authorization", found)
+        if header == b"authorization" and (decoded := _in_basic(raw)) is not None:
+            return ControlCharacter("header", "Authorization", decoded)
     if body and _MAYBE.search(body) is not None:
         return _in_body(body)
     return None

@@ -61,7 +61,9 @@ async def test_head_on_a_stream_ends_at_once(client: httpx.AsyncClient, app: Fas
     assert response.content == b""
 
 
-@pytest.mark.parametrize("path", ["/sandbox/v1/eligibility", "/v1/eligibility", "/v1/fleets/vehicles"])
+@pytest.mark.parametrize(
+    "path", ["/sandbox/v1/eligibility", "/v1/eligibility", "/v1/fleets/vehicles"]
+)
 async def test_bodies_are_judged_after_the_token(
     client: httpx.AsyncClient, app: FastAPI, path: str
 ) -> None:

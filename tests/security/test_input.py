@@ -72,7 +72,9 @@ async def test_nul_in_client_id_at_the_token_endpoint(
 
 
 @pytest.mark.parametrize("prefix", ["", "/sandbox"])
-async def test_nul_at_the_consent_entry(client: httpx.AsyncClient, app: FastAPI, prefix: str) -> None:
+async def test_nul_at_the_consent_entry(
+    client: httpx.AsyncClient, app: FastAPI, prefix: str
+) -> None:
     creds = await create_app_credentials(db_of(app))
     params = {
         "client_id": creds.client_id,
