@@ -31,7 +31,7 @@ import orjson
 
 # Decoded text: what is refused where.
 _STRICT = re.compile(r"[\x00-\x1f\x7f]")  # path, query
-_HEADER = re.compile(rb"[\x00-\x08\x0a-\x1f\x7f]")  # raw header values: tab allowed
+HEADER_CONTROL = re.compile(rb"[\x00-\x08\x0a-\x1f\x7f]")  # raw header values: tab allowed
 _TEXT = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")  # bodies: tab, LF, CR allowed
 
 # Raw bytes that may decode to a control character: the byte itself, a percent escape
@@ -62,15 +62,6 @@ class ControlCharacter:
         return f"{what} contains a control character ({code}); such characters are not allowed"
 
 
-def header_to_check(name: bytes, value: bytes) -> bool:
-    """Whether `control_character_in` must look at this header: it holds a control
-    character, or it is HTTP Basic authorization, whose credentials are base64 and
-    form-encoded (RFC 6749 §2.3.1), so only decoding shows what they hold."""
-    if _HEADER.search(value) is not None:
-        return True
-    return name == b"authorization" and value[:6].lower() == b"basic "
-
-
 def _in_basic(value: bytes) -> str | None:
     if value[:6].lower() != b"basic ":
         return None
@@ -98,7 +89,7 @@ def control_character_in(
                 if (found := _STRICT.search(text)) is not None:
                     return ControlCharacter("query", _shown(name), found.group())
     for header, raw in headers:
-        if (byte := _HEADER.search(raw)) is not None:
+        if (byte := HEADER_CONTROL.search(raw)) is not None:
             return ControlCharacter("header", _header_name(header), byte.group().decode("latin-1"))
         if header == b"authorization" and (decoded := _in_basic(raw)) is not None:
             return ControlCharacter("header", "Authorization", decoded)

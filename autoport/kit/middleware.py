@@ -20,6 +20,7 @@ from __future__ import annotations
 import gc
 import re
 from collections.abc import Sequence
+from operator import itemgetter
 from os import urandom
 from time import perf_counter
 from typing import Any, NamedTuple
@@ -43,7 +44,7 @@ from autoport.kit.errors import (
     refusal_body,
     unavailable_response,
 )
-from autoport.kit.hygiene import control_character_in, header_to_check
+from autoport.kit.hygiene import HEADER_CONTROL, control_character_in
 from autoport.kit.logging import REQUEST_ID
 from autoport.kit.metrics import request_counter, request_timer
 
@@ -221,6 +222,7 @@ class RequestPipeline:
 
 
 _BODY_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+_has_control = HEADER_CONTROL.search
 
 
 async def _serve(route: Route, scope: Scope, receive: Receive, send: Send) -> None:
@@ -252,20 +254,29 @@ def _scan_headers(headers: list[tuple[bytes, bytes]]) -> _HeaderScan:
     size = 0
     suspect: list[tuple[bytes, bytes]] = []
     for name, value in headers:
-        size += len(name) + len(value) + 4  # ": " and CRLF, as on the wire
-        if header_to_check(name, value):
-            suspect.append((name, value))
+        size += len(name)
         # The first of each counts.
         if name == b"x-request-id" and incoming is None:
             incoming = value
         elif name == b"content-length" and declared is None:
             declared = value
+        elif name == b"authorization" and value[:6].lower() == b"basic ":
+            suspect.append((name, value))  # encoded credentials: hygiene decodes them
+    # All values searched at once (joined by a tab, which values may hold): a control
+    # character is rare, and only then are they looked at one by one.
+    values = b"\t".join(map(_value, headers))
+    size += len(values) + 3 * len(headers)  # ": " and CRLF, as on the wire
+    if _has_control(values) is not None:
+        suspect.extend(header for header in headers if _has_control(header[1]) is not None)
     length = int(declared) if declared is not None and declared.isdigit() else None
     request_id = (
         incoming.decode() if incoming is not None and _SAFE_REQUEST_ID.match(incoming) else None
     )
     # 32 hex digits like uuid4().hex, at a third of its cost.
     return _HeaderScan(request_id or urandom(16).hex(), length, size, suspect)
+
+
+_value = itemgetter(1)
 
 
 _STATUS_TEXT = {code: str(code) for code in range(100, 600)}
