@@ -10,7 +10,6 @@ and are logged with the request id (see autoport.kit.middleware).
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from http import HTTPStatus
@@ -227,35 +226,11 @@ RETRY_AFTER_SECONDS = 2
 UNAVAILABLE_DETAIL = "the database is unavailable for a moment; retry after a few seconds"
 
 
-# One warning per outage, not one per request: a restart fails hundreds of requests.
-OUTAGE_LOG_INTERVAL_SECONDS = 10.0
-
-
-class _OutageLog:
-    def __init__(self) -> None:
-        self.logged_at = -OUTAGE_LOG_INTERVAL_SECONDS
-        self.since = 0
-
-    def note(self, error: DatabaseUnavailable) -> None:
-        now = time.monotonic()
-        if now - self.logged_at < OUTAGE_LOG_INTERVAL_SECONDS:
-            self.since += 1
-            return
-        log.warning(
-            "database unavailable: answering 503 with Retry-After until it is back",
-            error=str(error),
-            answered_since_last_warning=self.since,
-        )
-        self.logged_at, self.since = now, 0
-
-
-_outage_log = _OutageLog()
-
-
 def unavailable_response(request: Request, error: DatabaseUnavailable) -> Response:
     """The 503 of DatabaseUnavailable, in the path's error shape (the FastAPI handler;
     the request pipeline uses it for the hot routes)."""
-    _outage_log.note(error)
+    # One line per outage, not per request (kit.logging.quiet_outages).
+    log.warning("database unavailable: answering 503 with Retry-After", exc_info=error)
     headers = {"Retry-After": str(RETRY_AFTER_SECONDS)}
     if is_oauth_path(request.scope["path"]):
         # RFC 6749's code for "the server is overloaded or under maintenance".

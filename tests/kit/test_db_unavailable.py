@@ -29,8 +29,8 @@ from fastapi import FastAPI
 from autoport.app import create_app
 from autoport.config import Settings, rotate_admin_token
 from autoport.db.migrate import upgrade_sync
-from autoport.kit import errors
 from autoport.kit.db import SqliteDatabase
+from autoport.kit.logging import OutageGate
 from tests.cli.test_serve import free_port
 from tests.conftest import service_missing
 from tests.factories import bearer, client_credentials_token, create_app_credentials
@@ -94,12 +94,9 @@ def own_postgres() -> Iterator[Cluster]:
 
 @pytest.fixture
 def outage_log() -> Iterator[list[dict[str, object]]]:
-    """Warnings about the outage, from a fresh once-per-outage log."""
-    previous = errors._outage_log
-    errors._outage_log = errors._OutageLog()
-    with structlog.testing.capture_logs() as logs:
+    """What is logged, through a fresh once-per-outage gate as configure_logging has it."""
+    with structlog.testing.capture_logs(processors=[OutageGate()]) as logs:
         yield logs
-    errors._outage_log = previous
 
 
 @contextlib.asynccontextmanager
