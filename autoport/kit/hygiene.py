@@ -108,6 +108,11 @@ def _shown(name: str) -> str:
     return _STRICT.sub("?", name).strip() or "(unnamed)"
 
 
+def _capped(path: str) -> str:
+    # A path into a deeply nested document can be long; the error names its end.
+    return path if len(path) <= 120 else "..." + path[-117:]
+
+
 def _header_name(name: bytes) -> str:
     # Shown as HTTP spells it (Authorization, X-Request-Id), not as ASGI lowercases it.
     return "-".join(part.capitalize() for part in name.decode("latin-1").split("-"))
@@ -120,7 +125,7 @@ def _in_body(body: bytes) -> ControlCharacter | None:
         except orjson.JSONDecodeError:
             pass  # malformed JSON: the route answers that; raw characters still count
         else:
-            return _in_json(document, "")
+            return _in_json(document)
     else:
         for name, value in _pairs(body):
             for text in (name, value):
@@ -131,21 +136,26 @@ def _in_body(body: bytes) -> ControlCharacter | None:
     return None
 
 
-def _in_json(value: Any, path: str) -> ControlCharacter | None:
-    """Depth-first through a decoded document; paths as the validation errors name them
+def _in_json(document: Any) -> ControlCharacter | None:
+    """Through a decoded document in order, with a stack (a deeply nested body must not
+    exhaust the interpreter's recursion); paths as the validation errors name them
     (`vehicles[0].vin`, see kit.errors)."""
-    if isinstance(value, str):
-        found = _TEXT.search(value)
-        return None if found is None else ControlCharacter("body", path or "body", found.group())
-    if isinstance(value, list):
-        for index, item in enumerate(value):
-            if (hit := _in_json(item, f"{path}[{index}]")) is not None:
-                return hit
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            child = f"{path}.{_shown(key)}" if path else _shown(key)
-            if (found := _TEXT.search(key)) is not None:
-                return ControlCharacter("body", child, found.group())
-            if (hit := _in_json(item, child)) is not None:
-                return hit
+    stack: list[tuple[str, Any]] = [("", document)]
+    while stack:
+        path, value = stack.pop()
+        if isinstance(value, str):
+            if (found := _TEXT.search(value)) is not None:
+                return ControlCharacter("body", _capped(path or "body"), found.group())
+        elif isinstance(value, list):
+            stack.extend(
+                (f"{path}[{index}]", item) for index, item in reversed(list(enumerate(value)))
+            )
+        elif isinstance(value, dict):
+            children: list[tuple[str, Any]] = []
+            for key, item in value.items():
+                child = f"{path}.{_shown(key)}" if path else _shown(key)
+                if (found := _TEXT.search(key)) is not None:
+                    return ControlCharacter("body", _capped(child), found.group())
+                children.append((child, item))
+            stack.extend(reversed(children))
     return None

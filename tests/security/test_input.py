@@ -131,6 +131,13 @@ async def test_nul_in_the_ingest_route(client: httpx.AsyncClient) -> None:
     assert_refused(response, "vehicles[0].vin")
     response = await client.post("/v1/ingest", json=[{"vin": "x", "brand\u0001": "y"}])
     assert_refused(response, "[0].brand?")
+    # A document nested as deep as a JSON parser takes is walked without recursion.
+    deep = b"[" * 1000 + b'"\\u0001"' + b"]" * 1000
+    response = await client.post(
+        "/v1/ingest", content=deep, headers={"Content-Type": "application/json"}
+    )
+    assert response.status_code == 400
+    assert response.json()["errors"][0]["source"].endswith("[0][0]")
 
 
 async def test_control_characters_in_headers_and_pull_path(client: httpx.AsyncClient) -> None:
