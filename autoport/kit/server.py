@@ -16,6 +16,7 @@ buffer megabytes of headers before the app could refuse them.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import socket
 from typing import Any
@@ -31,6 +32,8 @@ from autoport.kit.logging import configure_logging
 from autoport.kit.state import begin_shutdown_of_served_apps
 
 GRACE_SECONDS = 10
+# How long a refused connection is still read (and what arrives dropped) before closing.
+LINGER_SECONDS = 2.0
 # uvicorn's (and h11's) default for the h11 parser's limit, used when none is given.
 DEFAULT_MAX_HEADER_BYTES = 16 * 1024
 
@@ -50,6 +53,7 @@ class HeaderLimitedProtocol(HttpToolsProtocol):
         self.max_header_bytes = config.h11_max_incomplete_event_size or DEFAULT_MAX_HEADER_BYTES
         self.reading_headers = False
         self.header_bytes = 0
+        self.refused = False
 
     def on_message_begin(self) -> None:
         super().on_message_begin()
@@ -61,6 +65,8 @@ class HeaderLimitedProtocol(HttpToolsProtocol):
         super().on_headers_complete()
 
     def data_received(self, data: bytes) -> None:
+        if self.refused:
+            return  # what the client still sends after the 431 is dropped unread
         super().data_received(data)
         if not self.reading_headers or self.transport.is_closing():
             return
@@ -78,7 +84,14 @@ class HeaderLimitedProtocol(HttpToolsProtocol):
             b"content-length: " + str(len(body)).encode() + b"\r\n"
             b"connection: close\r\n\r\n" + body
         )
-        self.transport.close()
+        # A lingering close: closing while the client is still sending would reset the
+        # connection, and a reset can destroy the 431 before the client reads it. So
+        # the answer is sent and our side shut, the rest of the request read and
+        # dropped, and the connection closed when the client closes it, or after a while.
+        self.refused = True
+        if self.transport.can_write_eof():
+            self.transport.write_eof()
+        asyncio.get_running_loop().call_later(LINGER_SECONDS, self.transport.close)
 
 
 class Server(uvicorn.Server):
