@@ -126,8 +126,11 @@ def _postgres_unavailable(error: BaseException) -> bool:
         | exceptions.ConnectionDoesNotExistError,
     ):
         return True
-    # A connection the server closed, used before the pool noticed.
-    return isinstance(error, exceptions.InterfaceError) and "closed" in str(error)
+    # A connection the server closed, used before the pool noticed; or caught by the
+    # closing mid-exchange (its protocol state is then left inconsistent).
+    if isinstance(error, exceptions.InterfaceError) and "closed" in str(error):
+        return True
+    return isinstance(error, exceptions.InternalClientError) and "cannot switch" in str(error)
 
 
 class Connection(ABC):
