@@ -59,8 +59,9 @@ class Settings(BaseSettings):
     access_log: bool = True
     max_body_bytes: int = Field(default=1024 * 1024, ge=1024)
     # The request line and headers together: larger requests get 431 (the server stops
-    # reading them at this size). Browsers' cookies and bearer tokens fit in a fraction.
-    max_header_bytes: int = Field(default=16 * 1024, ge=1024, le=1024 * 1024)
+    # reading them at this size). The largest legitimate one is a fleet filter of 1000
+    # VINs in the query string (about 26 KB, URL-encoded).
+    max_header_bytes: int = Field(default=64 * 1024, ge=1024, le=1024 * 1024)
 
     # Secrets: given here or generated and persisted on first start.
     token_hmac_key: SecretStr | None = None
