@@ -74,6 +74,10 @@ class OAuthError(Exception):
         super().__init__(f"{self.error}: {self.description}")
 
 
+# Set in the scope the routers see when the request pipeline answers HEAD as GET.
+HEAD_AS_GET = "autoport.head_as_get"
+
+
 def request_id_of(request: Request) -> str:
     return str(request.scope.get("state", {}).get("request_id", ""))
 
@@ -173,10 +177,12 @@ async def _http_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, HTTPException)
     status = exc.status_code
     headers = exc.headers
+    # The method as the client sent it: HEAD reaches the routers as GET.
+    method = "HEAD" if request.scope.get(HEAD_AS_GET) else request.method
     if status == 404 and exc.detail == "Not Found":
-        detail = f"no route {request.method} {request.url.path}"
+        detail = f"no route {method} {request.url.path}"
     elif status == 405:
-        detail = f"{request.method} is not allowed on {request.url.path}"
+        detail = f"{method} is not allowed on {request.url.path}"
         # Starlette names the methods of the first route on the path only.
         headers = {**(headers or {}), "Allow": ", ".join(allowed_methods(request))}
     elif status == 413:

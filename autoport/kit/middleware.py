@@ -34,6 +34,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from autoport.kit.db import DatabaseUnavailable
 from autoport.kit.environments import EnvironmentRouter
 from autoport.kit.errors import (
+    HEAD_AS_GET,
     OAUTH_CONTENT_TOO_LARGE_BODY,
     OAUTH_NO_STORE,
     ApiError,
@@ -145,7 +146,7 @@ class RequestPipeline:
                 # Every GET route answers HEAD too, as HTTP asks (load balancers and
                 # `curl -I` use it): GET for the routers, the body left out. A copy of the
                 # scope: the server reads its own "method" to frame the answer.
-                scope = {**scope, "method": "GET"}
+                scope = {**scope, "method": "GET", HEAD_AS_GET: True}
                 reply = _without_body(send_with_id)
             if (route := self._hot_route(scope)) is not None:
                 await _serve(route, scope, receive, reply)
