@@ -154,6 +154,7 @@ def create_app(
         environments=EnvironmentRouter.from_settings(settings),
         access_log=settings.access_log,
         max_body_bytes=settings.max_body_bytes,
+        max_header_bytes=settings.max_header_bytes,
         hot_routes=hot_routes(),
     )
     return app

@@ -58,6 +58,10 @@ class Settings(BaseSettings):
     log_format: Literal["console", "json"] = "console"
     access_log: bool = True
     max_body_bytes: int = Field(default=1024 * 1024, ge=1024)
+    # The request line and headers together: larger requests get 431 (the server stops
+    # reading them at this size). The largest legitimate one is a fleet filter of 1000
+    # VINs in the query string (about 26 KB, URL-encoded).
+    max_header_bytes: int = Field(default=64 * 1024, ge=1024, le=1024 * 1024)
 
     # Secrets: given here or generated and persisted on first start.
     token_hmac_key: SecretStr | None = None
@@ -464,6 +468,35 @@ def stored_secrets(settings: Settings) -> Settings:
         if getattr(settings, name) is None and name in stored
     }
     return settings.model_copy(update=update)
+
+
+# Secrets file -> (its identity when read, the admin token hash it held).
+_ADMIN_HASHES: dict[Path, tuple[tuple[int, int, int], str]] = {}
+
+
+def current_admin_token_sha256(settings: Settings) -> str | None:
+    """The admin token's hash as it is now. Given in the settings (AUTOPORT_ADMIN_TOKEN),
+    that one; else the one in the secrets file, read again whenever the file changed
+    (`rotate_admin_token` replaces it): a running server, each of its worker processes,
+    sees a rotation on its next admin request, on SQLite and PostgreSQL alike. A stat
+    per admin request (microseconds) is all it costs."""
+    if settings.admin_token is not None:
+        return settings.admin_token_sha256
+    path = settings.data_dir / SECRETS_FILE_NAME
+    try:
+        info = path.stat()
+    except OSError:
+        return settings.admin_token_sha256
+    identity = (info.st_ino, info.st_mtime_ns, info.st_size)
+    cached = _ADMIN_HASHES.get(path)
+    if cached is not None and cached[0] == identity:
+        return cached[1]
+    try:
+        stored = json.loads(path.read_text())["admin_token_sha256"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return cached[1] if cached is not None else settings.admin_token_sha256
+    _ADMIN_HASHES[path] = (identity, str(stored))
+    return str(stored)
 
 
 def rotate_admin_token(settings: Settings) -> str:

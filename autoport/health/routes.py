@@ -8,8 +8,9 @@ from starlette.responses import Response
 
 from autoport import __version__
 from autoport.db.migrate import expected_heads, is_current
+from autoport.kit.db import DatabaseUnavailable
 from autoport.kit.environments import EnvironmentDep, public_base_url
-from autoport.kit.errors import ApiError
+from autoport.kit.errors import RETRY_AFTER_SECONDS, ApiError
 from autoport.kit.routing import json_response
 from autoport.kit.state import StateDep, database_of
 
@@ -31,7 +32,8 @@ async def service_info(environment: EnvironmentDep, state: StateDep) -> Response
 
 @router.get("/healthz")
 async def healthz() -> Response:
-    """The process is alive and serving."""
+    """The process is alive and serving (HEAD too, as every GET route: load balancers
+    probe with it; see kit.middleware)."""
     return json_response({"status": "ok"})
 
 
@@ -39,14 +41,17 @@ async def healthz() -> Response:
 async def readyz(request: Request) -> Response:
     """The database answers and its schema is at the version this code expects."""
     db = database_of(request)
+    retry = {"Retry-After": str(RETRY_AFTER_SECONDS)}
     try:
         await db.fetch_value("SELECT 1")
     except Exception as error:
+        cause = error.__cause__ if isinstance(error, DatabaseUnavailable) else error
         raise ApiError(
             503,
-            f"database unreachable: {type(error).__name__}",
+            f"database unreachable: {type(cause).__name__}",
             title="Not Ready",
             source="database",
+            headers=retry,
         ) from error
     if not await is_current(db):
         raise ApiError(
@@ -54,6 +59,7 @@ async def readyz(request: Request) -> Response:
             "database migrations are not current; run `autoport migrate`",
             title="Not Ready",
             source="migrations",
+            headers=retry,
         )
     return json_response({"status": "ready", "migrations": sorted(expected_heads())})
 

@@ -15,6 +15,7 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 
+from autoport.config import current_admin_token_sha256
 from autoport.kit.crypto import same, sha256_hex
 from autoport.kit.environments import Environment, environment_of
 from autoport.kit.errors import ApiError
@@ -92,8 +93,9 @@ def require_scope(caller: Caller, scope: str) -> None:
 
 async def require_admin(request: Request) -> None:
     """The admin API: `Authorization: Bearer <admin token>`, compared in constant time
-    against the stored hash."""
-    expected = state_of(request).settings.admin_token_sha256
+    against the stored hash (as it is now: `autoport admin-token --rotate` applies to
+    running servers)."""
+    expected = current_admin_token_sha256(state_of(request).settings)
     header = request.headers.get("authorization", "")
     scheme, _, token = header.partition(" ")
     if scheme.lower() != "bearer" or not token or expected is None:

@@ -11,6 +11,12 @@ SQLAlchemy Core statements for the few dynamic queries, compiled here.
   without blocking the loop while another process holds the write lock.
 - PostgreSQL: an asyncpg pool; parameters are rewritten to ``$n`` once per SQL string.
 
+Both raise `DatabaseUnavailable` when the database cannot answer right now (PostgreSQL
+restarting or unreachable, connections cut; SQLite locked by another process for longer
+than the lock timeout, or its file unreadable): the request pipeline answers it 503 with
+Retry-After instead of a 500. The pool reconnects by itself: asyncpg replaces a closed
+connection when it is next acquired.
+
 Conventions every table follows, so rows look the same from both drivers: instants are
 BIGINT microseconds since the Unix epoch (UTC), JSON documents are TEXT produced by
 orjson, booleans are SMALLINT-free SQL booleans (read them with ``bool()``).
@@ -23,6 +29,7 @@ import collections
 import contextlib
 import re
 import sqlite3
+import sys
 import time
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
@@ -78,6 +85,52 @@ def _compile(statement: Statement, params: Params, dialect: Dialect) -> tuple[st
     if params:
         merged.update(params)
     return str(compiled), merged
+
+
+class DatabaseUnavailable(Exception):
+    """The database cannot answer now (restart, lost connection, lock held elsewhere);
+    retrying later may succeed. The cause is chained (`__cause__`)."""
+
+    def __init__(self, cause: BaseException) -> None:
+        super().__init__(f"database unavailable: {type(cause).__name__}: {cause}")
+
+
+# SQLite's messages for "someone else holds it" and "cannot reach the file": transient
+# or operational, never the request's fault.
+_SQLITE_UNAVAILABLE = ("locked", "busy", "unable to open", "disk I/O error")
+
+
+def _sqlite_unavailable(error: sqlite3.OperationalError) -> bool:
+    text = str(error)
+    return any(part in text for part in _SQLITE_UNAVAILABLE)
+
+
+def _postgres_unavailable(error: BaseException) -> bool:
+    """asyncpg's errors of the connection rather than of the statement: the server
+    refuses connections (starting up, shutting down: 57P03, too many: 53300), ended ours
+    (57P01-57P02 admin/crash shutdown, class 08), or the socket broke (OSError,
+    including "Connect call failed" and resets; TimeoutError while connecting)."""
+    if isinstance(error, OSError | TimeoutError):
+        return True
+    asyncpg = sys.modules.get("asyncpg")
+    if asyncpg is None:
+        return False
+    exceptions = asyncpg.exceptions
+    if isinstance(
+        error,
+        exceptions.PostgresConnectionError
+        | exceptions.CannotConnectNowError
+        | exceptions.AdminShutdownError
+        | exceptions.CrashShutdownError
+        | exceptions.TooManyConnectionsError
+        | exceptions.ConnectionDoesNotExistError,
+    ):
+        return True
+    # A connection the server closed, used before the pool noticed; or caught by the
+    # closing mid-exchange (its protocol state is then left inconsistent).
+    if isinstance(error, exceptions.InterfaceError) and "closed" in str(error):
+        return True
+    return isinstance(error, exceptions.InternalClientError) and "cannot switch" in str(error)
 
 
 class Connection(ABC):
@@ -150,20 +203,42 @@ class SqliteConnection(Connection):
     def __init__(self, raw: sqlite3.Connection) -> None:
         self.raw = raw
 
+    # try/except costs nothing until something is raised (Python 3.11): the hot reads
+    # stay as fast.
     async def fetch_all(self, statement: Statement, params: Params = None) -> list[Row]:
         sql, args = _compile(statement, params, "sqlite")
-        return self.raw.execute(sql, args or {}).fetchall()
+        try:
+            return self.raw.execute(sql, args or {}).fetchall()
+        except sqlite3.OperationalError as error:
+            if _sqlite_unavailable(error):
+                raise DatabaseUnavailable(error) from error
+            raise
 
     async def fetch_one(self, statement: Statement, params: Params = None) -> Row | None:
         sql, args = _compile(statement, params, "sqlite")
-        return self.raw.execute(sql, args or {}).fetchone()  # type: ignore[no-any-return]
+        try:
+            return self.raw.execute(sql, args or {}).fetchone()  # type: ignore[no-any-return]
+        except sqlite3.OperationalError as error:
+            if _sqlite_unavailable(error):
+                raise DatabaseUnavailable(error) from error
+            raise
 
     async def execute(self, statement: Statement, params: Params = None) -> int:
         sql, args = _compile(statement, params, "sqlite")
-        return self.raw.execute(sql, args or {}).rowcount
+        try:
+            return self.raw.execute(sql, args or {}).rowcount
+        except sqlite3.OperationalError as error:
+            if _sqlite_unavailable(error):
+                raise DatabaseUnavailable(error) from error
+            raise
 
     async def execute_many(self, sql: str, rows: Sequence[Mapping[str, Any]]) -> None:
-        self.raw.executemany(sql, rows)
+        try:
+            self.raw.executemany(sql, rows)
+        except sqlite3.OperationalError as error:
+            if _sqlite_unavailable(error):
+                raise DatabaseUnavailable(error) from error
+            raise
 
 
 def open_sqlite(path: str) -> sqlite3.Connection:
@@ -263,8 +338,10 @@ class SqliteDatabase(Database):
                 raw.execute("BEGIN IMMEDIATE")
                 return
             except sqlite3.OperationalError as error:
-                if "locked" not in str(error) or time.monotonic() > deadline:
+                if "locked" not in str(error):
                     raise
+                if time.monotonic() > deadline:
+                    raise DatabaseUnavailable(error) from error
             await asyncio.sleep(delay)
             delay = min(delay * 2, 0.05)
 
@@ -290,15 +367,30 @@ class PostgresConnection(Connection):
 
     async def fetch_all(self, statement: Statement, params: Params = None) -> list[Row]:
         query, args = self._args(statement, params)
-        return await self.raw.fetch(query, *args)  # type: ignore[no-any-return]
+        try:
+            return await self.raw.fetch(query, *args)  # type: ignore[no-any-return]
+        except Exception as error:
+            if _postgres_unavailable(error):
+                raise DatabaseUnavailable(error) from error
+            raise
 
     async def fetch_one(self, statement: Statement, params: Params = None) -> Row | None:
         query, args = self._args(statement, params)
-        return await self.raw.fetchrow(query, *args)  # type: ignore[no-any-return]
+        try:
+            return await self.raw.fetchrow(query, *args)  # type: ignore[no-any-return]
+        except Exception as error:
+            if _postgres_unavailable(error):
+                raise DatabaseUnavailable(error) from error
+            raise
 
     async def execute(self, statement: Statement, params: Params = None) -> int:
         query, args = self._args(statement, params)
-        status: str = await self.raw.execute(query, *args)
+        try:
+            status: str = await self.raw.execute(query, *args)
+        except Exception as error:
+            if _postgres_unavailable(error):
+                raise DatabaseUnavailable(error) from error
+            raise
         # asyncpg returns the command tag, e.g. "UPDATE 3" or "INSERT 0 1".
         last = status.rsplit(" ", 1)[-1]
         return int(last) if last.isdigit() else 0
@@ -307,7 +399,12 @@ class PostgresConnection(Connection):
         if not rows:
             return
         query, names = _to_dollar_params(sql)
-        await self.raw.executemany(query, [[row[name] for name in names] for row in rows])
+        try:
+            await self.raw.executemany(query, [[row[name] for name in names] for row in rows])
+        except Exception as error:
+            if _postgres_unavailable(error):
+                raise DatabaseUnavailable(error) from error
+            raise
 
 
 class PostgresDatabase(Database):
@@ -349,8 +446,17 @@ class PostgresDatabase(Database):
     async def transaction(self) -> AsyncIterator[Connection]:
         if self._pool is None:
             raise RuntimeError("database is not connected")
-        async with self._pool.acquire() as raw, raw.transaction():
-            yield PostgresConnection(raw)
+        try:
+            async with self._pool.acquire() as raw, raw.transaction():
+                yield PostgresConnection(raw)
+        except DatabaseUnavailable:
+            raise
+        except Exception as error:
+            # Also the ROLLBACK that fails on a connection the server cut, which would
+            # otherwise replace the statement's own DatabaseUnavailable.
+            if not _postgres_unavailable(error):
+                raise
+            raise DatabaseUnavailable(error) from error
 
 
 def asyncpg_dsn(url: str) -> str:

@@ -16,10 +16,17 @@ from http import HTTPStatus
 from typing import Any
 
 import orjson
+import structlog
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
+from fastapi.routing import iter_route_contexts
 from starlette.exceptions import HTTPException
 from starlette.responses import Response
+from starlette.routing import Match
+
+from autoport.kit.db import DatabaseUnavailable
+
+log = structlog.get_logger("autoport.http")
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +72,10 @@ class OAuthError(Exception):
 
     def __post_init__(self) -> None:
         super().__init__(f"{self.error}: {self.description}")
+
+
+# Set in the scope the routers see when the request pipeline answers HEAD as GET.
+HEAD_AS_GET = "autoport.head_as_get"
 
 
 def request_id_of(request: Request) -> str:
@@ -137,6 +148,11 @@ def validation_items(errors: Sequence[Mapping[str, Any]]) -> tuple[int, list[Err
             reason = error.get("ctx", {}).get("error", "invalid JSON")
             items.append(ErrorItem("Malformed JSON", f"the body is not valid JSON: {reason}"))
             continue
+        if kind == "missing" and tuple(error.get("loc", ())) == ("body",):
+            # No body at all (empty, or never sent): a malformed request like bad JSON.
+            status = 400
+            items.append(ErrorItem("Missing body", "the request body is empty; send a JSON object"))
+            continue
         path = _field_path(error.get("loc", ()))
         message = str(error.get("msg", "invalid value"))
         if kind == "missing":
@@ -160,20 +176,38 @@ async def _oauth_error(request: Request, exc: Exception) -> Response:
 async def _http_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, HTTPException)
     status = exc.status_code
+    headers = exc.headers
+    # The method as the client sent it: HEAD reaches the routers as GET.
+    method = "HEAD" if request.scope.get(HEAD_AS_GET) else request.method
     if status == 404 and exc.detail == "Not Found":
-        detail = f"no route {request.method} {request.url.path}"
+        detail = f"no route {method} {request.url.path}"
     elif status == 405:
-        detail = f"{request.method} is not allowed on {request.url.path}"
+        detail = f"{method} is not allowed on {request.url.path}"
+        # Starlette names the methods of the first route on the path only.
+        headers = {**(headers or {}), "Allow": ", ".join(allowed_methods(request))}
     elif status == 413:
         detail = TOO_LARGE_DETAIL
     else:
         detail = str(exc.detail)
     if is_oauth_path(request.scope["path"]):
         # 405 (or any other router error) on an OAuth endpoint: still RFC 6749.
-        return oauth_error_response(OAuthError("invalid_request", detail, status, exc.headers))
-    return error_response(
-        request, status, [ErrorItem(HTTPStatus(status).phrase, detail)], exc.headers
-    )
+        return oauth_error_response(OAuthError("invalid_request", detail, status, headers))
+    return error_response(request, status, [ErrorItem(HTTPStatus(status).phrase, detail)], headers)
+
+
+def allowed_methods(request: Request) -> list[str]:
+    """Every method some route serves on the request's path (the Allow header of a 405):
+    the union over all routes whose path matches, with HEAD wherever GET is served (the
+    request pipeline answers HEAD as GET without the body)."""
+    methods: set[str] = set()
+    # Through included routers too (FastAPI nests them, with their prefixes).
+    for route in iter_route_contexts(request.app.router.routes):
+        route_methods = route.methods
+        if route_methods and route.matches(request.scope)[0] is not Match.NONE:
+            methods |= route_methods
+    if "GET" in methods:
+        methods.add("HEAD")
+    return sorted(methods)
 
 
 async def _validation_error(request: Request, exc: Exception) -> Response:
@@ -191,6 +225,41 @@ def content_too_large_body(request_id: str) -> bytes:
 
 
 OAUTH_CONTENT_TOO_LARGE_BODY = oauth_error_body("invalid_request", TOO_LARGE_DETAIL)
+
+
+# A database restart takes a few seconds; clients (and load balancers) retry after this.
+RETRY_AFTER_SECONDS = 2
+UNAVAILABLE_DETAIL = "the database is unavailable for a moment; retry after a few seconds"
+
+
+def unavailable_response(request: Request, error: DatabaseUnavailable) -> Response:
+    """The 503 of DatabaseUnavailable, in the path's error shape (the FastAPI handler;
+    the request pipeline uses it for the hot routes)."""
+    # One line per outage, not per request (kit.logging.quiet_outages).
+    log.warning("database unavailable: answering 503 with Retry-After", exc_info=error)
+    headers = {"Retry-After": str(RETRY_AFTER_SECONDS)}
+    if is_oauth_path(request.scope["path"]):
+        # RFC 6749's code for "the server is overloaded or under maintenance".
+        description = oauth_error_body("temporarily_unavailable", UNAVAILABLE_DETAIL)
+        return Response(
+            description, 503, {**OAUTH_NO_STORE, **headers}, media_type="application/json"
+        )
+    item = ErrorItem("Service Unavailable", UNAVAILABLE_DETAIL, "database")
+    return error_response(request, 503, [item], headers)
+
+
+async def _unavailable(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, DatabaseUnavailable)
+    return unavailable_response(request, exc)
+
+
+def refusal_body(path: str, request_id: str, status: int, detail: str, source: str | None) -> bytes:
+    """An error answered by the request pipeline before any route (431, 400 for control
+    characters): RFC 6749 shape on the OAuth paths, ours elsewhere."""
+    if is_oauth_path(path):
+        return oauth_error_body("invalid_request", detail)
+    item = ErrorItem(HTTPStatus(status).phrase, detail, source)
+    return orjson.dumps({"errors": [item.as_dict()], "request_id": request_id})
 
 
 def internal_error_body(request_id: str) -> bytes:
@@ -216,3 +285,4 @@ def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(OAuthError, _oauth_error)
     app.add_exception_handler(HTTPException, _http_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
+    app.add_exception_handler(DatabaseUnavailable, _unavailable)

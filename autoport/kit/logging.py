@@ -1,15 +1,23 @@
 """Structured logs (structlog): JSON for machines, console for people; the request id of
-the current request is added to every line logged while serving it."""
+the current request is added to every line logged while serving it.
+
+A database outage (kit.db.DatabaseUnavailable) is logged once per outage, without a
+traceback: a restart otherwise fails hundreds of requests and every background worker's
+rounds, each with its own traceback.
+"""
 
 from __future__ import annotations
 
 import logging
 import sys
+import time
 from collections.abc import MutableMapping
 from contextvars import ContextVar
 from typing import Any
 
 import structlog
+
+from autoport.kit.db import DatabaseUnavailable
 
 # Set by the request pipeline for each request: one ContextVar.set per request is far
 # cheaper than structlog's bind/unbind_contextvars, and only lines logged read it.
@@ -25,6 +33,52 @@ def add_request_id(
     return event
 
 
+# Lines about the same outage within this many seconds of the last one logged are dropped.
+OUTAGE_LOG_INTERVAL_SECONDS = 10.0
+
+
+class OutageGate:
+    """Lets one line about a database outage through per interval, counting the rest."""
+
+    def __init__(self) -> None:
+        self.logged_at = -OUTAGE_LOG_INTERVAL_SECONDS
+        self.dropped = 0
+
+    def __call__(
+        self, _logger: Any, _method: str, event: MutableMapping[str, Any]
+    ) -> MutableMapping[str, Any]:
+        outage = _outage_in(event.get("exc_info"))
+        if outage is None:
+            return event
+        now = time.monotonic()
+        if now - self.logged_at < OUTAGE_LOG_INTERVAL_SECONDS:
+            self.dropped += 1
+            raise structlog.DropEvent
+        del event["exc_info"]  # the cause, in one line, says all a traceback would
+        event["error"] = str(outage)
+        event["similar_lines_dropped"] = self.dropped
+        self.logged_at, self.dropped = now, 0
+        return event
+
+
+def _outage_in(exc_info: Any) -> DatabaseUnavailable | None:
+    if exc_info is True:
+        error = sys.exc_info()[1]
+    elif isinstance(exc_info, tuple):
+        error = exc_info[1]
+    else:
+        error = exc_info if isinstance(exc_info, BaseException) else None
+    seen = 0
+    while error is not None and seen < 8:  # also when wrapped by a caller
+        if isinstance(error, DatabaseUnavailable):
+            return error
+        error, seen = error.__cause__ or error.__context__, seen + 1
+    return None
+
+
+quiet_outages = OutageGate()
+
+
 def configure_logging(level: str = "info", fmt: str = "console") -> None:
     numeric = logging.getLevelName(level.upper())
     renderer: structlog.typing.Processor = (
@@ -36,6 +90,7 @@ def configure_logging(level: str = "info", fmt: str = "console") -> None:
         processors=[
             structlog.contextvars.merge_contextvars,
             add_request_id,
+            quiet_outages,
             structlog.processors.add_log_level,
             structlog.processors.TimeStamper(fmt="iso", utc=True),
             structlog.processors.format_exc_info,

@@ -1,7 +1,12 @@
 """The request pipeline, as one pure-ASGI layer outside the framework (each layer costs
 microseconds on the hot paths, and BaseHTTPMiddleware far more): environment, request
-id, metrics, access log, and a last-resort 500 in our error shape that still carries
-X-Request-Id.
+id, metrics, access log, input limits and hygiene, and a last-resort 500 in our error
+shape that still carries X-Request-Id.
+
+Before any route runs it refuses what no route should see: headers over the size limit
+(431), bodies over the limit (413), and control characters anywhere in the path, query,
+header values or body (400, naming the field; autoport.kit.hygiene). HEAD is answered
+as GET without the body, on every path.
 
 It also answers the hot routes itself (the vehicle data pull): plain Starlette routes
 whose endpoint takes a Request and returns a Response, with ApiError rendered in the
@@ -15,9 +20,10 @@ from __future__ import annotations
 import gc
 import re
 from collections.abc import Sequence
+from operator import itemgetter
 from os import urandom
 from time import perf_counter
-from typing import Any
+from typing import Any, NamedTuple
 
 import structlog
 from starlette.requests import Request
@@ -25,8 +31,10 @@ from starlette.responses import Response
 from starlette.routing import Match, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from autoport.kit.db import DatabaseUnavailable
 from autoport.kit.environments import EnvironmentRouter
 from autoport.kit.errors import (
+    HEAD_AS_GET,
     OAUTH_CONTENT_TOO_LARGE_BODY,
     OAUTH_NO_STORE,
     ApiError,
@@ -34,7 +42,10 @@ from autoport.kit.errors import (
     error_response,
     internal_error_body,
     is_oauth_path,
+    refusal_body,
+    unavailable_response,
 )
+from autoport.kit.hygiene import HEADER_CONTROL, control_character_in
 from autoport.kit.logging import REQUEST_ID
 from autoport.kit.metrics import request_counter, request_timer
 
@@ -53,15 +64,20 @@ class RequestPipeline:
         environments: EnvironmentRouter,
         access_log: bool,
         max_body_bytes: int,
+        max_header_bytes: int,
         hot_routes: Sequence[Route] = (),
     ) -> None:
         self.app = app
         self.environments = environments
         self.access_log = access_log
         self.hot_routes = tuple(hot_routes)
-        # A declared Content-Length over the limit is answered before any reading. A body
-        # without one (chunked) is read here up to the limit, then handed on.
+        # A declared Content-Length over the limit is answered before any reading. Other
+        # bodies are read here (up to the limit: chunked ones declare nothing) and checked
+        # for control characters, then handed on.
         self.max_body_bytes = max_body_bytes
+        # The request line and headers together. The server (autoport.kit.server) stops
+        # reading at this size; this check holds behind any other server too.
+        self.max_header_bytes = max_header_bytes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -71,7 +87,8 @@ class RequestPipeline:
             await self.app(scope, receive, send)
             return
         started = perf_counter()
-        request_id, length = _scan_headers(scope["headers"])
+        scan = _scan_headers(scope["headers"])
+        request_id = scan.request_id
         state: dict[str, Any] = scope.setdefault("state", {})
         state["request_id"] = request_id
         environment = state["environment"] = self.environments.route(scope)  # type: ignore[arg-type]
@@ -91,21 +108,55 @@ class RequestPipeline:
         # structlog's bind/unbind_contextvars: those cost several µs per request.
         token = REQUEST_ID.set(request_id)
         method = scope["method"]
+        path = scope["path"]
         try:
-            if length is None and method in _BODY_METHODS:
-                receive = await self._buffered(receive)
-            if (length is not None and length > self.max_body_bytes) or receive is _TOO_LARGE:
+            body: bytes | None = None
+            header_bytes = (
+                scan.size + len(scope.get("raw_path") or b"") + len(scope["query_string"])
+            )
+            if header_bytes > self.max_header_bytes:
+                status = 431
+                detail = (
+                    f"the request line and headers ({header_bytes} bytes) are larger than "
+                    f"the limit of {self.max_header_bytes} bytes"
+                )
+                await _refuse(send_with_id, path, request_id, 431, detail, None)
+                return
+            if method in _BODY_METHODS and scan.length != 0:
+                if scan.length is not None and scan.length > self.max_body_bytes:
+                    receive = _TOO_LARGE
+                else:
+                    receive, body = await self._buffered(receive)
+            if receive is _TOO_LARGE:
                 status = 413
-                if is_oauth_path(scope["path"]):  # RFC 6749 shape on the OAuth endpoints
+                if is_oauth_path(path):  # RFC 6749 shape on the OAuth endpoints
                     await _send_error(
                         send_with_id, 413, OAUTH_CONTENT_TOO_LARGE_BODY, _OAUTH_HEADERS
                     )
                 else:
                     await _send_error(send_with_id, 413, content_too_large_body(request_id))
-            elif (route := self._hot_route(scope)) is not None:
-                await _serve(route, scope, receive, send_with_id)
+                return
+            found = control_character_in(path, scope["query_string"], scan.suspect, body)
+            if found is not None:
+                status = 400
+                await _refuse(send_with_id, path, request_id, 400, found.detail, found.source)
+                return
+            reply: Send = send_with_id
+            if method == "HEAD":
+                # Every GET route answers HEAD too, as HTTP asks (load balancers and
+                # `curl -I` use it): GET for the routers, the body left out. A copy of the
+                # scope: the server reads its own "method" to frame the answer.
+                scope = {**scope, "method": "GET", HEAD_AS_GET: True}
+                reply = _without_body(send_with_id)
+            if (route := self._hot_route(scope)) is not None:
+                await _serve(route, scope, receive, reply)
             else:
-                await self.app(scope, receive, send_with_id)
+                await self.app(scope, receive, reply)
+        except DatabaseUnavailable as error:
+            # Raised where no exception handler runs (a hot route, a streaming body).
+            if not response_started:
+                response = unavailable_response(Request(scope, receive), error)
+                await response(scope, receive, send_with_id)
         except Exception:
             log.exception("unhandled error", path=scope["path"], method=method)
             if not response_started:
@@ -138,21 +189,25 @@ class RequestPipeline:
                 return route
         return None
 
-    async def _buffered(self, receive: Receive) -> Receive:
+    async def _buffered(self, receive: Receive) -> tuple[Receive, bytes | None]:
+        """Read the whole body (up to the limit), and a receive that replays it. A body
+        that arrives in one message (nearly all) costs no copy."""
         chunks: list[bytes] = []
         size = 0
+        last: Message | None = None
         while True:
             message = await receive()
             if message["type"] != "http.request":
+                last = message  # the client left mid-body: the app sees that, not a body
                 break
             chunk = message.get("body", b"")
             size += len(chunk)
             if size > self.max_body_bytes:
-                return _TOO_LARGE
+                return _TOO_LARGE, None
             chunks.append(chunk)
             if not message.get("more_body", False):
                 break
-        body = b"".join(chunks)
+        body = chunks[0] if len(chunks) == 1 else b"".join(chunks)
         delivered = False
 
         async def replay() -> Message:
@@ -160,12 +215,15 @@ class RequestPipeline:
             if delivered:
                 return await receive()  # then only http.disconnect can come
             delivered = True
+            if last is not None:
+                return last
             return {"type": "http.request", "body": body, "more_body": False}
 
-        return replay
+        return replay, body
 
 
 _BODY_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+_has_control = HEADER_CONTROL.search
 
 
 async def _serve(route: Route, scope: Scope, receive: Receive, send: Send) -> None:
@@ -182,23 +240,44 @@ async def _TOO_LARGE() -> Message:
     raise RuntimeError("body over the limit")
 
 
-def _scan_headers(headers: list[tuple[bytes, bytes]]) -> tuple[str, int | None]:
-    """The request id (the incoming one when plain, else a new one) and the declared
-    Content-Length, in one pass over the headers."""
+class _HeaderScan(NamedTuple):
+    request_id: str
+    length: int | None  # the declared Content-Length
+    size: int  # bytes of names and values
+    suspect: list[tuple[bytes, bytes]]  # headers for kit.hygiene to look at
+
+
+def _scan_headers(headers: list[tuple[bytes, bytes]]) -> _HeaderScan:
+    """The request id (the incoming one when plain, else a new one), the declared
+    Content-Length, the headers' size and those kit.hygiene must check, in one pass."""
     incoming: bytes | None = None
     declared: bytes | None = None
+    size = 0
+    suspect: list[tuple[bytes, bytes]] = []
     for name, value in headers:
+        size += len(name)
         # The first of each counts.
         if name == b"x-request-id" and incoming is None:
             incoming = value
         elif name == b"content-length" and declared is None:
             declared = value
+        elif name == b"authorization" and value[:6].lower() == b"basic ":
+            suspect.append((name, value))  # encoded credentials: hygiene decodes them
+    # All values searched at once (joined by a tab, which values may hold): a control
+    # character is rare, and only then are they looked at one by one.
+    values = b"\t".join(map(_value, headers))
+    size += len(values) + 3 * len(headers)  # ": " and CRLF, as on the wire
+    if _has_control(values) is not None:
+        suspect.extend(header for header in headers if _has_control(header[1]) is not None)
     length = int(declared) if declared is not None and declared.isdigit() else None
     request_id = (
         incoming.decode() if incoming is not None and _SAFE_REQUEST_ID.match(incoming) else None
     )
     # 32 hex digits like uuid4().hex, at a third of its cost.
-    return request_id or urandom(16).hex(), length
+    return _HeaderScan(request_id or urandom(16).hex(), length, size, suspect)
+
+
+_value = itemgetter(1)
 
 
 _STATUS_TEXT = {code: str(code) for code in range(100, 600)}
@@ -230,6 +309,30 @@ def _freeze_after_startup(send: Send) -> Send:
 
 
 _OAUTH_HEADERS = tuple((k.lower().encode(), v.encode()) for k, v in OAUTH_NO_STORE.items())
+
+
+def _without_body(send: Send) -> Send:
+    """The answer to HEAD: status and headers (Content-Length as for GET), no body. The
+    response ends at its first body message, so a stream (SSE) ends at once too: the
+    server then reports a disconnect to the app."""
+    ended = False
+
+    async def headless(message: Message) -> None:
+        nonlocal ended
+        if message["type"] == "http.response.start":
+            await send(message)
+        elif message["type"] == "http.response.body" and not ended:
+            ended = True
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+    return headless
+
+
+async def _refuse(
+    send: Send, path: str, request_id: str, status: int, detail: str, source: str | None
+) -> None:
+    headers = _OAUTH_HEADERS if is_oauth_path(path) else ()
+    await _send_error(send, status, refusal_body(path, request_id, status, detail, source), headers)
 
 
 async def _send_error(

@@ -8,22 +8,90 @@ single-process server here first tells its app that it is stopping
 (`AppState.begin_shutdown`): streams end at once, and their clients reconnect with
 Last-Event-ID. uvicorn's worker processes run its own server class, so there the
 streams still end only when the grace period does.
+
+The request line and headers are limited to `max_header_bytes` in the server itself
+(`HeaderLimitedProtocol`): httptools, uvicorn's fast parser, has no limit and would
+buffer megabytes of headers before the app could refuse them.
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
 import socket
+from typing import Any
 
 import uvicorn
 from fastapi import FastAPI
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 from uvicorn.supervisors import Multiprocess
 
 from autoport.config import Settings, ensure_secrets
+from autoport.kit.errors import refusal_body
 from autoport.kit.logging import configure_logging
 from autoport.kit.state import begin_shutdown_of_served_apps
 
 GRACE_SECONDS = 10
+# How long a refused connection is still read (and what arrives dropped) before closing.
+LINGER_SECONDS = 2.0
+# uvicorn's (and h11's) default for the h11 parser's limit, used when none is given.
+DEFAULT_MAX_HEADER_BYTES = 16 * 1024
+
+
+class HeaderLimitedProtocol(HttpToolsProtocol):
+    """uvicorn's httptools protocol, refusing a request whose request line and headers
+    pass the limit with 431 (in the errors shape), then closing the connection. The
+    limit is uvicorn's `h11_max_incomplete_event_size`, so that the same setting bounds
+    the headers whichever parser runs.
+
+    Counted per read: every byte received while a request's headers are still
+    incomplete. A read that also carries the end of the previous request (pipelining)
+    counts whole; the app's own check (kit.middleware) is exact."""
+
+    def __init__(self, config: uvicorn.Config, *args: Any, **kwargs: Any) -> None:
+        super().__init__(config, *args, **kwargs)
+        self.max_header_bytes = config.h11_max_incomplete_event_size or DEFAULT_MAX_HEADER_BYTES
+        self.reading_headers = False
+        self.header_bytes = 0
+        self.refused = False
+
+    def on_message_begin(self) -> None:
+        super().on_message_begin()
+        self.reading_headers = True
+        self.header_bytes = 0
+
+    def on_headers_complete(self) -> None:
+        self.reading_headers = False
+        super().on_headers_complete()
+
+    def data_received(self, data: bytes) -> None:
+        if self.refused:
+            return  # what the client still sends after the 431 is dropped unread
+        super().data_received(data)
+        if not self.reading_headers or self.transport.is_closing():
+            return
+        self.header_bytes += len(data)
+        if self.header_bytes > self.max_header_bytes:
+            self.reading_headers = False
+            self.send_431_response()
+
+    def send_431_response(self) -> None:
+        detail = f"the request line and headers are larger than {self.max_header_bytes} bytes"
+        body = refusal_body("", os.urandom(16).hex(), 431, detail, None)
+        self.transport.write(
+            b"HTTP/1.1 431 Request Header Fields Too Large\r\n"
+            b"content-type: application/json\r\n"
+            b"content-length: " + str(len(body)).encode() + b"\r\n"
+            b"connection: close\r\n\r\n" + body
+        )
+        # A lingering close: closing while the client is still sending would reset the
+        # connection, and a reset can destroy the 431 before the client reads it. So
+        # the answer is sent and our side shut, the rest of the request read and
+        # dropped, and the connection closed when the client closes it, or after a while.
+        self.refused = True
+        if self.transport.can_write_eof():
+            self.transport.write_eof()
+        asyncio.get_running_loop().call_later(LINGER_SECONDS, self.transport.close)
 
 
 class Server(uvicorn.Server):
@@ -56,6 +124,8 @@ def run(settings: Settings, *, workers: int = 1) -> None:
         log_level=settings.log_level,
         access_log=False,
         proxy_headers=True,
+        http=HeaderLimitedProtocol,
+        h11_max_incomplete_event_size=settings.max_header_bytes,
         timeout_graceful_shutdown=GRACE_SECONDS,
     )
     if workers == 1:

@@ -1,0 +1,71 @@
+"""`autoport admin-token --rotate` applies to a running server at once: the old token
+stops working and the new one works, in every worker process, on SQLite and PostgreSQL
+(a real `autoport serve` and the real CLI)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.cli.test_serve import serve, wait_until_up
+
+
+def rotate(env: dict[str, str]) -> str:
+    result = subprocess.run(
+        [sys.executable, "-m", "autoport", "admin-token", "--rotate"],
+        env=env, capture_output=True, text=True, timeout=60, check=True,
+    )  # fmt: skip
+    token = result.stdout.strip()
+    assert token.startswith("ap_admin_")
+    return token
+
+
+def statuses(base: str, token: str, count: int) -> set[int]:
+    """Status of `count` admin requests, each on a new connection (so that the worker
+    processes share them)."""
+    headers = {"Authorization": f"Bearer {token}"}
+    return {
+        httpx.get(f"{base}/admin/v1/accounts", headers=headers, timeout=10).status_code
+        for _ in range(count)
+    }
+
+
+def wait_for(base: str, token: str, status: int, timeout: float = 2.0) -> float:
+    """Seconds until `token` gets `status` on every one of 20 requests."""
+    started = time.monotonic()
+    while statuses(base, token, 20) != {status}:
+        assert time.monotonic() - started < timeout, f"token not {status} after {timeout}s"
+        time.sleep(0.05)
+    return time.monotonic() - started
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_rotation_reaches_the_running_server(
+    tmp_path: Path, backend: str, request: pytest.FixtureRequest
+) -> None:
+    env = {**os.environ, "AUTOPORT_DATA_DIR": str(tmp_path / "data")}
+    extra = {"AUTOPORT_SANDBOX_DEMO": "false", "AUTOPORT_ACCESS_LOG": "false"}
+    args: list[str] = []
+    if backend == "postgresql":
+        url, schema = request.getfixturevalue("postgres_schema")
+        extra |= {"AUTOPORT_DATABASE_URL": url, "AUTOPORT_DATABASE_SCHEMA": schema}
+        args = ["--workers", "2"]
+    process, base = serve(tmp_path, *args, **extra)
+    try:
+        wait_until_up(f"{base}/readyz", process)
+        first = rotate(env)
+        wait_for(base, first, 200)
+        second = rotate(env)
+        # The new token works and the old one is refused, in every process, within ~1 s.
+        assert wait_for(base, second, 200) < 2.0
+        assert statuses(base, first, 20) == {401}
+        assert statuses(base, "ap_admin_guessed", 5) == {401}
+    finally:
+        process.terminate()
+        process.communicate(timeout=30)
