@@ -22,7 +22,7 @@ from autoport.webhooks.schemas import EVENT_TYPES
 if TYPE_CHECKING:
     from autoport.kit.db import Database
     from autoport.kit.environments import Environment
-    from autoport.webhooks.service import WebhookConfig
+    from autoport.webhooks.delivery import WebhookConfig
 
 # The service, aiohttp and FastAPI are imported inside the commands: `autoport` starts
 # for every sub-command, and most never need them.
@@ -59,7 +59,7 @@ def _env(name: EnvironmentName) -> Environment:
 def _run(settings: Settings, work: Callable[[Database, WebhookConfig], Awaitable[T]]) -> T:
     from autoport.kit.db import create_database
     from autoport.kit.errors import ApiError
-    from autoport.webhooks.service import WebhookConfig
+    from autoport.webhooks.delivery import WebhookConfig
 
     async def main() -> T:
         db = create_database(settings.resolved_database_url, schema=settings.database_schema)

@@ -19,7 +19,7 @@ from autoport.config import Settings, ensure_secrets
 from autoport.kit.clock import FrozenClock
 from autoport.kit.db import Database
 from autoport.kit.environments import Environment
-from autoport.webhooks.service import WebhookConfig
+from autoport.webhooks.delivery import WebhookConfig
 from autoport.webhooks.tasks import DeliveryWorker
 
 ADMIN_TOKEN = "test-admin-token-for-webhooks"

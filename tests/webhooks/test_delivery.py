@@ -15,8 +15,8 @@ from autoport.kit import outbox
 from autoport.kit.clock import MICROS, FrozenClock, to_iso
 from autoport.kit.db import Database
 from autoport.kit.environments import Environment
-from autoport.webhooks import service, verify
-from autoport.webhooks.service import WebhookConfig
+from autoport.webhooks import delivery, service, verify
+from autoport.webhooks.delivery import WebhookConfig
 from autoport.webhooks.tasks import DeliveryWorker
 
 from .conftest import APP_ID, OTHER_APP_ID, Answer, Receiver
@@ -187,7 +187,7 @@ async def test_failures_are_retried_on_the_backoff_schedule_with_the_same_delive
 
 async def test_backoff_grows_exponentially_up_to_the_cap(config: WebhookConfig) -> None:
     rng = random.Random(1)
-    delays = [service.retry_delay_us(config, n, rng) / MICROS for n in range(1, 15)]
+    delays = [delivery.retry_delay_us(config, n, rng) / MICROS for n in range(1, 15)]
     for n, delay in enumerate(delays, start=1):
         ceiling = min(
             config.retry_max_delay_us / MICROS, config.retry_base_us / MICROS * 2 ** (n - 1)
@@ -362,7 +362,7 @@ async def test_an_expired_lease_is_taken_over_and_the_old_holder_cannot_record(
         assert fresh.delivery_id == stale.delivery_id
         assert fresh.attempt == stale.attempt + 1
         [outcome] = [
-            await service.attempt_delivery(
+            await delivery.attempt_delivery(
                 db,
                 other.session,
                 fresh,
@@ -373,7 +373,7 @@ async def test_an_expired_lease_is_taken_over_and_the_old_holder_cannot_record(
             )
         ]
         assert outcome.recorded and outcome.status == "succeeded"
-        late = await service.attempt_delivery(
+        late = await delivery.attempt_delivery(
             db,
             worker.session,
             stale,
