@@ -29,7 +29,7 @@ from autoport.webhooks import repository as repo
 from autoport.webhooks.client import AttemptResult, post
 from autoport.webhooks.repository import FAILED, PENDING, SUCCEEDED, ClaimedDelivery, WebhookRow
 from autoport.webhooks.sealing import SealError, derive_key, unseal
-from autoport.webhooks.signing import delivery_headers
+from autoport.webhooks.signing import SignatureError, delivery_headers
 from autoport.webhooks.ssrf import AddressPolicy
 
 PING_VIN = "*"
@@ -242,16 +242,20 @@ async def send_attempt(
     else:
         try:
             secret = _unseal_cached(config.sealing_key, hook.secret_sealed, hook.application_id)
-        except SealError as error:
-            result = AttemptResult(ok=False, duration_ms=0, error=str(error))
-        else:
+            # Signed now, for this attempt: a retry or redelivery carries a fresh
+            # timestamp (same delivery id), so receivers can refuse old captures.
             headers = delivery_headers(
                 prefix=config.header_prefix,
                 secret=secret,
                 body=delivery.body,
                 delivery_id=delivery.delivery_id,
                 event_type=delivery.event_type,
+                timestamp=clock_now() // MICROS,
+                scheme=hook.signature_scheme,
             )
+        except (SealError, SignatureError) as error:
+            result = AttemptResult(ok=False, duration_ms=0, error=str(error))
+        else:
             result = await post(
                 session,
                 url=hook.url,

@@ -57,6 +57,7 @@ async def put_webhook(
         url=body.url,
         secret=body.secret,
         events=body.events,
+        signature_scheme=body.signature_scheme,
         config=config,
         clock_now=state.clock.now_us,
         rng=random.Random(),

@@ -14,7 +14,6 @@ import aiohttp
 import orjson
 
 from autoport.kit.clock import to_iso
-from autoport.kit.crypto import new_token
 from autoport.kit.db import Connection, Database, Row
 from autoport.kit.environments import Environment
 from autoport.kit.errors import ApiError
@@ -31,9 +30,8 @@ from autoport.webhooks.delivery import (
 from autoport.webhooks.repository import PENDING, WebhookRow
 from autoport.webhooks.schemas import EVENT_TYPES
 from autoport.webhooks.sealing import SealError, seal, unseal
+from autoport.webhooks.signing import SIGNATURE_SCHEMES, new_secret, standard_secret_problem
 from autoport.webhooks.ssrf import UrlProblem, check_url
-
-SECRET_PREFIX = "whsec_"  # noqa: S105 - a prefix, not a secret
 
 # ---------------------------------------------------------------- configuration
 
@@ -43,6 +41,7 @@ def webhook_view(hook: WebhookRow, *, secret: str | None = None) -> dict[str, An
         "application_id": hook.application_id,
         "url": hook.url,
         "events": list(hook.events),
+        "signature_scheme": hook.signature_scheme,
         "created_at": to_iso(hook.created_at),
         "updated_at": to_iso(hook.updated_at),
     }
@@ -114,12 +113,21 @@ async def save_webhook(
     events: Sequence[str] | None,
     config: WebhookConfig,
     clock_now: Callable[[], int],
+    signature_scheme: str | None = None,
     rng: random.Random | None = None,
     session: aiohttp.ClientSession | None = None,
 ) -> SaveResult:
     """Create or change an application's webhook, then send `ping` at once and return
     its outcome. The ping is a durable delivery written with the configuration: should
-    this process die before sending, a worker sends it."""
+    this process die before sending, a worker sends it. `secret` and `signature_scheme`
+    left None keep the current ones (a new webhook: generated, `default`)."""
+    if signature_scheme is not None and signature_scheme not in SIGNATURE_SCHEMES:
+        raise ApiError(
+            422,
+            f"signature_scheme: one of {', '.join(SIGNATURE_SCHEMES)}",
+            title="Invalid request",
+            source="signature_scheme",
+        )
     await _require_application(db.reader, environment=environment, application_id=application_id)
     await validate_url(url, config)
     chosen = list(dict.fromkeys(events)) if events is not None else list(EVENT_TYPES)
@@ -132,8 +140,18 @@ async def save_webhook(
         if secret is None:
             # Changing the URL or events keeps the receiver's secret; a new webhook gets
             # a generated one (256 bits).
-            secret = (
-                _open_secret(config, existing) if existing is not None else new_token(SECRET_PREFIX)
+            secret = _open_secret(config, existing) if existing is not None else new_secret()
+        scheme = signature_scheme or (
+            existing.signature_scheme if existing is not None else "default"
+        )
+        if scheme == "standard" and (problem := standard_secret_problem(secret)):
+            # Raised inside the transaction: nothing is written.
+            raise ApiError(
+                422,
+                f"secret: {problem}; signature_scheme standard needs one "
+                "(send a new secret: whsec_ + base64 of 24-64 random bytes)",
+                title="Invalid request",
+                source="secret",
             )
         hook = await repo.upsert_webhook(
             conn,
@@ -142,6 +160,7 @@ async def save_webhook(
             url=url,
             secret_sealed=seal(config.sealing_key, secret, application_id=application_id),
             events=chosen,
+            signature_scheme=scheme,
             now_us=now,
         )
         ping = delivery_row(
