@@ -15,8 +15,9 @@ from autoport.kit import outbox
 from autoport.kit.clock import MICROS, FrozenClock, to_iso
 from autoport.kit.db import Database
 from autoport.kit.environments import Environment
-from autoport.webhooks import delivery, service, verify
+from autoport.webhooks import delivery, service, verify, verify_delivery
 from autoport.webhooks.delivery import WebhookConfig
+from autoport.webhooks.signing import new_secret
 from autoport.webhooks.tasks import DeliveryWorker
 
 from .conftest import APP_ID, OTHER_APP_ID, Answer, Receiver
@@ -112,6 +113,11 @@ async def test_events_are_delivered_signed_with_the_interface_payload(
     for request in (fleet, auth):
         assert verify(SECRET, request.body, request.headers["X-Svc-Signature-256"])
         assert verify(SECRET, request.body, request.headers["X-Svc-Signature"])
+        assert request.headers["X-Svc-Timestamp"] == str(clock.now_us() // MICROS)
+        assert (
+            verify_delivery(SECRET, request.body, request.headers, now=clock.now_us() / MICROS)
+            == (request.headers["X-Svc-Delivery"])
+        )
         assert request.headers["Content-Type"] == "application/json"
         assert request.headers["User-Agent"] == "Svc-Webhook/1.2.0"
     assert fleet.headers["X-Svc-Event"] == "fleet_clearance_changed"
@@ -390,3 +396,68 @@ async def test_an_expired_lease_is_taken_over_and_the_old_holder_cannot_record(
         {"d": fresh.delivery_id},
     )
     assert row is not None and row["status"] == "succeeded" and row["attempts"] == 2
+
+
+@pytest.mark.parametrize("scheme", ["default", "standard"])
+async def test_the_log_shows_the_headers_each_attempt_sent(
+    worker: DeliveryWorker,
+    config: WebhookConfig,
+    clock: FrozenClock,
+    receiver: Receiver,
+    scheme: str,
+) -> None:
+    db = worker.db
+    secret = new_secret()
+    await service.save_webhook(
+        db,
+        environment=Environment.production,
+        application_id=APP_ID,
+        url=receiver.url,
+        secret=secret,
+        events=["fleet_clearance_changed"],
+        signature_scheme=scheme,
+        config=config,
+        clock_now=clock.now_us,
+    )
+    await emit(db, clock, "fleet_clearance_changed", VIN, {"action": "approved"})
+    await worker.run_until_idle()
+
+    async def logged() -> dict[str, str]:
+        [row] = [
+            d
+            for d in await service.list_deliveries(
+                db, environment=Environment.production, application_id=APP_ID, config=config
+            )
+            if d["event_type"] == "fleet_clearance_changed"
+        ]
+        headers: dict[str, str] = row["request"]["headers"]
+        # Exactly what the receiver got (aiohttp adds only transport headers).
+        sent = receiver.requests[-1].headers
+        assert {name: sent[name] for name in headers} == headers
+        assert (
+            verify_delivery(
+                secret, row["request"]["body"].encode(), headers, now=clock.now_us() / MICROS
+            )
+            == row["id"]
+        )
+        return headers
+
+    first = await logged()
+    clock.advance(600)
+    await service.redeliver(
+        db,
+        environment=Environment.production,
+        application_id=APP_ID,
+        delivery_id=receiver.requests[-1].headers.get("X-Svc-Delivery")
+        or receiver.requests[-1].headers["webhook-id"],
+        now_us=clock.now_us(),
+        config=config,
+    )
+    await worker.run_until_idle()
+    second = await logged()
+    changed = {name for name in first if first[name] != second[name]}
+    signed = {
+        "default": {"X-Svc-Timestamp", "X-Svc-Signature-Timestamped"},
+        "standard": {"webhook-timestamp", "webhook-signature"},
+    }
+    assert changed == signed[scheme]
