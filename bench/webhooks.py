@@ -187,7 +187,12 @@ async def baseline(url: str, count: int, concurrency: int) -> float:
             while not queue.empty():
                 body = queue.get_nowait()
                 headers = delivery_headers(
-                    prefix="Svc", secret=SECRET, body=body, delivery_id="x", event_type="e"
+                    prefix="Svc",
+                    secret=SECRET,
+                    body=body,
+                    delivery_id="x",
+                    event_type="e",
+                    timestamp=int(time.time()),
                 )
                 async with session.post(url, data=body, headers=headers) as response:
                     await response.read()
