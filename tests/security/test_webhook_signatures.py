@@ -17,7 +17,6 @@ import uuid
 import aiohttp
 import pytest
 
-from autoport.kit import outbox
 from autoport.kit.clock import MICROS, FrozenClock
 from autoport.kit.environments import Environment
 from autoport.webhooks import SignatureError, service, verify, verify_delivery
@@ -33,6 +32,8 @@ from tests.webhooks.conftest import (  # noqa: F401 - pytest fixtures, used by n
     Receiver,
     applications,
     config,
+    configure,
+    emit,
     receiver,
     settings,
     worker,
@@ -70,28 +71,23 @@ async def deliver_one(
         return Answer(status=200, body=f"accepted {delivery_id}".encode())
 
     receiver.behaviour = checking
-    saved = await service.save_webhook(
+    saved = await configure(
         worker.db,
-        environment=Environment.production,
-        application_id=APP_ID,
-        url=receiver.url,
-        secret=secret,
+        config,
+        clock,
+        receiver.url,
         events=["authorization_changed"],
+        secret=secret,
         signature_scheme=scheme,
-        config=config,
-        clock_now=clock.now_us,
     )
     assert saved.ping.status == "succeeded", saved.ping
-    async with worker.db.transaction() as conn:
-        await outbox.emit(
-            conn,
-            environment=Environment.production,
-            event_type="authorization_changed",
-            payload={"action": "revoked", "authorization_id": "auth-1"},
-            now_us=clock.now_us(),
-            vin=VIN,
-            application_id=APP_ID,
-        )
+    await emit(
+        worker.db,
+        clock,
+        "authorization_changed",
+        VIN,
+        {"action": "revoked", "authorization_id": "auth-1"},
+    )
     [outcome] = await worker.run_until_idle()
     assert outcome.status == "succeeded" and outcome.result.response_status == 200
     return secret, receiver.requests[-1]

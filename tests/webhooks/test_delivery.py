@@ -11,7 +11,6 @@ import orjson
 import pytest
 
 from autoport.config import Settings
-from autoport.kit import outbox
 from autoport.kit.clock import MICROS, FrozenClock, to_iso
 from autoport.kit.db import Database
 from autoport.kit.environments import Environment
@@ -20,53 +19,10 @@ from autoport.webhooks.delivery import WebhookConfig
 from autoport.webhooks.signing import new_secret
 from autoport.webhooks.tasks import DeliveryWorker
 
-from .conftest import APP_ID, OTHER_APP_ID, Answer, Receiver
+from .conftest import APP_ID, OTHER_APP_ID, SECRET, Answer, Receiver, configure, emit
 
 VIN = "WBA12345678901234"
 VIN2 = "WBA98765432109876"
-SECRET = "receiver-shared-secret-0123456789"
-
-
-async def configure(
-    db: Database,
-    config: WebhookConfig,
-    clock: FrozenClock,
-    url: str,
-    *,
-    application_id: str = APP_ID,
-    events: list[str] | None = None,
-) -> service.SaveResult:
-    return await service.save_webhook(
-        db,
-        environment=Environment.production,
-        application_id=application_id,
-        url=url,
-        secret=SECRET,
-        events=events,
-        config=config,
-        clock_now=clock.now_us,
-    )
-
-
-async def emit(
-    db: Database,
-    clock: FrozenClock,
-    event_type: str,
-    vin: str,
-    payload: dict[str, Any],
-    application_id: str = APP_ID,
-    environment: Environment = Environment.production,
-) -> None:
-    async with db.transaction() as conn:
-        await outbox.emit(
-            conn,
-            environment=environment,
-            event_type=event_type,
-            payload=payload,
-            now_us=clock.now_us(),
-            vin=vin,
-            application_id=application_id,
-        )
 
 
 async def webhook_outbox_count(db: Database) -> int:
@@ -408,16 +364,14 @@ async def test_the_log_shows_the_headers_each_attempt_sent(
 ) -> None:
     db = worker.db
     secret = new_secret()
-    await service.save_webhook(
+    await configure(
         db,
-        environment=Environment.production,
-        application_id=APP_ID,
-        url=receiver.url,
-        secret=secret,
+        config,
+        clock,
+        receiver.url,
         events=["fleet_clearance_changed"],
+        secret=secret,
         signature_scheme=scheme,
-        config=config,
-        clock_now=clock.now_us,
     )
     await emit(db, clock, "fleet_clearance_changed", VIN, {"action": "approved"})
     await worker.run_until_idle()
