@@ -35,8 +35,8 @@ from autoport.kit import outbox
 from autoport.kit.clock import Clock, from_iso, now_us
 from autoport.kit.db import Database, create_database
 from autoport.kit.environments import Environment
-from autoport.webhooks import service
-from autoport.webhooks.service import WebhookConfig
+from autoport.webhooks import delivery, service
+from autoport.webhooks.delivery import WebhookConfig
 from autoport.webhooks.signing import delivery_headers
 from autoport.webhooks.tasks import DeliveryWorker
 
@@ -168,7 +168,7 @@ async def wait_for_count(
 async def baseline(url: str, count: int, concurrency: int) -> float:
     """Raw aiohttp POSTs of signed bodies: the floor a delivery worker cannot beat."""
     bodies = [
-        service.build_payload(
+        delivery.build_payload(
             event_type="fleet_clearance_changed",
             vin=f"WBA0000000{n:07d}",
             application_id=APP_ID,
@@ -187,7 +187,12 @@ async def baseline(url: str, count: int, concurrency: int) -> float:
             while not queue.empty():
                 body = queue.get_nowait()
                 headers = delivery_headers(
-                    prefix="Svc", secret=SECRET, body=body, delivery_id="x", event_type="e"
+                    prefix="Svc",
+                    secret=SECRET,
+                    body=body,
+                    delivery_id="x",
+                    event_type="e",
+                    timestamp=int(time.time()),
                 )
                 async with session.post(url, data=body, headers=headers) as response:
                     await response.read()

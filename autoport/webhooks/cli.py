@@ -18,11 +18,12 @@ import typer
 from autoport.config import Settings, ensure_secrets
 from autoport.kit.clock import Clock
 from autoport.webhooks.schemas import EVENT_TYPES
+from autoport.webhooks.signing import SIGNATURE_SCHEMES
 
 if TYPE_CHECKING:
     from autoport.kit.db import Database
     from autoport.kit.environments import Environment
-    from autoport.webhooks.service import WebhookConfig
+    from autoport.webhooks.delivery import WebhookConfig
 
 # The service, aiohttp and FastAPI are imported inside the commands: `autoport` starts
 # for every sub-command, and most never need them.
@@ -59,7 +60,7 @@ def _env(name: EnvironmentName) -> Environment:
 def _run(settings: Settings, work: Callable[[Database, WebhookConfig], Awaitable[T]]) -> T:
     from autoport.kit.db import create_database
     from autoport.kit.errors import ApiError
-    from autoport.webhooks.service import WebhookConfig
+    from autoport.webhooks.delivery import WebhookConfig
 
     async def main() -> T:
         db = create_database(settings.resolved_database_url, schema=settings.database_schema)
@@ -104,6 +105,14 @@ def set_webhook(
             help=f"Subscribe to this event (repeat it); default all: {', '.join(EVENT_TYPES)}.",
         ),
     ] = None,
+    signature_scheme: Annotated[
+        str | None,
+        typer.Option(
+            help=f"One of {', '.join(SIGNATURE_SCHEMES)}: default sends the X-Svc-Signature "
+            "headers, standard the Standard Webhooks ones (needs a whsec_ secret); kept "
+            "when omitted, default for a new webhook."
+        ),
+    ] = None,
     environment: EnvOption = EnvironmentName.production,
     as_json: JsonOption = False,
 ) -> None:
@@ -126,6 +135,7 @@ def set_webhook(
             url=url,
             secret=secret,
             events=event,
+            signature_scheme=signature_scheme,
             config=config,
             clock_now=Clock().now_us,
             rng=random.Random(),
@@ -142,6 +152,7 @@ def set_webhook(
         lambda d: (
             f"webhook of {d['webhook']['application_id']}: {d['webhook']['url']}\n"
             f"events: {', '.join(d['webhook']['events'])}\n"
+            f"signature scheme: {d['webhook']['signature_scheme']}\n"
             f"secret: {d['webhook']['secret']}\n" + _ping_line(d["ping"])
         ),
     )

@@ -30,6 +30,7 @@ class WebhookRow:
     url: str
     secret_sealed: str
     events: tuple[str, ...]
+    signature_scheme: str
     created_at: int
     updated_at: int
 
@@ -41,6 +42,7 @@ class WebhookRow:
             url=row["url"],
             secret_sealed=row["secret_sealed"],
             events=tuple(orjson.loads(row["events"])),
+            signature_scheme=row["signature_scheme"],
             created_at=row["created_at"],
             updated_at=row["updated_at"],
         )
@@ -77,7 +79,10 @@ class ClaimedDelivery:
         )
 
 
-_WEBHOOK_COLUMNS = "application_id, environment, url, secret_sealed, events, created_at, updated_at"
+_WEBHOOK_COLUMNS = (
+    "application_id, environment, url, secret_sealed, events, signature_scheme, "
+    "created_at, updated_at"
+)
 
 
 async def application_exists(
@@ -116,15 +121,17 @@ async def upsert_webhook(
     url: str,
     secret_sealed: str,
     events: Sequence[str],
+    signature_scheme: str,
     now_us: int,
 ) -> WebhookRow:
     row = await conn.fetch_one(
         f"""
         INSERT INTO webhooks ({_WEBHOOK_COLUMNS})
-        VALUES (:app, :env, :url, :secret, :events, :now, :now)
+        VALUES (:app, :env, :url, :secret, :events, :scheme, :now, :now)
         ON CONFLICT (application_id) DO UPDATE SET
             url = excluded.url, secret_sealed = excluded.secret_sealed,
-            events = excluded.events, updated_at = excluded.updated_at
+            events = excluded.events, signature_scheme = excluded.signature_scheme,
+            updated_at = excluded.updated_at
         RETURNING {_WEBHOOK_COLUMNS}
         """,  # noqa: S608 - fixed column list
         {
@@ -133,6 +140,7 @@ async def upsert_webhook(
             "url": url,
             "secret": secret_sealed,
             "events": orjson.dumps(list(events)).decode(),
+            "scheme": signature_scheme,
             "now": now_us,
         },
     )

@@ -17,8 +17,8 @@ from autoport.kit.environments import EnvironmentDep
 from autoport.kit.routing import api_router, json_response
 from autoport.kit.state import StateDep
 from autoport.webhooks import service
+from autoport.webhooks.delivery import WebhookConfig
 from autoport.webhooks.schemas import WebhookIn
-from autoport.webhooks.service import WebhookConfig
 
 router = api_router(prefix="/admin/v1/applications", tags=["webhooks (admin)"])
 
@@ -57,6 +57,7 @@ async def put_webhook(
         url=body.url,
         secret=body.secret,
         events=body.events,
+        signature_scheme=body.signature_scheme,
         config=config,
         clock_now=state.clock.now_us,
         rng=random.Random(),

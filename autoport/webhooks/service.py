@@ -1,10 +1,5 @@
-"""Webhooks: configuration, payloads, turning outbox events into deliveries, sending one
-attempt and recording its outcome, the delivery log and redelivery.
-
-The delivery table is the queue: an outbox event becomes a delivery row in the same
-transaction that consumes the event, so an event is either still in the outbox or a
-durable delivery, never lost and never doubled. A delivery keeps its delivery id across
-retries, restarts and redeliveries.
+"""Webhooks: configuration (save, show, remove, with the ping on save), the delivery
+log and redelivery. Sending is in `autoport.webhooks.delivery`.
 """
 
 from __future__ import annotations
@@ -13,351 +8,30 @@ import random
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
 
 import aiohttp
 import orjson
 
-from autoport.config import Settings
-from autoport.kit import outbox
-from autoport.kit.clock import MICROS, to_iso
-from autoport.kit.crypto import new_token
+from autoport.kit.clock import to_iso
 from autoport.kit.db import Connection, Database, Row
 from autoport.kit.environments import Environment
 from autoport.kit.errors import ApiError
-from autoport.kit.outbox import OutboxEvent
 from autoport.webhooks import repository as repo
-from autoport.webhooks.client import AttemptResult, new_session, post
-from autoport.webhooks.repository import FAILED, PENDING, SUCCEEDED, ClaimedDelivery, WebhookRow
+from autoport.webhooks.client import new_session
+from autoport.webhooks.delivery import (
+    PING_VIN,
+    AttemptOutcome,
+    WebhookConfig,
+    attempt_delivery,
+    build_payload,
+    delivery_row,
+)
+from autoport.webhooks.repository import PENDING, WebhookRow
 from autoport.webhooks.schemas import EVENT_TYPES
-from autoport.webhooks.sealing import SealError, derive_key, seal, unseal
-from autoport.webhooks.signing import delivery_headers
-from autoport.webhooks.ssrf import AddressPolicy, UrlProblem, check_url
-
-PING_VIN = "*"
-SECRET_PREFIX = "whsec_"  # noqa: S105 - a prefix, not a secret
-
-
-@dataclass(frozen=True, slots=True)
-class WebhookConfig:
-    """What the settings decide for webhooks, resolved once."""
-
-    sealing_key: bytes
-    policy: AddressPolicy
-    header_prefix: str
-    timeout_seconds: float
-    retry_base_us: int
-    retry_max_delay_us: int
-    retry_window_us: int
-    lease_us: int
-    deliveries_kept: int
-    body_limit: int
-
-    @classmethod
-    def from_settings(cls, settings: Settings) -> WebhookConfig:
-        if settings.token_hmac_key is None:
-            raise RuntimeError("secrets were not loaded (config.ensure_secrets)")
-        return cls(
-            sealing_key=derive_key(settings.token_hmac_key.get_secret_value().encode()),
-            policy=AddressPolicy(allow_loopback=settings.webhook_allow_loopback),
-            header_prefix=settings.webhook_header_prefix,
-            timeout_seconds=settings.webhook_timeout_seconds,
-            retry_base_us=int(settings.webhook_retry_base_seconds * MICROS),
-            retry_max_delay_us=int(settings.webhook_retry_max_delay_seconds * MICROS),
-            retry_window_us=int(settings.webhook_retry_window_seconds * MICROS),
-            # A lease shorter than an attempt could let a second worker send the same
-            # delivery while the first is still waiting for the answer.
-            lease_us=int(
-                max(settings.webhook_lease_seconds, settings.webhook_timeout_seconds + 1) * MICROS
-            ),
-            deliveries_kept=settings.webhook_deliveries_kept,
-            body_limit=settings.webhook_log_body_limit,
-        )
-
-
-# ------------------------------------------------------------------------- payloads
-
-
-def build_payload(
-    *,
-    event_type: str,
-    vin: str,
-    application_id: str,
-    received_at_us: int,
-    payload: dict[str, Any] | None = None,
-) -> bytes:
-    """The body: compact JSON, exactly the bytes that are signed and sent."""
-    event: dict[str, Any] = {"type": event_type, "received_at": to_iso(received_at_us)}
-    data = payload or {}
-    if data.get("action") is not None:
-        event["action"] = data["action"]
-    if data.get("detail") is not None:
-        event["detail"] = data["detail"]
-    if event_type == "authorization_changed" and data.get("authorization_id") is not None:
-        event["authorization_id"] = data["authorization_id"]
-    return orjson.dumps(
-        {"vehicle": {"vin": vin}, "event": event, "application": {"id": application_id}}
-    )
-
-
-def retry_delay_us(config: WebhookConfig, attempt: int, rng: random.Random) -> int:
-    """Exponential backoff with jitter: base·2^(n-1) capped, drawn from [½, 1]× of it,
-    so many receivers failing together do not retry in lockstep."""
-    ceiling = min(config.retry_max_delay_us, config.retry_base_us * 2 ** min(attempt - 1, 40))
-    return int(ceiling * rng.uniform(0.5, 1.0))
-
-
-def delivery_row(
-    *,
-    environment: Environment,
-    application_id: str,
-    event_type: str,
-    vin: str,
-    body: bytes,
-    created_at: int,
-    now_us: int,
-    config: WebhookConfig,
-    claimed_by: str | None = None,
-) -> dict[str, Any]:
-    return {
-        "delivery_id": str(uuid.uuid4()),
-        "environment": str(environment),
-        "application_id": application_id,
-        "event_type": event_type,
-        "vin": vin,
-        "body": body.decode(),
-        # The inserting process takes the first attempt itself (the ping on save).
-        "attempts": 1 if claimed_by else 0,
-        "created_at": created_at,
-        "enqueued_at": now_us,
-        "next_attempt_at": now_us,
-        "expires_at": now_us + config.retry_window_us,
-        "claimed_by": claimed_by,
-        "claimed_until": now_us + config.lease_us if claimed_by else None,
-    }
-
-
-# ------------------------------------------------------------- outbox -> deliveries
-
-
-async def enqueue_events(
-    db: Database,
-    events: Sequence[OutboxEvent],
-    *,
-    worker_id: str,
-    now_us: int,
-    config: WebhookConfig,
-) -> int:
-    """Consume leased outbox events and write their deliveries in one transaction.
-    Events for applications without a webhook, or not subscribed to the type, are
-    consumed without a delivery. Returns the number of deliveries queued."""
-    if not events:
-        return 0
-    rows: list[dict[str, Any]] = []
-    async with db.transaction() as conn:
-        hooks = {
-            (hook.environment, hook.application_id): hook
-            for hook in await repo.webhooks_of(
-                conn, [e.application_id for e in events if e.application_id]
-            )
-        }
-        # An event whose lease passed to another worker is left to it (no event
-        # becomes two deliveries).
-        consumed = await outbox.complete(
-            conn, event_ids=[e.id for e in events], worker_id=worker_id
-        )
-        for event in events:
-            if event.id not in consumed:
-                continue
-            if event.application_id is None:
-                continue
-            hook = hooks.get((event.environment, event.application_id))
-            if hook is None or event.event_type not in hook.events:
-                continue
-            vin = event.vin or PING_VIN
-            body = build_payload(
-                event_type=event.event_type,
-                vin=vin,
-                application_id=event.application_id,
-                received_at_us=event.created_at,
-                payload=event.payload,
-            )
-            rows.append(
-                delivery_row(
-                    environment=event.environment,
-                    application_id=event.application_id,
-                    event_type=event.event_type,
-                    vin=vin,
-                    body=body,
-                    created_at=event.created_at,
-                    now_us=now_us,
-                    config=config,
-                )
-            )
-        await repo.insert_deliveries(conn, rows)
-    return len(rows)
-
-
-# ------------------------------------------------------------------ one attempt
-
-
-@dataclass(frozen=True, slots=True)
-class AttemptOutcome:
-    delivery_id: str
-    status: str  # succeeded | pending (retry scheduled) | failed
-    attempt: int
-    result: AttemptResult
-    next_attempt_at: int | None
-    recorded: bool
-
-
-@dataclass(frozen=True, slots=True)
-class SentAttempt:
-    """An attempt sent (or given up before sending), not yet recorded."""
-
-    delivery: ClaimedDelivery
-    status: str
-    next_attempt_at: int
-    finished_at: int
-    result: AttemptResult
-    headers: dict[str, str]
-
-
-async def send_attempt(
-    session: aiohttp.ClientSession,
-    delivery: ClaimedDelivery,
-    hook: WebhookRow | None,
-    *,
-    config: WebhookConfig,
-    clock_now: Callable[[], int],
-    rng: random.Random,
-) -> SentAttempt:
-    """Sign and send one claimed attempt with the webhook's current URL and secret, and
-    decide what comes next (done, retry at a time, or failed). No database work here:
-    no transaction is held while the request is in flight."""
-    headers: dict[str, str] = {}
-    final = False
-    if hook is None or (delivery.event_type not in hook.events and delivery.event_type != "ping"):
-        result = AttemptResult(
-            ok=False, duration_ms=0, error="no webhook is configured for this event anymore"
-        )
-        final = True
-    else:
-        try:
-            secret = _unseal_cached(config.sealing_key, hook.secret_sealed, hook.application_id)
-        except SealError as error:
-            result = AttemptResult(ok=False, duration_ms=0, error=str(error))
-        else:
-            headers = delivery_headers(
-                prefix=config.header_prefix,
-                secret=secret,
-                body=delivery.body,
-                delivery_id=delivery.delivery_id,
-                event_type=delivery.event_type,
-            )
-            result = await post(
-                session,
-                url=hook.url,
-                body=delivery.body,
-                headers=headers,
-                policy=config.policy,
-                timeout_seconds=config.timeout_seconds,
-                body_limit=config.body_limit,
-            )
-    now = clock_now()
-    next_attempt_at = now
-    if result.ok:
-        status = SUCCEEDED
-    elif final or now >= delivery.expires_at:
-        status = FAILED
-    else:
-        status = PENDING
-        next_attempt_at = now + retry_delay_us(config, delivery.attempt, rng)
-    return SentAttempt(delivery, status, next_attempt_at, now, result, headers)
-
-
-@lru_cache(maxsize=1024)
-def _unseal_cached(key: bytes, sealed: str, application_id: str) -> str:
-    # Keyed by the sealed text: a changed secret is a new entry, never a stale hit.
-    return unseal(key, sealed, application_id=application_id)
-
-
-async def record_attempts(
-    db: Database, sent: Sequence[SentAttempt], *, worker_id: str, config: WebhookConfig
-) -> list[AttemptOutcome]:
-    """Record outcomes in one transaction (one commit for a whole batch); only the
-    holder of each attempt's claim can record it."""
-    if not sent:
-        return []
-    finished: set[tuple[Environment, str]] = set()
-    async with db.transaction() as conn:
-        held = await repo.record_attempts(
-            conn,
-            [
-                repo.AttemptRecord(
-                    delivery=a.delivery,
-                    status=a.status,
-                    next_attempt_at=a.next_attempt_at,
-                    now_us=a.finished_at,
-                    duration_ms=a.result.duration_ms,
-                    request_headers=a.headers,
-                    response_status=a.result.response_status,
-                    response_headers=a.result.response_headers,
-                    response_body=a.result.response_body,
-                    error=a.result.error,
-                )
-                for a in sent
-            ],
-            worker_id=worker_id,
-        )
-        for attempt in sent:
-            if attempt.delivery.id in held and attempt.status != PENDING:
-                finished.add((attempt.delivery.environment, attempt.delivery.application_id))
-        for environment, application_id in sorted(finished):
-            await repo.prune_log(
-                conn,
-                environment=environment,
-                application_id=application_id,
-                keep=config.deliveries_kept,
-            )
-    return [
-        AttemptOutcome(
-            delivery_id=a.delivery.delivery_id,
-            status=a.status,
-            attempt=a.delivery.attempt,
-            result=a.result,
-            next_attempt_at=a.next_attempt_at if a.status == PENDING else None,
-            recorded=a.delivery.id in held,
-        )
-        for a in sent
-    ]
-
-
-async def hooks_for(
-    db: Database, deliveries: Sequence[ClaimedDelivery]
-) -> dict[tuple[Environment, str], WebhookRow]:
-    """The current webhook of each delivery's application, in one query."""
-    rows = await repo.webhooks_of(db.reader, [d.application_id for d in deliveries])
-    return {(hook.environment, hook.application_id): hook for hook in rows}
-
-
-async def attempt_delivery(
-    db: Database,
-    session: aiohttp.ClientSession,
-    delivery: ClaimedDelivery,
-    *,
-    worker_id: str,
-    config: WebhookConfig,
-    clock_now: Callable[[], int],
-    rng: random.Random,
-) -> AttemptOutcome:
-    """Send one claimed attempt and record its outcome."""
-    hook = (await hooks_for(db, [delivery])).get((delivery.environment, delivery.application_id))
-    sent = await send_attempt(session, delivery, hook, config=config, clock_now=clock_now, rng=rng)
-    [outcome] = await record_attempts(db, [sent], worker_id=worker_id, config=config)
-    return outcome
-
+from autoport.webhooks.sealing import SealError, seal, unseal
+from autoport.webhooks.signing import SIGNATURE_SCHEMES, new_secret, standard_secret_problem
+from autoport.webhooks.ssrf import UrlProblem, check_url
 
 # ---------------------------------------------------------------- configuration
 
@@ -367,6 +41,7 @@ def webhook_view(hook: WebhookRow, *, secret: str | None = None) -> dict[str, An
         "application_id": hook.application_id,
         "url": hook.url,
         "events": list(hook.events),
+        "signature_scheme": hook.signature_scheme,
         "created_at": to_iso(hook.created_at),
         "updated_at": to_iso(hook.updated_at),
     }
@@ -438,12 +113,21 @@ async def save_webhook(
     events: Sequence[str] | None,
     config: WebhookConfig,
     clock_now: Callable[[], int],
+    signature_scheme: str | None = None,
     rng: random.Random | None = None,
     session: aiohttp.ClientSession | None = None,
 ) -> SaveResult:
     """Create or change an application's webhook, then send `ping` at once and return
     its outcome. The ping is a durable delivery written with the configuration: should
-    this process die before sending, a worker sends it."""
+    this process die before sending, a worker sends it. `secret` and `signature_scheme`
+    left None keep the current ones (a new webhook: generated, `default`)."""
+    if signature_scheme is not None and signature_scheme not in SIGNATURE_SCHEMES:
+        raise ApiError(
+            422,
+            f"signature_scheme: one of {', '.join(SIGNATURE_SCHEMES)}",
+            title="Invalid request",
+            source="signature_scheme",
+        )
     await _require_application(db.reader, environment=environment, application_id=application_id)
     await validate_url(url, config)
     chosen = list(dict.fromkeys(events)) if events is not None else list(EVENT_TYPES)
@@ -456,8 +140,18 @@ async def save_webhook(
         if secret is None:
             # Changing the URL or events keeps the receiver's secret; a new webhook gets
             # a generated one (256 bits).
-            secret = (
-                _open_secret(config, existing) if existing is not None else new_token(SECRET_PREFIX)
+            secret = _open_secret(config, existing) if existing is not None else new_secret()
+        scheme = signature_scheme or (
+            existing.signature_scheme if existing is not None else "default"
+        )
+        if scheme == "standard" and (problem := standard_secret_problem(secret)):
+            # Raised inside the transaction: nothing is written.
+            raise ApiError(
+                422,
+                f"secret: {problem}; signature_scheme standard needs one "
+                "(send a new secret: whsec_ + base64 of 24-64 random bytes)",
+                title="Invalid request",
+                source="secret",
             )
         hook = await repo.upsert_webhook(
             conn,
@@ -466,6 +160,7 @@ async def save_webhook(
             url=url,
             secret_sealed=seal(config.sealing_key, secret, application_id=application_id),
             events=chosen,
+            signature_scheme=scheme,
             now_us=now,
         )
         ping = delivery_row(

@@ -24,10 +24,17 @@ from autoport.kit.clock import Clock
 from autoport.kit.db import Database
 from autoport.kit.state import AppState
 from autoport.webhooks import repository as repo
-from autoport.webhooks import service
 from autoport.webhooks.client import new_session
+from autoport.webhooks.delivery import (
+    AttemptOutcome,
+    SentAttempt,
+    WebhookConfig,
+    enqueue_events,
+    hooks_for,
+    record_attempts,
+    send_attempt,
+)
 from autoport.webhooks.repository import ClaimedDelivery, WebhookRow
-from autoport.webhooks.service import AttemptOutcome, SentAttempt, WebhookConfig
 
 CONSUMER = "webhooks"
 log = structlog.get_logger("autoport.webhooks")
@@ -105,7 +112,7 @@ class DeliveryWorker:
             lease_seconds=self.config.lease_us / 1_000_000,
         )
         if events:
-            await service.enqueue_events(
+            await enqueue_events(
                 self.db, events, worker_id=self.worker_id, now_us=now, config=self.config
             )
         return len(events)
@@ -121,7 +128,7 @@ class DeliveryWorker:
 
     async def _send(self, delivery: ClaimedDelivery, hook: WebhookRow | None) -> SentAttempt | None:
         try:
-            return await service.send_attempt(
+            return await send_attempt(
                 self.session,
                 delivery,
                 hook,
@@ -137,7 +144,7 @@ class DeliveryWorker:
             return None
 
     async def _record(self, sent: list[SentAttempt]) -> list[AttemptOutcome]:
-        outcomes = await service.record_attempts(
+        outcomes = await record_attempts(
             self.db, sent, worker_id=self.worker_id, config=self.config
         )
         for outcome in outcomes:
@@ -157,7 +164,7 @@ class DeliveryWorker:
         claimed = await self.claim(self.batch)
         if not claimed:
             return []
-        hooks = await service.hooks_for(self.db, claimed)
+        hooks = await hooks_for(self.db, claimed)
         sent = await asyncio.gather(
             *(self._send(d, hooks.get((d.environment, d.application_id))) for d in claimed)
         )
@@ -204,7 +211,7 @@ class DeliveryWorker:
                     claimed = await self.claim(min(free, self.batch))
                     if claimed:
                         busy = True
-                        hooks = await service.hooks_for(self.db, claimed)
+                        hooks = await hooks_for(self.db, claimed)
                         for delivery in claimed:
                             hook = hooks.get((delivery.environment, delivery.application_id))
                             task = asyncio.create_task(self._send(delivery, hook))

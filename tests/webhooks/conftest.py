@@ -16,10 +16,12 @@ from aiohttp import web
 from pydantic import SecretStr
 
 from autoport.config import Settings, ensure_secrets
+from autoport.kit import outbox
 from autoport.kit.clock import FrozenClock
 from autoport.kit.db import Database
 from autoport.kit.environments import Environment
-from autoport.webhooks.service import WebhookConfig
+from autoport.webhooks import service
+from autoport.webhooks.delivery import WebhookConfig
 from autoport.webhooks.tasks import DeliveryWorker
 
 ADMIN_TOKEN = "test-admin-token-for-webhooks"
@@ -161,3 +163,51 @@ async def worker(
         yield runner
     finally:
         await runner.close()
+
+
+SECRET = "receiver-shared-secret-0123456789"
+
+
+async def configure(
+    db: Database,
+    config: WebhookConfig,
+    clock: FrozenClock,
+    url: str,
+    *,
+    application_id: str = APP_ID,
+    events: list[str] | None = None,
+    secret: str = SECRET,
+    signature_scheme: str | None = None,
+) -> service.SaveResult:
+    return await service.save_webhook(
+        db,
+        environment=Environment.production,
+        application_id=application_id,
+        url=url,
+        secret=secret,
+        events=events,
+        signature_scheme=signature_scheme,
+        config=config,
+        clock_now=clock.now_us,
+    )
+
+
+async def emit(
+    db: Database,
+    clock: FrozenClock,
+    event_type: str,
+    vin: str,
+    payload: dict[str, Any],
+    application_id: str = APP_ID,
+    environment: Environment = Environment.production,
+) -> None:
+    async with db.transaction() as conn:
+        await outbox.emit(
+            conn,
+            environment=environment,
+            event_type=event_type,
+            payload=payload,
+            now_us=clock.now_us(),
+            vin=vin,
+            application_id=application_id,
+        )

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import time
+
 import httpx
 import pytest
+import standardwebhooks
 
 from autoport.kit.db import Database
-from autoport.webhooks import verify
+from autoport.webhooks import verify, verify_delivery
 from autoport.webhooks.sealing import SealError, derive_key, seal, unseal
 from autoport.webhooks.tasks import DeliveryWorker
 
@@ -181,6 +184,11 @@ async def test_applications_of_the_other_environment_are_404(
         ({"url": "https://hooks.example.com/", "events": ["nope"]}, "events[0]", "ping"),
         ({"url": "https://hooks.example.com/", "secret": "short"}, "secret", "16"),
         ({"url": "https://hooks.example.com/", "color": "red"}, "color", "extra"),
+        (
+            {"url": "https://hooks.example.com/", "signature_scheme": "svix"},
+            "signature_scheme",
+            "'standard'",
+        ),
     ],
 )
 async def test_bad_configuration_is_422_naming_the_field(
@@ -273,3 +281,83 @@ async def test_redeliver_queues_the_same_delivery_for_the_worker(
     assert receiver.requests[0].body == receiver.requests[1].body
     log = (await client.get(PATH + "/deliveries", headers=AUTH)).json()["deliveries"]
     assert [(d["id"], d["status"], d["attempts"]) for d in log] == [(delivery_id, "succeeded", 2)]
+
+
+async def test_the_signature_scheme_is_chosen_shown_and_kept(
+    client: httpx.AsyncClient, applications: Database, receiver: Receiver
+) -> None:
+    created = await client.put(
+        PATH, json={"url": receiver.url, "signature_scheme": "standard"}, headers=AUTH
+    )
+    assert created.status_code == 201, created.text
+    webhook = created.json()["webhook"]
+    assert webhook["signature_scheme"] == "standard"
+    # The generated secret is a Standard Webhooks one; the reference library accepts
+    # the ping (its clock is the real one, like the worker's here).
+    [ping] = receiver.requests
+    assert "X-Svc-Signature-256" not in ping.headers
+    assert standardwebhooks.Webhook(webhook["secret"]).verify(ping.body, ping.headers)
+    assert ping.headers["webhook-id"] == created.json()["ping"]["delivery_id"]
+    assert abs(int(ping.headers["webhook-timestamp"]) - time.time()) < 60
+
+    # Changing the URL keeps the scheme (and the secret).
+    moved = await client.put(PATH, json={"url": receiver.url + "/v2"}, headers=AUTH)
+    assert moved.json()["webhook"]["signature_scheme"] == "standard"
+    shown = (await client.get(PATH, headers=AUTH)).json()["webhook"]
+    assert shown["signature_scheme"] == "standard"
+
+    # Back to the default headers, with the same secret used as a string.
+    back = await client.put(
+        PATH, json={"url": receiver.url, "signature_scheme": "default"}, headers=AUTH
+    )
+    assert back.json()["webhook"]["signature_scheme"] == "default"
+    last = receiver.requests[-1]
+    assert "webhook-signature" not in last.headers
+    assert verify(webhook["secret"], last.body, last.headers["X-Svc-Signature-256"])
+    assert (
+        verify_delivery(webhook["secret"], last.body, last.headers)
+        == (back.json()["ping"]["delivery_id"])
+    )
+
+
+async def test_the_standard_scheme_needs_a_standard_secret(
+    client: httpx.AsyncClient, applications: Database, receiver: Receiver
+) -> None:
+    given = await client.put(
+        PATH,
+        json={
+            "url": receiver.url,
+            "secret": "a-given-secret-0123456789",
+            "signature_scheme": "standard",
+        },
+        headers=AUTH,
+    )
+    assert given.status_code == 422
+    error = given.json()["errors"][0]
+    assert error["source"] == "secret" and "whsec_" in error["detail"]
+    assert (await client.get(PATH, headers=AUTH)).status_code == 404
+    assert receiver.requests == []
+
+    # An existing webhook whose secret is not one cannot switch without a new secret;
+    # the refusal leaves it as it was.
+    await client.put(
+        PATH, json={"url": receiver.url, "secret": "a-given-secret-0123456789"}, headers=AUTH
+    )
+    switched = await client.put(
+        PATH, json={"url": receiver.url, "signature_scheme": "standard"}, headers=AUTH
+    )
+    assert switched.status_code == 422
+    assert switched.json()["errors"][0]["source"] == "secret"
+    kept = (await client.get(PATH, params={"reveal_secret": "true"}, headers=AUTH)).json()
+    assert kept["webhook"]["signature_scheme"] == "default"
+    assert kept["webhook"]["secret"] == "a-given-secret-0123456789"
+    assert len(receiver.requests) == 1
+    standard_secret = "whsec_" + "QUJD" * 8  # base64 of 24 bytes
+    fresh = await client.put(
+        PATH,
+        json={"url": receiver.url, "secret": standard_secret, "signature_scheme": "standard"},
+        headers=AUTH,
+    )
+    assert fresh.status_code == 200 and fresh.json()["ping"]["status"] == "succeeded"
+    last = receiver.requests[-1]
+    assert verify_delivery(standard_secret, last.body, last.headers)

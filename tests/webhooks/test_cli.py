@@ -10,7 +10,7 @@ from typing import Any
 
 from autoport.config import Settings
 from autoport.kit.db import Database
-from autoport.webhooks import verify
+from autoport.webhooks import verify, verify_delivery
 
 from .conftest import APP_ID, Receiver
 from .test_worker_processes import worker_env
@@ -66,6 +66,25 @@ async def test_set_show_deliveries_redeliver(
     assert queued["id"] == saved["ping"]["delivery_id"]
 
 
+async def test_set_the_signature_scheme(
+    settings: Settings, applications: Database, receiver: Receiver
+) -> None:
+    code, out, err = await cli(
+        settings, "set", APP_ID, "--url", receiver.url, "--signature-scheme", "standard"
+    )
+    assert code == 0, err
+    assert "signature scheme: standard" in out
+    secret = next(line for line in out.splitlines() if line.startswith("secret: "))[8:]
+    [ping] = receiver.requests
+    assert verify_delivery(secret, ping.body, ping.headers)
+    assert "webhook-signature" in ping.headers
+    shown = await cli_json(settings, "show", APP_ID)
+    assert shown["signature_scheme"] == "standard"
+    # Kept when not given.
+    again = await cli_json(settings, "set", APP_ID, "--url", receiver.url)
+    assert again["webhook"]["signature_scheme"] == "standard"
+
+
 async def test_cli_errors_are_clear(
     settings: Settings, applications: Database, receiver: Receiver
 ) -> None:
@@ -77,6 +96,10 @@ async def test_cli_errors_are_clear(
     assert code == 2 and "host name" in err and "Traceback" not in err
     code, _, err = await cli(settings, "set", APP_ID, "--url", receiver.url, "--event", "nope")
     assert code == 2 and "--event" in err
+    code, _, err = await cli(
+        settings, "set", APP_ID, "--url", receiver.url, "--signature-scheme", "svix"
+    )
+    assert code == 2 and "signature_scheme" in err and "standard" in err
     code, _, err = await cli(settings, "show", APP_ID)
     assert code == 1 and "has no webhook" in err
     assert receiver.requests == []

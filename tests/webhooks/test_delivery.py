@@ -11,61 +11,18 @@ import orjson
 import pytest
 
 from autoport.config import Settings
-from autoport.kit import outbox
 from autoport.kit.clock import MICROS, FrozenClock, to_iso
 from autoport.kit.db import Database
 from autoport.kit.environments import Environment
-from autoport.webhooks import service, verify
-from autoport.webhooks.service import WebhookConfig
+from autoport.webhooks import delivery, service, verify, verify_delivery
+from autoport.webhooks.delivery import WebhookConfig
+from autoport.webhooks.signing import new_secret
 from autoport.webhooks.tasks import DeliveryWorker
 
-from .conftest import APP_ID, OTHER_APP_ID, Answer, Receiver
+from .conftest import APP_ID, OTHER_APP_ID, SECRET, Answer, Receiver, configure, emit
 
 VIN = "WBA12345678901234"
 VIN2 = "WBA98765432109876"
-SECRET = "receiver-shared-secret-0123456789"
-
-
-async def configure(
-    db: Database,
-    config: WebhookConfig,
-    clock: FrozenClock,
-    url: str,
-    *,
-    application_id: str = APP_ID,
-    events: list[str] | None = None,
-) -> service.SaveResult:
-    return await service.save_webhook(
-        db,
-        environment=Environment.production,
-        application_id=application_id,
-        url=url,
-        secret=SECRET,
-        events=events,
-        config=config,
-        clock_now=clock.now_us,
-    )
-
-
-async def emit(
-    db: Database,
-    clock: FrozenClock,
-    event_type: str,
-    vin: str,
-    payload: dict[str, Any],
-    application_id: str = APP_ID,
-    environment: Environment = Environment.production,
-) -> None:
-    async with db.transaction() as conn:
-        await outbox.emit(
-            conn,
-            environment=environment,
-            event_type=event_type,
-            payload=payload,
-            now_us=clock.now_us(),
-            vin=vin,
-            application_id=application_id,
-        )
 
 
 async def webhook_outbox_count(db: Database) -> int:
@@ -112,6 +69,11 @@ async def test_events_are_delivered_signed_with_the_interface_payload(
     for request in (fleet, auth):
         assert verify(SECRET, request.body, request.headers["X-Svc-Signature-256"])
         assert verify(SECRET, request.body, request.headers["X-Svc-Signature"])
+        assert request.headers["X-Svc-Timestamp"] == str(clock.now_us() // MICROS)
+        assert (
+            verify_delivery(SECRET, request.body, request.headers, now=clock.now_us() / MICROS)
+            == (request.headers["X-Svc-Delivery"])
+        )
         assert request.headers["Content-Type"] == "application/json"
         assert request.headers["User-Agent"] == "Svc-Webhook/1.2.0"
     assert fleet.headers["X-Svc-Event"] == "fleet_clearance_changed"
@@ -187,7 +149,7 @@ async def test_failures_are_retried_on_the_backoff_schedule_with_the_same_delive
 
 async def test_backoff_grows_exponentially_up_to_the_cap(config: WebhookConfig) -> None:
     rng = random.Random(1)
-    delays = [service.retry_delay_us(config, n, rng) / MICROS for n in range(1, 15)]
+    delays = [delivery.retry_delay_us(config, n, rng) / MICROS for n in range(1, 15)]
     for n, delay in enumerate(delays, start=1):
         ceiling = min(
             config.retry_max_delay_us / MICROS, config.retry_base_us / MICROS * 2 ** (n - 1)
@@ -362,7 +324,7 @@ async def test_an_expired_lease_is_taken_over_and_the_old_holder_cannot_record(
         assert fresh.delivery_id == stale.delivery_id
         assert fresh.attempt == stale.attempt + 1
         [outcome] = [
-            await service.attempt_delivery(
+            await delivery.attempt_delivery(
                 db,
                 other.session,
                 fresh,
@@ -373,7 +335,7 @@ async def test_an_expired_lease_is_taken_over_and_the_old_holder_cannot_record(
             )
         ]
         assert outcome.recorded and outcome.status == "succeeded"
-        late = await service.attempt_delivery(
+        late = await delivery.attempt_delivery(
             db,
             worker.session,
             stale,
@@ -390,3 +352,66 @@ async def test_an_expired_lease_is_taken_over_and_the_old_holder_cannot_record(
         {"d": fresh.delivery_id},
     )
     assert row is not None and row["status"] == "succeeded" and row["attempts"] == 2
+
+
+@pytest.mark.parametrize("scheme", ["default", "standard"])
+async def test_the_log_shows_the_headers_each_attempt_sent(
+    worker: DeliveryWorker,
+    config: WebhookConfig,
+    clock: FrozenClock,
+    receiver: Receiver,
+    scheme: str,
+) -> None:
+    db = worker.db
+    secret = new_secret()
+    await configure(
+        db,
+        config,
+        clock,
+        receiver.url,
+        events=["fleet_clearance_changed"],
+        secret=secret,
+        signature_scheme=scheme,
+    )
+    await emit(db, clock, "fleet_clearance_changed", VIN, {"action": "approved"})
+    await worker.run_until_idle()
+
+    async def logged() -> dict[str, str]:
+        [row] = [
+            d
+            for d in await service.list_deliveries(
+                db, environment=Environment.production, application_id=APP_ID, config=config
+            )
+            if d["event_type"] == "fleet_clearance_changed"
+        ]
+        headers: dict[str, str] = row["request"]["headers"]
+        # Exactly what the receiver got (aiohttp adds only transport headers).
+        sent = receiver.requests[-1].headers
+        assert {name: sent[name] for name in headers} == headers
+        assert (
+            verify_delivery(
+                secret, row["request"]["body"].encode(), headers, now=clock.now_us() / MICROS
+            )
+            == row["id"]
+        )
+        return headers
+
+    first = await logged()
+    clock.advance(600)
+    await service.redeliver(
+        db,
+        environment=Environment.production,
+        application_id=APP_ID,
+        delivery_id=receiver.requests[-1].headers.get("X-Svc-Delivery")
+        or receiver.requests[-1].headers["webhook-id"],
+        now_us=clock.now_us(),
+        config=config,
+    )
+    await worker.run_until_idle()
+    second = await logged()
+    changed = {name for name in first if first[name] != second[name]}
+    signed = {
+        "default": {"X-Svc-Timestamp", "X-Svc-Signature-Timestamped"},
+        "standard": {"webhook-timestamp", "webhook-signature"},
+    }
+    assert changed == signed[scheme]

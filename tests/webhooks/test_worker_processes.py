@@ -23,7 +23,7 @@ from autoport.kit.clock import Clock
 from autoport.kit.db import Database
 from autoport.kit.environments import Environment
 from autoport.webhooks import service, verify
-from autoport.webhooks.service import WebhookConfig
+from autoport.webhooks.delivery import WebhookConfig
 
 from .conftest import APP_ID, Answer, Receiver
 

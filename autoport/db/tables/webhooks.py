@@ -14,6 +14,7 @@ from autoport.db import metadata
 # One webhook per application. The secret is needed in plaintext to sign deliveries, so
 # it cannot be hashed: it is sealed (AES-GCM, key derived from the configured secrets,
 # see autoport.webhooks.sealing). `events` is a JSON list of subscribed event types.
+# `signature_scheme`: default (the X-Svc-Signature headers) | standard (Standard Webhooks).
 webhooks = Table(
     "webhooks",
     metadata,
@@ -22,6 +23,7 @@ webhooks = Table(
     Column("url", Text, nullable=False),
     Column("secret_sealed", Text, nullable=False),
     Column("events", Text, nullable=False),
+    Column("signature_scheme", Text, nullable=False, server_default="default"),
     Column("created_at", BigInteger, nullable=False),
     Column("updated_at", BigInteger, nullable=False),
 )
