@@ -27,6 +27,16 @@ def add_request_id(
 
 _HANDLER_NAME = "autoport"
 
+
+class _StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
+    """Writes to the sys.stderr of the moment: a command run in-process (Typer's test
+    runner) replaces it for a while, and a handler bound to that one would write to a
+    closed stream afterwards."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.stream = sys.stderr
+        super().emit(record)
+
 # Probes (load balancers, Kubernetes) and metric scrapes arrive every few seconds; their
 # access lines would drown the log at info, so they are logged at debug only.
 QUIET_PATHS = frozenset({"/healthz", "/metrics"})
@@ -72,7 +82,7 @@ def configure_logging(level: str = "info", fmt: str = "console") -> None:
         logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
         cache_logger_on_first_use=True,
     )
-    handler = logging.StreamHandler(sys.stderr)
+    handler = _StderrHandler()
     handler.setFormatter(
         structlog.stdlib.ProcessorFormatter(
             foreign_pre_chain=[

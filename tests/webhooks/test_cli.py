@@ -70,7 +70,7 @@ async def test_cli_errors_are_clear(
     settings: Settings, applications: Database, receiver: Receiver
 ) -> None:
     code, _, err = await cli(settings, "set", "000000000000000000000000", "--url", receiver.url)
-    assert code == 1 and "no application" in err
+    assert code == 4 and "no application" in err
     code, _, err = await cli(settings, "set", APP_ID, "--url", "https://10.0.0.1/")
     assert code == 2 and "private" in err
     code, _, err = await cli(settings, "set", APP_ID, "--url", "https://a..b/hook")
@@ -78,5 +78,5 @@ async def test_cli_errors_are_clear(
     code, _, err = await cli(settings, "set", APP_ID, "--url", receiver.url, "--event", "nope")
     assert code == 2 and "--event" in err
     code, _, err = await cli(settings, "show", APP_ID)
-    assert code == 1 and "has no webhook" in err
+    assert code == 4 and "has no webhook" in err
     assert receiver.requests == []
