@@ -182,8 +182,9 @@ def with_secrets(settings: Settings) -> Settings:
 @dataclass(frozen=True)
 class ServerState:
     pid: int
+    host: str
+    port: int
     base_url: str
-    sandbox_base_url: str
 
 
 def server_state_path(settings: Settings) -> Path:
@@ -198,8 +199,9 @@ def record_server(settings: Settings) -> Path:
         json.dumps(
             {
                 "pid": os.getpid(),
+                "host": settings.host,
+                "port": settings.port,
                 "base_url": settings.base_url,
-                "sandbox_base_url": settings.sandbox_base_url,
             }
         )
     )
@@ -211,7 +213,9 @@ def running_server(settings: Settings) -> ServerState | None:
     """The server serving this data directory, if its process is alive."""
     try:
         data = json.loads(server_state_path(settings).read_text())
-        state = ServerState(int(data["pid"]), str(data["base_url"]), str(data["sandbox_base_url"]))
+        state = ServerState(
+            int(data["pid"]), str(data["host"]), int(data["port"]), str(data["base_url"])
+        )
     except (OSError, ValueError, KeyError, TypeError):
         return None
     try:
@@ -224,17 +228,13 @@ def running_server(settings: Settings) -> ServerState | None:
 
 
 def with_server_address(settings: Settings) -> Settings:
-    """Links (auth_uri, token_uri) must reach the running server: its address wins over
-    the defaults, never over an address the operator set."""
+    """Links (auth_uri, token_uri) must reach the running server: the settings as that
+    server has them (its listen address, which the public addresses follow unless the
+    operator set them: those stay)."""
     state = running_server(settings)
-    if state is None:
+    if state is None or (state.host, state.port) == (settings.host, settings.port):
         return settings
-    update = {}
-    if "base_url" not in settings.model_fields_set:
-        update["base_url"] = state.base_url
-    if "sandbox_base_url" not in settings.model_fields_set:
-        update["sandbox_base_url"] = state.sandbox_base_url
-    return settings.model_copy(update=update)
+    return load_settings(host=state.host, port=state.port)
 
 
 # --- the database ----------------------------------------------------------------------

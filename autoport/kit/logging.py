@@ -28,14 +28,20 @@ def add_request_id(
 _HANDLER_NAME = "autoport"
 
 
-class _StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
-    """Writes to the sys.stderr of the moment: a command run in-process (Typer's test
-    runner) replaces it for a while, and a handler bound to that one would write to a
-    closed stream afterwards."""
+class _CurrentStderr:
+    """sys.stderr as it is when a line is written: a command run in-process (Typer's
+    test runner) replaces it for a while, and a logger bound to that stream would
+    write to a closed file afterwards."""
 
-    def emit(self, record: logging.LogRecord) -> None:
-        self.stream = sys.stderr
-        super().emit(record)
+    def write(self, text: str) -> int:
+        return sys.stderr.write(text)
+
+    def flush(self) -> None:
+        sys.stderr.flush()
+
+
+STDERR = _CurrentStderr()
+
 
 # Probes (load balancers, Kubernetes) and metric scrapes arrive every few seconds; their
 # access lines would drown the log at info, so they are logged at debug only.
@@ -79,10 +85,10 @@ def configure_logging(level: str = "info", fmt: str = "console") -> None:
             renderer,
         ],
         wrapper_class=structlog.make_filtering_bound_logger(numeric),
-        logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
+        logger_factory=structlog.PrintLoggerFactory(file=STDERR),  # type: ignore[arg-type]
         cache_logger_on_first_use=True,
     )
-    handler = _StderrHandler()
+    handler = logging.StreamHandler(STDERR)
     handler.setFormatter(
         structlog.stdlib.ProcessorFormatter(
             foreign_pre_chain=[
