@@ -24,7 +24,6 @@ from autoport.kit.cli import (
     print_json,
     record_server,
     running_server,
-    server_state_path,
     short_reason,
     with_secrets,
 )
@@ -162,11 +161,8 @@ def serve(
         sandbox=settings.sandbox_base_url,
         data_dir=str(settings.data_dir.resolve()),
     )
-    record_server(settings)
-    try:
-        server.run(settings, sock, workers=workers)
-    finally:
-        server_state_path(settings).unlink(missing_ok=True)
+    state = record_server(settings)
+    server.run(settings, sock, workers=workers, on_stop=lambda: state.unlink(missing_ok=True))
 
 
 @app.command()

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import socket
+from collections.abc import Callable
 
 import uvicorn
 from fastapi import FastAPI
@@ -27,9 +28,15 @@ GRACE_SECONDS = 10
 
 
 class Server(uvicorn.Server):
+    def __init__(self, config: uvicorn.Config, on_stop: Callable[[], None]) -> None:
+        super().__init__(config)
+        self.on_stop = on_stop
+
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
         begin_shutdown_of_served_apps()
         await super().shutdown(sockets)
+        # Here, not after `run`: uvicorn ends the process by re-raising the signal.
+        self.on_stop()
 
 
 def app_from_environment() -> FastAPI:
@@ -59,9 +66,16 @@ def bind(settings: Settings) -> socket.socket:
     return sock
 
 
-def run(settings: Settings, sock: socket.socket, *, workers: int = 1) -> None:
-    """Serve the app on `sock` (from `bind`). The host and port are passed on to
-    worker processes through the environment: the command line may have set them."""
+def run(
+    settings: Settings,
+    sock: socket.socket,
+    *,
+    workers: int = 1,
+    on_stop: Callable[[], None] = lambda: None,
+) -> None:
+    """Serve the app on `sock` (from `bind`); `on_stop` runs once it stopped serving.
+    The host and port are passed on to worker processes through the environment: the
+    command line may have set them."""
     os.environ["AUTOPORT_HOST"] = settings.host
     os.environ["AUTOPORT_PORT"] = str(sock.getsockname()[1])
     config = uvicorn.Config(
@@ -79,6 +93,9 @@ def run(settings: Settings, sock: socket.socket, *, workers: int = 1) -> None:
         timeout_graceful_shutdown=GRACE_SECONDS,
     )
     if workers == 1:
-        Server(config).run(sockets=[sock])
+        Server(config, on_stop).run(sockets=[sock])
     else:
-        Multiprocess(config, sockets=[sock]).run()
+        try:
+            Multiprocess(config, sockets=[sock]).run()
+        finally:
+            on_stop()
