@@ -132,8 +132,14 @@ def serve(
     except OSError as error:
         where = f"{settings.host}:{settings.port}"
         if error.errno == errno.EADDRINUSE:
+            running = running_server(settings)
+            who = (
+                f"autoport (pid {running.pid}) already serves this data directory there"
+                if running is not None and running.port == settings.port
+                else "another autoport?"
+            )
             fail(
-                f"port {settings.port} is in use on {settings.host} (another autoport?): "
+                f"port {settings.port} is in use on {settings.host} ({who}): "
                 "choose a free one with AUTOPORT_PORT or --port",
                 ExitCode.usage,
             )
@@ -183,12 +189,20 @@ def doctor(as_json: JsonOption = False) -> None:
 
     report("configuration", True, json.dumps(settings.safe_summary()))
     data_dir = settings.data_dir.resolve()
+    # PostgreSQL with every secret in the environment needs no data directory.
+    needed = settings.is_sqlite or None in (
+        settings.token_hmac_key,
+        settings.session_secret,
+        settings.admin_token,
+    )
     if not data_dir.is_dir():
         # Not created here: a directory made by a check would hide the wrong setting.
         report(
             "data directory",
-            False,
-            f"{data_dir} does not exist (AUTOPORT_DATA_DIR; `autoport init` creates one)",
+            not needed,
+            f"{data_dir} does not exist (AUTOPORT_DATA_DIR; `autoport init` creates one)"
+            if needed
+            else "not used (PostgreSQL, secrets from the environment)",
         )
     else:
         try:

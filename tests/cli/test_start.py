@@ -89,6 +89,10 @@ def test_first_start_without_a_terminal_keeps_secrets_out_of_the_logs(tmp_path: 
         while "client_secret" not in (handover.read_text() if handover.exists() else ""):
             assert time.monotonic() < deadline, "the demo was not handed over"
             time.sleep(0.2)
+        # A second start on the same port says who holds it.
+        again = autoport(tmp_path, "serve", AUTOPORT_PORT=str(port))
+        assert again.returncode == 2
+        assert f"autoport (pid {process.pid}) already serves this data directory" in again.stderr
         # The other commands learn the server's address from its state file.
         created = autoport(tmp_path, "apps", "create", "--name", "x", "-e", "sandbox", "--json")
         assert created.returncode == 0, created.stderr
