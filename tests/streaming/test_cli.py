@@ -337,7 +337,7 @@ def test_bad_mqtts_settings_are_refused(
         name: {"CA": str(pki.ca_file), "NOT-PEM": str(not_pem)}.get(value, value)
         for name, value in update.items()
     }
-    with pytest.raises(ValidationError, match="(?i)mqtt") as error:
+    with pytest.raises(ValidationError, match=r"(?i)mqtt") as error:
         Settings(data_dir=tmp_path, **values)  # type: ignore[arg-type]
     assert message in str(error.value)
 
