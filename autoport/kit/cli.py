@@ -27,8 +27,11 @@ import enum
 import json
 import os
 import re
+import sys
+import tomllib
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypeVar
 from urllib.parse import urlsplit
@@ -68,8 +71,23 @@ SandboxAlias = Annotated[
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON (for scripts).")]
 
 
+# The log format of the settings this command loaded (None before they are loaded).
+_log_format: str | None = None
+
+
+def say_error(text: str) -> None:
+    """An error on stderr: one JSON object when logs are JSON and stderr is not a
+    terminal (a log collector must be able to parse every line), else a red line."""
+    log_format = _log_format or os.environ.get("AUTOPORT_LOG_FORMAT", "").lower()
+    if log_format == "json" and not sys.stderr.isatty():
+        line = {"event": text, "level": "error", "timestamp": datetime.now(UTC).isoformat()}
+        typer.echo(json.dumps(line), err=True)
+    else:
+        typer.secho(text, fg=typer.colors.RED, err=True)
+
+
 def fail(message: str, code: ExitCode = ExitCode.error) -> NoReturn:
-    typer.secho(f"error: {message}", fg=typer.colors.RED, err=True)
+    say_error(f"error: {message}")
     raise typer.Exit(int(code))
 
 
@@ -131,18 +149,23 @@ def setting_problems(error: Exception) -> list[str]:
                 f"{cause.colno} (character {cause.pos + 1})"
             ]
         return [f"{name}: {cause or error}"]
+    if isinstance(error, tomllib.TOMLDecodeError):
+        return [f"AUTOPORT_CONFIG_FILE {os.environ.get('AUTOPORT_CONFIG_FILE')}: not TOML: {error}"]
     return [str(error)]
 
 
 def load_settings(**overrides: Any) -> Settings:
     """Settings from the environment and config file; a bad value is one clear line per
     problem and exit code 2."""
+    global _log_format
     try:
-        return Settings(**overrides)
+        settings = Settings(**overrides)
     except (ValidationError, ValueError) as error:  # SettingsError is a ValueError
         for line in setting_problems(error):
-            typer.secho(f"configuration error: {line}", fg=typer.colors.RED, err=True)
+            say_error(f"configuration error: {line}")
         raise typer.Exit(ExitCode.usage) from None
+    _log_format = settings.log_format
+    return settings
 
 
 def where_data_lives(settings: Settings) -> str:

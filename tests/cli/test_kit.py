@@ -186,6 +186,19 @@ def test_a_setting_from_the_config_file_names_the_file(
     assert f"AUTOPORT_LOG_LEVEL (or `log_level` in {config}): Input should be" in result.output
 
 
+def test_a_config_file_that_is_not_toml_names_the_file_and_the_position(
+    data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = tmp_path / "autoport.toml"
+    config.write_text("port = \n")
+    monkeypatch.setenv("AUTOPORT_CONFIG_FILE", str(config))
+    result = runner.invoke(app, ["apps", "list"])
+    assert result.exit_code == 2
+    [line] = result.output.splitlines()
+    assert line.startswith(f"configuration error: AUTOPORT_CONFIG_FILE {config}: not TOML: ")
+    assert "line 1" in line
+
+
 def test_every_problem_is_listed_and_values_are_not_echoed(
     data_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
