@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 import typer
 
 from autoport.config import Settings
-from autoport.kit.cli import EnvOption, ExitCode, JsonOption, fail, output, run
+from autoport.kit.cli import EnvOption, ExitCode, JsonOption, fail, note, output, run
 from autoport.kit.clock import Clock
 from autoport.kit.environments import Environment
 from autoport.webhooks.schemas import EVENT_TYPES
@@ -69,6 +69,8 @@ def set_webhook(
     from autoport.webhooks import service
 
     async def work(db: Database, config: WebhookConfig) -> dict[str, Any]:
+        # The ping may take the whole delivery timeout: say what the wait is.
+        note(f"sending ping to {url} (waits up to {config.timeout_seconds:g} s) ...")
         result = await service.save_webhook(
             db,
             environment=environment,
