@@ -38,6 +38,7 @@ app = typer.Typer(
     help="Self-hostable connected-car data platform.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
+    epilog="Exit codes: 0 done, 1 failed, 2 usage or configuration, 4 not found.",
 )
 
 
@@ -56,8 +57,7 @@ def main_options(
         ),
     ] = False,
 ) -> None:
-    """Self-hostable connected-car data platform. Exit codes: 0 done, 1 failed,
-    2 usage or configuration, 4 not found."""
+    """Options of `autoport` itself."""
 
 
 @app.command()
@@ -87,8 +87,9 @@ def _show_new_admin_token(settings: Settings, token: str | None) -> None:
 
 @app.command()
 def migrate(as_json: JsonOption = False) -> None:
-    """Apply database migrations (SQLite or PostgreSQL, from the configuration); creates
-    the embedded database when there is none."""
+    """Apply database migrations (SQLite or PostgreSQL, from the configuration).
+
+    Creates the embedded database when there is none."""
     settings = load_settings()
     configure_logging(settings.log_level, settings.log_format)
     _migrate(settings)
@@ -98,8 +99,10 @@ def migrate(as_json: JsonOption = False) -> None:
 
 @app.command()
 def init(as_json: JsonOption = False) -> None:
-    """Set up a new data directory: secrets (the admin token is shown once) and the
-    migrated database. `serve` does the same on its first start."""
+    """Set up a new data directory without serving.
+
+    Secrets (the admin token is shown once) and the migrated database: what `serve`
+    does on its first start."""
     settings = load_settings()
     configure_logging(settings.log_level, settings.log_format)
     _migrate(settings)

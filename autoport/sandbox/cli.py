@@ -290,9 +290,10 @@ def demo(
     ] = False,
     as_json: JsonOption = False,
 ) -> None:
-    """The sandbox demo's credentials again. Only a hash of its client secret is stored,
-    so a new one is issued (the previous one keeps working for
-    AUTOPORT_OAUTH_SECRET_OVERLAP_SECONDS); sandbox only."""
+    """The sandbox demo's credentials again, with a new client secret.
+
+    Only a hash of its client secret is stored, so a new one is issued (the previous one
+    keeps working for AUTOPORT_OAUTH_SECRET_OVERLAP_SECONDS); sandbox only."""
     from autoport.apps import service as apps_service
     from autoport.kit.clock import to_iso
     from autoport.kit.environments import Environment, token_endpoint
