@@ -1,7 +1,7 @@
 """The command-line kit: what every `autoport ...` command shares, so that an option,
 an answer and an exit code mean the same in every feature.
 
-Exit codes (the one table; docs/development.md repeats it):
+Exit codes (the one table; docs/cli.md repeats it for users):
 
 | code | meaning                                                                   |
 |------|---------------------------------------------------------------------------|
