@@ -3,37 +3,61 @@
 from __future__ import annotations
 
 import asyncio
+import errno
 import json
 from typing import Annotated, Any
 
+import structlog
 import typer
-from pydantic import ValidationError
 
 from autoport import __version__
 from autoport.config import Settings, ensure_secrets, rotate_admin_token, stored_secrets
 from autoport.db.migrate import current_revisions, expected_heads, upgrade
+from autoport.kit.cli import (
+    ExitCode,
+    JsonOption,
+    database_address,
+    fail,
+    load_settings,
+    open_database,
+    output,
+    print_json,
+    record_server,
+    running_server,
+    short_reason,
+    with_secrets,
+)
 from autoport.kit.db import create_database
+from autoport.kit.handover import hand_over
 from autoport.kit.logging import configure_logging
+
+log = structlog.get_logger("autoport")
 
 app = typer.Typer(
     name="autoport",
     help="Self-hostable connected-car data platform.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
+    epilog="Exit codes: 0 done, 1 failed, 2 usage or configuration, 4 not found.",
 )
 
 
-def load_settings(**overrides: Any) -> Settings:
-    """Settings from the environment and config file; a bad value is a clear message."""
-    try:
-        return Settings(**overrides)
-    except (ValidationError, ValueError) as error:
-        typer.secho(f"configuration error: {error}", fg=typer.colors.RED, err=True)
-        raise typer.Exit(2) from error
+def _print_version(value: bool) -> None:
+    if value:
+        typer.echo(__version__)
+        raise typer.Exit()
 
 
-def print_json(data: object) -> None:
-    typer.echo(json.dumps(data, indent=2, sort_keys=True))
+@app.callback()
+def main_options(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_print_version, is_eager=True, help="Print the version."
+        ),
+    ] = False,
+) -> None:
+    """Options of `autoport` itself."""
 
 
 @app.command()
@@ -42,19 +66,59 @@ def version() -> None:
     typer.echo(__version__)
 
 
+def _migrate(settings: Settings) -> None:
+    """Apply the migrations; an unreachable database is one line."""
+    log.info("applying database migrations", database=database_address(settings))
+    try:
+        asyncio.run(upgrade(settings.resolved_database_url, schema=settings.database_schema))
+    except Exception as error:  # asyncpg, OSError, sqlite3: all mean "cannot reach it"
+        name = "AUTOPORT_DATA_DIR" if settings.is_sqlite else "AUTOPORT_DATABASE_URL"
+        fail(
+            f"cannot migrate the database at {database_address(settings)} ({name}): "
+            f"{short_reason(error)}"
+        )
+
+
+def _show_new_admin_token(settings: Settings, token: str | None) -> None:
+    if token is not None:
+        # Shown once to the operator, never logged; only its hash is stored.
+        hand_over(settings, f"\n  Admin token (shown once, keep it): {token}\n")
+
+
 @app.command()
-def migrate() -> None:
-    """Apply database migrations (SQLite or PostgreSQL, from the configuration)."""
+def migrate(as_json: JsonOption = False) -> None:
+    """Apply database migrations (SQLite or PostgreSQL, from the configuration).
+
+    Creates the embedded database when there is none."""
     settings = load_settings()
     configure_logging(settings.log_level, settings.log_format)
-    asyncio.run(upgrade(settings.resolved_database_url, schema=settings.database_schema))
-    typer.echo(f"database at revision {', '.join(sorted(expected_heads()))}")
+    _migrate(settings)
+    heads = sorted(expected_heads())
+    output({"revisions": heads}, as_json, lambda d: f"database at revision {', '.join(heads)}")
+
+
+@app.command()
+def init(as_json: JsonOption = False) -> None:
+    """Set up a new data directory without serving.
+
+    Secrets (the admin token is shown once) and the migrated database: what `serve`
+    does on its first start."""
+    settings = load_settings()
+    configure_logging(settings.log_level, settings.log_format)
+    _migrate(settings)
+    settings, generated = ensure_secrets(settings)
+    _show_new_admin_token(settings, generated.admin_token)
+    data = {
+        "data_dir": str(settings.data_dir.resolve()),
+        "database": settings.safe_summary()["database"],
+    }
+    output(data, as_json, lambda d: f"data directory {d['data_dir']} ready")
 
 
 @app.command()
 def serve(
-    host: Annotated[str | None, typer.Option(help="Listen address.")] = None,
-    port: Annotated[int | None, typer.Option(help="Listen port.")] = None,
+    host: Annotated[str | None, typer.Option(help="Listen address (AUTOPORT_HOST).")] = None,
+    port: Annotated[int | None, typer.Option(help="Listen port (AUTOPORT_PORT).")] = None,
     workers: Annotated[int, typer.Option(help="Worker processes (PostgreSQL only).")] = 1,
 ) -> None:
     """Run the HTTP service (both environments) and its background workers."""
@@ -63,72 +127,124 @@ def serve(
     overrides = {k: v for k, v in {"host": host, "port": port}.items() if v is not None}
     settings = load_settings(**overrides)
     configure_logging(settings.log_level, settings.log_format)
-    settings, generated = ensure_secrets(settings)
-    if generated.admin_token:
-        # Shown once on the terminal, never logged; only its hash is stored.
-        typer.secho(
-            f"\n  Admin token (shown once, keep it): {generated.admin_token}\n",
-            fg=typer.colors.YELLOW,
-            err=True,
-        )
-    if settings.is_sqlite:
-        if workers != 1:
-            typer.secho(
-                "SQLite serves from one process; use PostgreSQL for more workers.",
-                fg=typer.colors.RED,
-                err=True,
+    if settings.is_sqlite and workers != 1:
+        fail("SQLite serves from one process; use PostgreSQL for more workers.", ExitCode.usage)
+    # The port first: a start that fails must not have shown a one-time secret.
+    try:
+        sock = server.bind(settings)
+    except OSError as error:
+        where = f"{settings.host}:{settings.port}"
+        if error.errno == errno.EADDRINUSE:
+            running = running_server(settings)
+            who = (
+                f"autoport (pid {running.pid}) already serves this data directory there"
+                if running is not None and running.port == settings.port
+                else "another autoport?"
             )
-            raise typer.Exit(2)
-        asyncio.run(upgrade(settings.resolved_database_url))
-    typer.echo(
-        f"autoport {__version__}: production {settings.base_url}, "
-        f"sandbox {settings.sandbox_base_url}",
-        err=True,
+            fail(
+                f"port {settings.port} is in use on {settings.host} ({who}): "
+                "choose a free one with AUTOPORT_PORT or --port",
+                ExitCode.usage,
+            )
+        fail(
+            f"cannot listen on {where} ({error.strerror or error}): change AUTOPORT_HOST / "
+            "AUTOPORT_PORT (or --host / --port)",
+            ExitCode.usage,
+        )
+    bound_port = sock.getsockname()[1]
+    if bound_port != settings.port:  # port 0: the system chose one; links must name it
+        settings = load_settings(**overrides, port=bound_port)
+    if settings.is_sqlite:
+        _migrate(settings)
+
+    async def check_database() -> None:
+        db = await open_database(settings, migrate_sqlite=False)
+        await db.close()
+
+    asyncio.run(check_database())
+    settings, generated = ensure_secrets(settings)
+    _show_new_admin_token(settings, generated.admin_token)
+    log.info(
+        f"autoport {__version__} serving",
+        production=settings.base_url,
+        sandbox=settings.sandbox_base_url,
+        data_dir=str(settings.data_dir.resolve()),
     )
-    server.run(settings, workers=workers)
+    state = record_server(settings)
+    server.run(settings, sock, workers=workers, on_stop=lambda: state.unlink(missing_ok=True))
 
 
 @app.command()
-def doctor() -> None:
+def doctor(as_json: JsonOption = False) -> None:
     """Check the configuration and that every configured service answers."""
     settings = load_settings()
-    problems = 0
+    checks: list[dict[str, Any]] = []
 
     def report(name: str, ok: bool, detail: str) -> None:
-        nonlocal problems
-        problems += 0 if ok else 1
-        mark = (
-            typer.style("ok  ", fg=typer.colors.GREEN)
-            if ok
-            else typer.style("FAIL", fg=typer.colors.RED)
-        )
-        typer.echo(f"[{mark}] {name}: {detail}")
+        checks.append({"name": name, "ok": ok, "detail": detail})
+        if not as_json:
+            mark = (
+                typer.style("ok  ", fg=typer.colors.GREEN)
+                if ok
+                else typer.style("FAIL", fg=typer.colors.RED)
+            )
+            typer.echo(f"[{mark}] {name}: {detail}")
 
     report("configuration", True, json.dumps(settings.safe_summary()))
-    try:
-        settings.data_dir.mkdir(parents=True, exist_ok=True)
-        probe = settings.data_dir / ".doctor"
-        probe.write_text("ok")
-        probe.unlink()
-        report("data directory", True, f"{settings.data_dir.resolve()} is writable")
-    except OSError as error:
-        report("data directory", False, str(error))
+    data_dir = settings.data_dir.resolve()
+    # PostgreSQL with every secret in the environment needs no data directory.
+    needed = settings.is_sqlite or None in (
+        settings.token_hmac_key,
+        settings.session_secret,
+        settings.admin_token,
+    )
+    if not data_dir.is_dir():
+        # Not created here: a directory made by a check would hide the wrong setting.
+        report(
+            "data directory",
+            not needed,
+            f"{data_dir} does not exist (AUTOPORT_DATA_DIR; `autoport init` creates one)"
+            if needed
+            else "not used (PostgreSQL, secrets from the environment)",
+        )
+    else:
+        try:
+            probe = data_dir / ".doctor"
+            probe.write_text("ok")
+            probe.unlink()
+            report("data directory", True, f"{data_dir} is writable")
+        except OSError as error:
+            report("data directory", False, str(error))
+    server = running_server(settings)
+    report(
+        "server",
+        True,
+        f"pid {server.pid} serves {server.base_url}" if server else "not running here",
+    )
 
     async def check_database() -> None:
+        if settings.is_sqlite and not (settings.data_dir / "autoport.db").exists():
+            report("database", False, f"no database in {data_dir} (`autoport init`)")
+            return
         db = create_database(settings.resolved_database_url, schema=settings.database_schema)
         try:
             await db.connect()
             await db.fetch_value("SELECT 1")
             current = await current_revisions(db)
             expected = expected_heads()
-            report("database", True, f"{db.dialect} reachable")
+            report("database", True, f"{db.dialect} at {database_address(settings)} reachable")
             report(
                 "migrations",
                 current == expected,
-                f"at {sorted(current) or 'none'}, code expects {sorted(expected)}",
+                f"at {sorted(current) or 'none'}, code expects {sorted(expected)}"
+                + ("" if current == expected else ": run `autoport migrate`"),
             )
         except Exception as error:
-            report("database", False, f"{type(error).__name__}: {error}")
+            report(
+                "database",
+                False,
+                f"{database_address(settings)} (AUTOPORT_DATABASE_URL): {short_reason(error)}",
+            )
         finally:
             await db.close()
 
@@ -140,7 +256,7 @@ def doctor() -> None:
             await client.ping()
             report("redis", True, "reachable")
         except Exception as error:
-            report("redis", False, f"{type(error).__name__}: {error}")
+            report("redis", False, f"AUTOPORT_REDIS_URL: {short_reason(error)}")
         finally:
             await client.aclose()
 
@@ -182,25 +298,29 @@ def doctor() -> None:
         asyncio.run(check_redis(settings.redis_url))
     if settings.mqtt_url:
         asyncio.run(check_mqtt())
+    problems = sum(not check["ok"] for check in checks)
+    if as_json:
+        print_json({"ok": not problems, "checks": checks})
+    else:
+        typer.echo(f"{problems} problem(s) found" if problems else "all checks passed")
     if problems:
-        typer.echo(f"{problems} problem(s) found")
-        raise typer.Exit(1)
-    typer.echo("all checks passed")
+        raise typer.Exit(ExitCode.error)
 
 
 @app.command("admin-token")
 def admin_token(
     rotate: Annotated[bool, typer.Option("--rotate", help="Issue a new admin token.")] = False,
+    as_json: JsonOption = False,
 ) -> None:
     """Issue a new admin token for the admin API (the old one stops working)."""
     settings = load_settings()
     if settings.admin_token is not None:
-        typer.echo("the admin token comes from AUTOPORT_ADMIN_TOKEN; change it there", err=True)
-        raise typer.Exit(2)
+        fail("the admin token comes from AUTOPORT_ADMIN_TOKEN; change it there", ExitCode.usage)
     if not rotate:
-        typer.echo("only a hash of the admin token is stored; use --rotate for a new one", err=True)
-        raise typer.Exit(2)
-    typer.echo(rotate_admin_token(settings))
+        fail("only a hash of the admin token is stored; use --rotate for a new one", ExitCode.usage)
+    with_secrets(settings)  # rotates in an existing data directory only
+    token = rotate_admin_token(settings)
+    output({"admin_token": token}, as_json, lambda d: str(d["admin_token"]))
 
 
 def register() -> None:
@@ -210,6 +330,7 @@ def register() -> None:
     from autoport.fleet.cli import app as fleet_app
     from autoport.ingestion.cli import app as providers_app
     from autoport.sandbox.cli import app as sandbox_app
+    from autoport.sandbox.cli import demo
     from autoport.streaming.cli import app as streaming_app
     from autoport.webhooks.cli import app as webhooks_app
 
@@ -220,6 +341,7 @@ def register() -> None:
     app.add_typer(fleet_app, name="fleet")
     app.add_typer(sandbox_app, name="sandbox")
     app.add_typer(webhooks_app, name="webhooks")
+    app.command("demo")(demo)
 
 
 def main() -> None:

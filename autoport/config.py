@@ -342,9 +342,11 @@ class Settings(BaseSettings):
     @model_validator(mode="after")
     def _mqtt_tls_consistent(self) -> Settings:
         if self.mqtt_ca_file is not None and not self.mqtt_tls:
-            raise ValueError("mqtt_ca_file is for TLS: mqtt_url must be mqtts://")
+            raise ValueError("AUTOPORT_MQTT_CA_FILE is for TLS: AUTOPORT_MQTT_URL must be mqtts://")
         if (self.mqtt_tls_cert is None) != (self.mqtt_tls_key is None):
-            raise ValueError("mqtt_tls_cert and mqtt_tls_key go together (set both or neither)")
+            raise ValueError(
+                "AUTOPORT_MQTT_TLS_CERT and AUTOPORT_MQTT_TLS_KEY go together (set both or neither)"
+            )
         return self
 
     @model_validator(mode="after")

@@ -3,67 +3,21 @@ Every command that creates or shows something has `--json` for scripts."""
 
 from __future__ import annotations
 
-import asyncio
 import json
-from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any
 
 import typer
 
 from autoport.apps import repository, service
 from autoport.apps.schemas import CONFIDENTIAL
 from autoport.config import Settings
+from autoport.kit.cli import EnvOption, JsonOption, note, output, print_json, run
 from autoport.kit.clock import now_us, to_iso
-from autoport.kit.db import Connection, Database, create_database
+from autoport.kit.db import Connection, Database
 from autoport.kit.environments import Environment, public_base_url, token_endpoint
-from autoport.kit.errors import ApiError
 
 app = typer.Typer(name="apps", help="Applications and their credentials.", no_args_is_help=True)
-
-T = TypeVar("T")
-
-EnvOption = Annotated[
-    Environment, typer.Option("--environment", "-e", help="production or sandbox.")
-]
-JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON (for scripts).")]
-
-
-def _settings() -> Settings:
-    from autoport.cli import load_settings
-
-    return load_settings()
-
-
-def _run(work: Callable[[Database, Settings], Awaitable[T]]) -> T:
-    settings = _settings()
-
-    async def main() -> T:
-        if settings.is_sqlite:
-            # Like `serve`: the embedded database migrates itself.
-            from autoport.db.migrate import upgrade
-
-            await upgrade(settings.resolved_database_url)
-        db = create_database(settings.resolved_database_url, schema=settings.database_schema)
-        await db.connect()
-        try:
-            return await work(db, settings)
-        finally:
-            await db.close()
-
-    try:
-        return asyncio.run(main())
-    except ApiError as error:
-        typer.secho(f"error: {error.detail}", fg=typer.colors.RED, err=True)
-        raise typer.Exit(1 if error.status == 404 else 2) from error
-
-
-def _print(data: dict[str, Any], as_json: bool, lines: list[str]) -> None:
-    if as_json:
-        typer.echo(json.dumps(data, indent=2))
-    else:
-        for line in lines:
-            typer.echo(line)
 
 
 def _app_lines(data: dict[str, Any]) -> list[str]:
@@ -98,8 +52,8 @@ def create_account(
             )
         return account.as_dict()
 
-    data = _run(work)
-    _print(data, as_json, [f"account_id: {data['id']}", f"name:       {data['name']}"])
+    data = run(work)
+    output(data, as_json, lambda d: f"account_id: {d['id']}\nname:       {d['name']}")
 
 
 @app.command()
@@ -158,11 +112,11 @@ def create(
         # `token_url`: the name this answer used before `token_uri` (the spec's); kept.
         return {**view, "client_secret": secret, "token_url": view["token_uri"]}
 
-    data = _run(work)
+    data = run(work)
     lines = _app_lines(data)
     if data["client_secret"]:
         lines.append(f"client_secret: {data['client_secret']}   (shown once: keep it)")
-    _print(data, as_json, lines)
+    output(data, as_json, lambda _: "\n".join(lines))
 
 
 @app.command("list")
@@ -179,10 +133,13 @@ def list_(
         )
         return [service.application_view(a, settings) for a in apps]
 
-    rows = _run(work)
+    rows = run(work)
     if as_json:
-        typer.echo(json.dumps({"applications": rows}, indent=2))
+        print_json({"applications": rows, "environment": str(environment)})
         return
+    if not rows:
+        other = "sandbox" if environment is Environment.production else "production"
+        note(f"no applications in {environment}; use -e {other} for the other environment")
     for row in rows:
         state = "disabled" if row["disabled_at"] else row["client_type"]
         typer.echo(f"{row['app_id']}  {row['client_id']}  {state:<12}  {row['name']}")
@@ -219,14 +176,14 @@ def show(
     async def work(db: Database, settings: Settings) -> dict[str, Any]:
         return await _details(db.reader, settings, environment, app_id)
 
-    data = _run(work)
+    data = run(work)
     lines = _app_lines(data)
     lines += [f"key:           {k['key_id']} revoked={k['revoked_at']}" for k in data["keys"]]
     lines += [
         f"secret:        created {s['created_at']} expires {s['expires_at']}"
         for s in data["secrets"]
     ]
-    _print(data, as_json, lines)
+    output(data, as_json, lambda _: "\n".join(lines))
 
 
 @app.command("rotate-secret")
@@ -258,14 +215,14 @@ def rotate_secret(
             "previous_secrets_expire_at": to_iso(until),
         }
 
-    data = _run(work)
-    _print(
+    data = run(work)
+    output(
         data,
         as_json,
-        [
-            f"client_secret: {data['client_secret']}   (shown once: keep it)",
-            f"the previous secret stops working at {data['previous_secrets_expire_at']}",
-        ],
+        lambda d: (
+            f"client_secret: {d['client_secret']}   (shown once: keep it)\n"
+            f"the previous secret stops working at {d['previous_secrets_expire_at']}"
+        ),
     )
 
 
@@ -277,7 +234,7 @@ def add_key(
         Path | None,
         typer.Option(help="A P-256 public key (JWK JSON or PEM file); omit to generate a pair."),
     ] = None,
-    output: Annotated[
+    output_file: Annotated[
         Path | None,
         typer.Option("--output", "-o", help="Write the generated credentials file here (0600)."),
     ] = None,
@@ -306,16 +263,16 @@ def add_key(
             )
         return result
 
-    data = _run(work)
+    data = run(work)
     credentials = data.get("credentials")
-    if credentials is not None and output is not None:
+    if credentials is not None and output_file is not None:
         import os
 
-        fd = os.open(output, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        fd = os.open(output_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w") as handle:
             json.dump(credentials, handle, indent=2)
         data = {k: v for k, v in data.items() if k != "credentials"} | {
-            "credentials_file": str(output)
+            "credentials_file": str(output_file)
         }
     lines = [f"key_id: {data['key_id']}  (the assertion's 'iss')"]
     if "credentials_file" in data:
@@ -323,7 +280,7 @@ def add_key(
     elif credentials is not None:
         lines.append("credentials file (private key, shown once):")
         lines.append(json.dumps(credentials, indent=2))
-    _print(data, as_json, lines)
+    output(data, as_json, lambda _: "\n".join(lines))
 
 
 @app.command("remove-key")
@@ -331,6 +288,7 @@ def remove_key(
     app_id: Annotated[str, typer.Argument()],
     key_id: Annotated[str, typer.Argument()],
     environment: EnvOption = Environment.production,
+    as_json: JsonOption = False,
 ) -> None:
     """Revoke an assertion key."""
 
@@ -340,32 +298,44 @@ def remove_key(
                 conn, environment=environment, app_id=app_id, key_id=key_id, now_us=now_us()
             )
 
-    _run(work)
-    typer.echo(f"key {key_id} revoked")
+    run(work)
+    output(
+        {"app_id": app_id, "key_id": key_id, "revoked": True},
+        as_json,
+        lambda _: f"key {key_id} revoked",
+    )
 
 
-def _set_disabled(app_id: str, environment: Environment, disabled: bool) -> None:
+def _set_disabled(app_id: str, environment: Environment, disabled: bool, as_json: bool) -> None:
     async def work(db: Database, settings: Settings) -> None:
         async with db.transaction() as conn:
             await service.update_application(
                 conn, environment=environment, app_id=app_id, now_us=now_us(), disabled=disabled
             )
 
-    _run(work)
-    typer.echo(f"application {app_id} {'disabled' if disabled else 'enabled'}")
+    run(work)
+    output(
+        {"app_id": app_id, "disabled": disabled},
+        as_json,
+        lambda _: f"application {app_id} {'disabled' if disabled else 'enabled'}",
+    )
 
 
 @app.command()
 def disable(
-    app_id: Annotated[str, typer.Argument()], environment: EnvOption = Environment.production
+    app_id: Annotated[str, typer.Argument()],
+    environment: EnvOption = Environment.production,
+    as_json: JsonOption = False,
 ) -> None:
     """Disable an application: its tokens stop working and it gets no new ones."""
-    _set_disabled(app_id, environment, True)
+    _set_disabled(app_id, environment, True, as_json)
 
 
 @app.command()
 def enable(
-    app_id: Annotated[str, typer.Argument()], environment: EnvOption = Environment.production
+    app_id: Annotated[str, typer.Argument()],
+    environment: EnvOption = Environment.production,
+    as_json: JsonOption = False,
 ) -> None:
     """Enable a disabled application again."""
-    _set_disabled(app_id, environment, False)
+    _set_disabled(app_id, environment, False, as_json)

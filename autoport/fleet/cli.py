@@ -1,6 +1,6 @@
 """`autoport fleet ...`: the admin API's fleet clearance decisions from the shell
 (pending clearances of push-fed brands; approve or reject one). Works on the configured
-database directly, like `autoport apps`."""
+database directly, like `autoport apps` (autoport.kit.cli)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from typing import Annotated, Any
 
 import typer
 
-from autoport.apps.cli import EnvOption, JsonOption, _run
 from autoport.config import Settings
+from autoport.kit.cli import EnvOption, ExitCode, JsonOption, fail, print_json, run
 from autoport.kit.clock import now_us
 from autoport.kit.db import Database
 from autoport.kit.environments import Environment
@@ -18,8 +18,6 @@ app = typer.Typer(help="Fleet clearances awaiting a decision.", no_args_is_help=
 
 
 def _print(found: dict[str, Any], as_json: bool) -> None:
-    from autoport.cli import print_json
-
     if as_json:
         print_json(found)
         return
@@ -37,7 +35,6 @@ def pending(
 ) -> None:
     """Clearances of push-fed brands still awaiting a decision, oldest first."""
     from autoport.brands.registry import BrandRegistry
-    from autoport.cli import print_json
     from autoport.fleet import decisions
     from autoport.kit.brands import canonical_brand
 
@@ -45,8 +42,7 @@ def pending(
     if brand is not None:
         canonical = canonical_brand(brand)
         if canonical is None:
-            typer.secho(f"--brand: unknown brand {brand!r}", fg=typer.colors.RED, err=True)
-            raise typer.Exit(2)
+            fail(f"--brand: unknown brand {brand!r}", ExitCode.usage)
         brands = [canonical]
 
     async def work(db: Database, settings: Settings) -> list[dict[str, Any]]:
@@ -67,7 +63,7 @@ def pending(
             if cursor is None:
                 return found
 
-    found = _run(work)
+    found = run(work)
     if as_json:
         print_json(found)
         return
@@ -100,7 +96,7 @@ def _decide(
             now_us=now_us(),
         )
 
-    _print(_run(work), as_json)
+    _print(run(work), as_json)
 
 
 AppIdArgument = Annotated[str, typer.Argument(help="The application's id (app_id).")]

@@ -1,51 +1,23 @@
-"""`autoport providers create|list|revoke`: credentials of data providers for
-POST /v1/ingest."""
+"""`autoport providers create|list|set|revoke`: credentials of data providers for
+POST /v1/ingest, and the brands whose fleet clearances they decide."""
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Awaitable, Callable
-from typing import Annotated, TypeVar
+from collections.abc import Callable
+from typing import Annotated
 
 import typer
 
+from autoport.config import Settings
 from autoport.ingestion import providers as service
+from autoport.kit.cli import EnvOption, ExitCode, JsonOption, fail, note, output, print_json, run
 from autoport.kit.clock import now_us
-from autoport.kit.db import Database, create_database
+from autoport.kit.db import Database
 from autoport.kit.environments import Environment
 
 app = typer.Typer(
     help="Data providers allowed to push vehicle data (POST /v1/ingest).", no_args_is_help=True
 )
-
-T = TypeVar("T")
-
-EnvironmentOption = Annotated[
-    Environment, typer.Option("--environment", "-e", help="production or sandbox.")
-]
-JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON.")]
-
-
-def _run(work: Callable[[Database, bytes], Awaitable[T]]) -> T:
-    from autoport.cli import load_settings
-    from autoport.config import ensure_secrets
-    from autoport.db.migrate import upgrade
-
-    settings, _ = ensure_secrets(load_settings())
-
-    async def main() -> T:
-        if settings.is_sqlite:
-            await upgrade(settings.resolved_database_url)
-        db = create_database(settings.resolved_database_url, schema=settings.database_schema)
-        await db.connect()
-        try:
-            assert settings.token_hmac_key is not None
-            return await work(db, settings.token_hmac_key.get_secret_value().encode())
-        finally:
-            await db.close()
-
-    return asyncio.run(main())
-
 
 BrandOption = Annotated[
     list[str] | None,
@@ -65,40 +37,36 @@ AutoApproveOption = Annotated[
 ]
 
 
-def _fail(message: str) -> typer.Exit:
-    typer.secho(message, fg=typer.colors.RED, err=True)
-    return typer.Exit(2)
+def _key(settings: Settings) -> bytes:
+    assert settings.token_hmac_key is not None  # run(..., secrets=True) filled it
+    return settings.token_hmac_key.get_secret_value().encode()
 
 
 def _warn_if_auto_approving(auto_approve_clearances: bool | None) -> None:
     if auto_approve_clearances:
-        typer.secho(
+        note(
             "warning: this provider now approves every fleet clearance request of its "
-            "brands unseen; any application activated for them reads any of their vehicles",
-            fg=typer.colors.YELLOW,
-            err=True,
+            "brands unseen; any application activated for them reads any of their vehicles"
         )
 
 
 @app.command()
 def create(
     name: Annotated[str, typer.Option("--name", help="Who pushes with it (shown in lists).")],
-    environment: EnvironmentOption = Environment.production,
+    environment: EnvOption = Environment.production,
     brand: BrandOption = None,
     auto_approve_clearances: AutoApproveOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Create a provider; its secret is printed once."""
-    from autoport.cli import print_json
-
     if not name.strip():
-        raise _fail("--name must not be empty")
+        fail("--name must not be empty", ExitCode.usage)
 
-    async def work(db: Database, key: bytes) -> tuple[service.Provider, str]:
+    async def work(db: Database, settings: Settings) -> tuple[service.Provider, str]:
         async with db.transaction() as conn:
             return await service.create_provider(
                 conn,
-                key=key,
+                key=_key(settings),
                 environment=environment,
                 name=name.strip(),
                 now_us=now_us(),
@@ -107,9 +75,9 @@ def create(
             )
 
     try:
-        provider, secret = _run(work)
+        provider, secret = run(work, secrets=True)
     except service.ProviderSettingError as error:
-        raise _fail(str(error)) from None
+        fail(str(error), ExitCode.usage)
     _warn_if_auto_approving(auto_approve_clearances)
     if as_json:
         print_json({**provider.as_dict(), "secret": secret})
@@ -120,21 +88,21 @@ def create(
 
 @app.command("list")
 def list_(
-    environment: Annotated[
-        Environment | None, typer.Option("--environment", "-e", help="Only this environment.")
-    ] = None,
+    environment: EnvOption = Environment.production,
     as_json: JsonOption = False,
 ) -> None:
     """List providers (never their secrets)."""
-    from autoport.cli import print_json
 
-    async def work(db: Database, key: bytes) -> list[service.Provider]:
+    async def work(db: Database, _: Settings) -> list[service.Provider]:
         return await service.list_providers(db, environment=environment)
 
-    found = _run(work)
+    found = run(work)
     if as_json:
         print_json([p.as_dict() for p in found])
         return
+    if not found:
+        other = "sandbox" if environment is Environment.production else "production"
+        note(f"no providers in {environment}; use -e {other} for the other environment")
     for p in found:
         state = "revoked" if p.revoked_at is not None else "active"
         brands = ",".join(p.brands) or "-"
@@ -152,7 +120,7 @@ def set_(
     """Change an active provider's brands (the given ones replace them) or its
     auto-approval of clearances."""
 
-    async def work(db: Database, key: bytes) -> service.Provider | None:
+    async def work(db: Database, _: Settings) -> service.Provider | None:
         async with db.transaction() as conn:
             return await service.update_provider(
                 conn,
@@ -162,9 +130,9 @@ def set_(
             )
 
     try:
-        provider = _run(work)
+        provider = run(work)
     except service.ProviderSettingError as error:
-        raise _fail(str(error)) from None
+        fail(str(error), ExitCode.usage)
     if provider is not None:
         _warn_if_auto_approving(auto_approve_clearances)
     _show(
@@ -185,15 +153,9 @@ def _show(
     text: Callable[[service.Provider], str],
 ) -> None:
     """Print a changed provider (JSON or `text`), or fail when there was none active."""
-    from autoport.cli import print_json
-
     if provider is None:
-        typer.secho(f"no active provider {provider_id!r}", fg=typer.colors.RED, err=True)
-        raise typer.Exit(1)
-    if as_json:
-        print_json(provider.as_dict())
-    else:
-        typer.echo(text(provider))
+        fail(f"no active provider {provider_id!r}", ExitCode.not_found)
+    output(provider.as_dict() if as_json else provider, as_json, text)
 
 
 @app.command()
@@ -203,8 +165,8 @@ def revoke(
 ) -> None:
     """Revoke a provider: its secret stops working at once."""
 
-    async def work(db: Database, key: bytes) -> service.Provider | None:
+    async def work(db: Database, _: Settings) -> service.Provider | None:
         async with db.transaction() as conn:
             return await service.revoke_provider(conn, provider_id=provider_id, now_us=now_us())
 
-    _show(provider_id, _run(work), as_json, lambda p: f"provider {p.id} revoked")
+    _show(provider_id, run(work), as_json, lambda p: f"provider {p.id} revoked")

@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import os
 import socket
+from collections.abc import Callable
 from typing import Any
 
 import uvicorn
@@ -95,9 +96,15 @@ class HeaderLimitedProtocol(HttpToolsProtocol):
 
 
 class Server(uvicorn.Server):
+    def __init__(self, config: uvicorn.Config, on_stop: Callable[[], None]) -> None:
+        super().__init__(config)
+        self.on_stop = on_stop
+
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
         begin_shutdown_of_served_apps()
         await super().shutdown(sockets)
+        # Here, not after `run`: uvicorn ends the process by re-raising the signal.
+        self.on_stop()
 
 
 def app_from_environment() -> FastAPI:
@@ -110,11 +117,35 @@ def app_from_environment() -> FastAPI:
     return create_app(settings)
 
 
-def run(settings: Settings, *, workers: int = 1) -> None:
-    """Serve the app on `settings.host:settings.port` (also passed on to worker
-    processes through the environment: the command line may have set them)."""
+def bind(settings: Settings) -> socket.socket:
+    """The listening socket, bound before anything else happens (secrets, the demo), so
+    that a busy port fails the start before it has shown anything once. OSError when
+    the address cannot be bound."""
+    family = socket.AF_INET6 if ":" in settings.host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((settings.host, settings.port))
+        sock.listen(2048)  # uvicorn's backlog
+    except OSError:
+        sock.close()
+        raise
+    sock.set_inheritable(True)  # worker processes serve from it
+    return sock
+
+
+def run(
+    settings: Settings,
+    sock: socket.socket,
+    *,
+    workers: int = 1,
+    on_stop: Callable[[], None] = lambda: None,
+) -> None:
+    """Serve the app on `sock` (from `bind`); `on_stop` runs once it stopped serving.
+    The host and port are passed on to worker processes through the environment: the
+    command line may have set them."""
     os.environ["AUTOPORT_HOST"] = settings.host
-    os.environ["AUTOPORT_PORT"] = str(settings.port)
+    os.environ["AUTOPORT_PORT"] = str(sock.getsockname()[1])
     config = uvicorn.Config(
         f"{__name__}:app_from_environment",
         factory=True,
@@ -122,6 +153,9 @@ def run(settings: Settings, *, workers: int = 1) -> None:
         port=settings.port,
         workers=workers,
         log_level=settings.log_level,
+        # Our handler renders uvicorn's lines like every other (JSON with
+        # AUTOPORT_LOG_FORMAT=json); uvicorn's own configuration would print plain text.
+        log_config=None,
         access_log=False,
         proxy_headers=True,
         http=HeaderLimitedProtocol,
@@ -129,6 +163,9 @@ def run(settings: Settings, *, workers: int = 1) -> None:
         timeout_graceful_shutdown=GRACE_SECONDS,
     )
     if workers == 1:
-        Server(config).run()
+        Server(config, on_stop).run(sockets=[sock])
     else:
-        Multiprocess(config, sockets=[config.bind_socket()]).run()
+        try:
+            Multiprocess(config, sockets=[sock]).run()
+        finally:
+            on_stop()

@@ -5,18 +5,16 @@ running server; a running server's runner picks the changes up on its next tick.
 
 from __future__ import annotations
 
-import asyncio
 import json
-from collections.abc import Awaitable, Callable
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any
 
 import typer
 
+from autoport.config import Settings
 from autoport.ingestion.service import ingest_vehicle_data
+from autoport.kit.cli import ExitCode, JsonOption, fail, note, output, print_json, run
 from autoport.kit.clock import from_iso, now_us
-from autoport.kit.db import Database, create_database
-from autoport.kit.errors import ApiError
-from autoport.kit.logging import configure_logging
+from autoport.kit.db import Database
 from autoport.sandbox import service
 from autoport.sandbox.physics import Powertrain, Scenario, scenario_problem
 from autoport.sandbox.replay import replay
@@ -29,33 +27,9 @@ vehicles_app = typer.Typer(
 )
 app.add_typer(vehicles_app, name="vehicles")
 
-T = TypeVar("T")
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON.")]
-
-
-def _run(action: Callable[[Database], Awaitable[T]]) -> T:
-    from autoport.cli import load_settings
-
-    settings = load_settings()
-    configure_logging(settings.log_level, settings.log_format)  # to stderr: stdout is data
-
-    async def main() -> T:
-        db = create_database(settings.resolved_database_url, schema=settings.database_schema)
-        await db.connect()
-        try:
-            return await action(db)
-        finally:
-            await db.close()
-
-    try:
-        return asyncio.run(main())
-    except ApiError as error:
-        typer.secho(f"error: {error.detail}", fg=typer.colors.RED, err=True)
-        raise typer.Exit(1 if error.status != 404 else 4) from None
-
 
 def _print(data: Any) -> None:
-    typer.echo(json.dumps(data, indent=2, sort_keys=True))
+    print_json(data)
 
 
 def _summary(view: dict[str, Any]) -> str:
@@ -92,11 +66,11 @@ def create(
         float, typer.Option(min=0.1, max=60, help="Simulated seconds per step.")
     ] = 1.0,
     paused: Annotated[bool, typer.Option("--paused", help="Create without running.")] = False,
-    as_json: JsonOpt = False,
+    as_json: JsonOption = False,
 ) -> None:
     """Create a sandbox vehicle."""
-    vehicle = _run(
-        lambda db: service.create_vehicle(
+    vehicle = run(
+        lambda db, _: service.create_vehicle(
             db,
             ingest=ingest_vehicle_data,
             spec=NewVehicle(
@@ -118,30 +92,30 @@ def create(
 
 
 @vehicles_app.command("list")
-def list_(as_json: JsonOpt = False) -> None:
+def list_(as_json: JsonOption = False) -> None:
     """List sandbox vehicles."""
-    vehicles = _run(service.list_vehicles)
+    vehicles = run(lambda db, _: service.list_vehicles(db))
     views = [vehicle_view(v) for v in vehicles]
     if as_json:
         _print({"vehicles": views})
         return
     if not views:
-        typer.echo("no sandbox vehicles (create one: autoport sandbox vehicles create)")
+        note("no sandbox vehicles (create one: autoport sandbox vehicles create)")
     for view in views:
         typer.echo(_summary(view))
 
 
 @vehicles_app.command("show")
-def show(vin: str, as_json: JsonOpt = False) -> None:
+def show(vin: str, as_json: JsonOption = False) -> None:
     """Show a vehicle and its current data."""
 
-    async def action(db: Database) -> dict[str, Any]:
+    async def action(db: Database, _: Settings) -> dict[str, Any]:
         vehicle = await service.get_vehicle(db, vin)
         return vehicle_view(
             vehicle, data=service.current_data(vehicle, properties=None, now_us=now_us())
         )
 
-    view = _run(action)
+    view = run(action)
     if as_json:
         _print(view)
         return
@@ -157,9 +131,9 @@ def show(vin: str, as_json: JsonOpt = False) -> None:
 
 
 @vehicles_app.command("delete")
-def delete(vin: str, as_json: JsonOpt = False) -> None:
+def delete(vin: str, as_json: JsonOption = False) -> None:
     """Delete a sandbox vehicle."""
-    _run(lambda db: service.delete_vehicle(db, vin))
+    run(lambda db, _: service.delete_vehicle(db, vin))
     _print({"deleted": vin}) if as_json else typer.echo(f"deleted {vin}")
 
 
@@ -169,12 +143,12 @@ def scenario_(
     scenario: Annotated[Scenario | None, typer.Option(help="New scenario (restarts it).")] = None,
     seed: Annotated[int | None, typer.Option(help="New seed (restarts the scenario).")] = None,
     time_scale: Annotated[float | None, typer.Option(help="Simulated s per real s.")] = None,
-    run: Annotated[bool | None, typer.Option("--run/--pause", help="Resume or pause.")] = None,
-    as_json: JsonOpt = False,
+    running: Annotated[bool | None, typer.Option("--run/--pause", help="Resume or pause.")] = None,
+    as_json: JsonOption = False,
 ) -> None:
     """Change a vehicle's scenario, seed, time scale, or pause/resume it."""
-    vehicle = _run(
-        lambda db: service.set_scenario(
+    vehicle = run(
+        lambda db, _: service.set_scenario(
             db,
             ingest=ingest_vehicle_data,
             vin=vin,
@@ -182,7 +156,7 @@ def scenario_(
             scenario=scenario,
             seed=seed,
             time_scale=time_scale,
-            running=run,
+            running=running,
         )
     )
     view = vehicle_view(vehicle)
@@ -195,21 +169,20 @@ def set_(
     assignments: Annotated[
         list[str], typer.Argument(help="capability.property=JSON, e.g. charging.battery_level=0.4")
     ],
-    as_json: JsonOpt = False,
+    as_json: JsonOption = False,
 ) -> None:
     """Set properties by hand (values are JSON; validated by the catalog)."""
     values: dict[str, Any] = {}
     for item in assignments:
         key, sep, raw = item.partition("=")
         if not sep:
-            typer.secho(f"error: {item!r} is not capability.property=JSON", fg="red", err=True)
-            raise typer.Exit(2)
+            fail(f"{item!r} is not capability.property=JSON", ExitCode.usage)
         try:
             values[key] = json.loads(raw)
         except json.JSONDecodeError:
             values[key] = raw  # a bare word such as locked is meant as a string
-    vehicle = _run(
-        lambda db: service.set_properties(
+    vehicle = run(
+        lambda db, _: service.set_properties(
             db, ingest=ingest_vehicle_data, vin=vin, values=values, now_us=now_us()
         )
     )
@@ -218,21 +191,23 @@ def set_(
 
 
 @app.command("fail")
-def fail(
+def fail_(
     vin: str,
     prop: Annotated[str, typer.Argument(metavar="PROPERTY", help="capability.property")],
     reason: Annotated[str | None, typer.Option(help="A failure reason; none clears it.")] = None,
-    as_json: JsonOpt = False,
+    as_json: JsonOption = False,
 ) -> None:
     """Inject a failure into one property (or clear it without --reason)."""
     ingest = ingest_vehicle_data
     if reason is None:
-        vehicle = _run(
-            lambda db: service.clear_failure(db, ingest=ingest, vin=vin, key=prop, now_us=now_us())
+        vehicle = run(
+            lambda db, _: service.clear_failure(
+                db, ingest=ingest, vin=vin, key=prop, now_us=now_us()
+            )
         )
     else:
-        vehicle = _run(
-            lambda db: service.set_failure(
+        vehicle = run(
+            lambda db, _: service.set_failure(
                 db,
                 ingest=ingest,
                 vin=vin,
@@ -262,11 +237,11 @@ def behaviour(
             help="The owner switched data sharing off: pulls answer 403, nothing is sent.",
         ),
     ] = None,
-    as_json: JsonOpt = False,
+    as_json: JsonOption = False,
 ) -> None:
     """Make a vehicle offline/asleep, slow or private, or change its eligibility."""
-    vehicle = _run(
-        lambda db: service.set_behaviour(
+    vehicle = run(
+        lambda db, _: service.set_behaviour(
             db,
             ingest=ingest_vehicle_data,
             vin=vin,
@@ -295,10 +270,7 @@ def replay_(
     """Print a scenario's data step by step as JSON lines (identical for identical input)."""
     problem = scenario_problem(scenario, powertrain)
     if problem or profile not in ("basic", "standard", "full"):
-        typer.secho(
-            f"error: {problem or 'profile: must be basic, standard or full'}", fg="red", err=True
-        )
-        raise typer.Exit(2)
+        fail(problem or "--profile: must be basic, standard or full", ExitCode.usage)
     for point in replay(
         scenario=scenario,
         powertrain=powertrain,
@@ -309,3 +281,75 @@ def replay_(
         start_us=from_iso(start),
     ):
         typer.echo(json.dumps(point, sort_keys=True, separators=(",", ":")))
+
+
+def demo(
+    keep_secret: Annotated[
+        bool,
+        typer.Option("--keep-secret", help="Show the demo without issuing a new client secret."),
+    ] = False,
+    as_json: JsonOption = False,
+) -> None:
+    """The sandbox demo's credentials again, with a new client secret.
+
+    Only a hash of its client secret is stored, so a new one is issued (the previous one
+    keeps working for AUTOPORT_OAUTH_SECRET_OVERLAP_SECONDS); sandbox only."""
+    from autoport.apps import service as apps_service
+    from autoport.kit.clock import to_iso
+    from autoport.kit.environments import Environment, token_endpoint
+    from autoport.sandbox.demo import DEMO_VEHICLES
+    from autoport.sandbox.tasks import DEMO_MARKER
+
+    async def work(db: Database, settings: Settings) -> dict[str, Any]:
+        marker = settings.data_dir / DEMO_MARKER
+        if not marker.exists():
+            fail(
+                f"no demo sandbox in {settings.data_dir.resolve()}: the first `autoport serve` "
+                "on SQLite creates it (AUTOPORT_SANDBOX_DEMO)",
+                ExitCode.not_found,
+            )
+        seeded = json.loads(marker.read_text())
+        data: dict[str, Any] = {
+            "application_id": seeded["application_id"],
+            "client_id": seeded["client_id"],
+            "vins": seeded["vins"],
+            "sandbox_base_url": settings.sandbox_base_url,
+            "token_uri": token_endpoint(settings, Environment.sandbox),
+            "client_secret": None,
+        }
+        if not keep_secret:
+            async with db.transaction() as conn:
+                secret, until = await apps_service.rotate_secret(
+                    conn,
+                    environment=Environment.sandbox,
+                    app_id=seeded["application_id"],
+                    now_us=now_us(),
+                    overlap_seconds=settings.oauth_secret_overlap_seconds,
+                )
+            data["client_secret"] = secret
+            data["previous_secrets_expire_at"] = to_iso(until)
+        return data
+
+    data = run(work)
+
+    def text(d: dict[str, Any]) -> str:
+        lines = [
+            f"application id: {d['application_id']}",
+            f"client_id:      {d['client_id']}",
+        ]
+        if d["client_secret"]:
+            lines.append(f"client_secret:  {d['client_secret']}   (new; shown once, keep it)")
+            lines.append(
+                f"                the previous one stops working at "
+                f"{d['previous_secrets_expire_at']}"
+            )
+        else:
+            lines.append(
+                "client_secret:  (not shown: stored as a hash; omit --keep-secret for a new one)"
+            )
+        names = [name for name, *_ in DEMO_VEHICLES]
+        lines += [f"vehicle {vin}  {name}" for vin, name in zip(d["vins"], names, strict=False)]
+        lines.append(f"sandbox API:    {d['sandbox_base_url']}")
+        return "\n".join(lines)
+
+    output(data, as_json, text)

@@ -53,7 +53,8 @@ class DemoSandbox:
             "  Demo sandbox created:",
             f"    application id: {self.application_id}",
             f"    client_id:      {self.client_id}",
-            f"    client_secret:  {self.client_secret}   (shown once, keep it)",
+            f"    client_secret:  {self.client_secret}   (shown once, keep it; "
+            "`autoport demo` issues a new one)",
         ]
         for (name, _, scenario, _), vin in zip(DEMO_VEHICLES, self.vins, strict=True):
             lines.append(f"    vehicle {vin}  {scenario.value:<9} {name}")

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import sys
 from collections.abc import AsyncIterator
 
 import orjson
 import structlog
 
 from autoport.ingestion.service import ingest_vehicle_data
+from autoport.kit.handover import hand_over
 from autoport.kit.state import AppState
 from autoport.sandbox import repository, service
 from autoport.sandbox.demo import seed_demo
@@ -56,8 +56,9 @@ async def seed_demo_if_fresh(state: AppState, ingest: Ingest) -> bool:
             option=orjson.OPT_INDENT_2,
         )
     )
-    # Printed on the terminal once, like the admin token; never logged.
-    sys.stderr.write(demo.describe(settings.sandbox_base_url))
+    # Handed over once, like the admin token; never logged (`autoport demo` issues a new
+    # secret later: only its hash is stored).
+    hand_over(settings, demo.describe(settings.sandbox_base_url))
     return True
 
 

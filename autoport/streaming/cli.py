@@ -2,19 +2,16 @@
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import json
 import os
-from collections.abc import AsyncIterator, Coroutine
 from pathlib import Path
 from typing import Annotated, Any, NoReturn, TypeVar
 
 import typer
 
-from autoport.config import Settings, ensure_secrets
+from autoport.config import Settings
+from autoport.kit.cli import ExitCode, JsonOption, fail, load_settings, note, print_json, run
 from autoport.kit.clock import now_us
-from autoport.kit.db import Database, create_database
+from autoport.kit.db import Database
 from autoport.streaming import mosquitto, repository
 
 T = TypeVar("T")
@@ -26,68 +23,8 @@ app = typer.Typer(
 )
 
 
-def _settings() -> Settings:
-    from autoport.cli import load_settings
-
-    settings, _ = ensure_secrets(load_settings())
-    return settings
-
-
-class NotMigrated(Exception):
-    """The configured PostgreSQL database is not at this version's schema."""
-
-
-@contextlib.asynccontextmanager
-async def _database(settings: Settings) -> AsyncIterator[Database]:
-    """The configured database, at this version's schema. The embedded SQLite file
-    migrates itself (like `serve` and `autoport apps`); PostgreSQL is migrated by the
-    operator (`autoport migrate`), so an old schema is refused with that advice instead
-    of failing later on a missing table."""
-    from autoport.db.migrate import is_current, upgrade
-
-    if settings.is_sqlite:
-        await upgrade(settings.resolved_database_url)
-    db = create_database(settings.resolved_database_url, schema=settings.database_schema)
-    await db.connect()
-    try:
-        if not await is_current(db):
-            raise NotMigrated
-        yield db
-    finally:
-        await db.close()
-
-
-def _run(work: Coroutine[Any, Any, T]) -> T:
-    try:
-        return asyncio.run(work)
-    except NotMigrated:
-        _fail("the database schema is not current: run `autoport migrate` first")
-
-
-async def _render(
-    settings: Settings,
-    directory: Path,
-    port: int | None,
-    bind: str,
-    run_as: str | None,
-    tls: mosquitto.TlsListener | None,
-) -> mosquitto.MosquittoFiles:
-    async with _database(settings) as db:
-        rows = await repository.mqtt_credentials(db.reader)
-    return mosquitto.render(
-        settings,
-        directory=directory,
-        applications=rows,
-        port=port,
-        bind=bind,
-        run_as=run_as,
-        tls=tls,
-    )
-
-
 def _fail(message: str) -> NoReturn:
-    typer.secho(message, fg=typer.colors.RED, err=True)
-    raise typer.Exit(2)
+    fail(message, ExitCode.usage)
 
 
 def _tls_listener(
@@ -162,22 +99,34 @@ def mosquitto_config(
     a certificate and key, a TLS listener for remote clients), the password file
     (autoport's publisher and every application with credentials) and the ACL (each
     application reads only its own topic)."""
-    settings = _settings()
+    settings = load_settings()
     target = directory or settings.mqtt_config_dir
     tls = None
     if tls_cert or tls_key or tls_port or tls_bind or settings.mqtt_tls_cert:
         tls = _tls_listener(settings, tls_cert, tls_key, tls_port, tls_bind)
+
+    async def work(
+        db: Database, settings: Settings
+    ) -> tuple[mosquitto.MosquittoFiles, mosquitto.BrokerAddress | None]:
+        rows = await repository.mqtt_credentials(db.reader)
+        return mosquitto.render(
+            settings,
+            directory=target or Path("mosquitto"),
+            applications=rows,
+            port=port,
+            bind=bind,
+            run_as=user,
+            tls=tls,
+        ), mosquitto.broker_address(settings)
+
     try:
-        files = _run(_render(settings, target or Path("mosquitto"), port, bind, user, tls))
+        files, address = run(work, secrets=True, settings=settings)
     except mosquitto.ListenerConflict as error:
         _fail(f"--tls-port: {error}")
-    address = mosquitto.broker_address(settings)
     if address is not None and address.tls and (tls is None or tls.port != address.port):
-        typer.secho(
+        note(
             f"note: mqtt_url publishes over TLS to port {address.port}, but this "
-            "configuration has no TLS listener on that port",
-            fg=typer.colors.YELLOW,
-            err=True,
+            "configuration has no TLS listener on that port"
         )
     if target is None:
         typer.echo("# ---- mosquitto.conf\n" + files.config)
@@ -192,21 +141,20 @@ def mosquitto_config(
     typer.echo(f"run: mosquitto -c {target.resolve() / 'mosquitto.conf'}")
 
 
-async def _issue(settings: Settings, application_id: str) -> dict[str, Any] | None:
-    async with _database(settings) as db:
-        environment = await repository.application_environment(db.reader, application_id)
-        if environment is None:
-            return None
-        password = mosquitto.new_password()
-        async with db.transaction() as conn:
-            await repository.store_mqtt_password(
-                conn,
-                environment=environment,
-                application_id=application_id,
-                password_hash=mosquitto.password_hash(password),
-                now_us=now_us(),
-            )
-        rows = await repository.mqtt_credentials(db.reader)
+async def _issue(db: Database, settings: Settings, application_id: str) -> dict[str, Any]:
+    environment = await repository.application_environment(db.reader, application_id)
+    if environment is None:
+        fail(f"no application with id {application_id}", ExitCode.not_found)
+    password = mosquitto.new_password()
+    async with db.transaction() as conn:
+        await repository.store_mqtt_password(
+            conn,
+            environment=environment,
+            application_id=application_id,
+            password_hash=mosquitto.password_hash(password),
+            now_us=now_us(),
+        )
+    rows = await repository.mqtt_credentials(db.reader)
     written: list[str] = []
     if settings.mqtt_config_dir is not None:
         files = mosquitto.render(settings, directory=settings.mqtt_config_dir, applications=rows)
@@ -235,18 +183,16 @@ async def _issue(settings: Settings, application_id: str) -> dict[str, Any] | No
 @app.command("credentials")
 def credentials(
     application_id: Annotated[str, typer.Argument(help="The application id (24 hex).")],
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    as_json: JsonOption = False,
 ) -> None:
     """Issue MQTT credentials for an application (a new password each time: the old one
     stops working once the broker reloads its password file). The password is shown
     once; autoport keeps only its hash."""
-    settings = _settings()
-    issued = _run(_issue(settings, application_id.strip().upper()))
-    if issued is None:
-        typer.secho(f"no application with id {application_id}", fg=typer.colors.RED, err=True)
-        raise typer.Exit(1)
+    issued = run(
+        lambda db, settings: _issue(db, settings, application_id.strip().upper()), secrets=True
+    )
     if as_json:
-        typer.echo(json.dumps(issued, indent=2, sort_keys=True))
+        print_json(issued)
         return
     for name in ("application_id", "environment", "host", "port", "tls_port"):
         typer.echo(f"{name}: {issued[name] if issued[name] is not None else '(no TLS listener)'}")

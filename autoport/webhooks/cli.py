@@ -7,83 +7,36 @@ need the same configuration as the server (data dir or database URL, secrets).
 
 from __future__ import annotations
 
-import asyncio
-import enum
 import random
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 
-from autoport.config import Settings, ensure_secrets
+from autoport.config import Settings
+from autoport.kit.cli import EnvOption, ExitCode, JsonOption, fail, note, output, run
 from autoport.kit.clock import Clock
+from autoport.kit.environments import Environment
 from autoport.webhooks.schemas import EVENT_TYPES
 from autoport.webhooks.signing import SIGNATURE_SCHEMES
 
 if TYPE_CHECKING:
     from autoport.kit.db import Database
-    from autoport.kit.environments import Environment
     from autoport.webhooks.delivery import WebhookConfig
 
-# The service, aiohttp and FastAPI are imported inside the commands: `autoport` starts
-# for every sub-command, and most never need them.
+# The service and aiohttp are imported inside the commands: `autoport` starts for every
+# sub-command, and most never need them.
 
 app = typer.Typer(help="Webhooks: configuration, delivery log, redelivery, worker.")
 
 T = TypeVar("T")
 
 
-class EnvironmentName(enum.StrEnum):
-    production = "production"
-    sandbox = "sandbox"
-
-
-EnvOption = Annotated[
-    EnvironmentName, typer.Option("--environment", "-e", help="production or sandbox.")
-]
-JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON.")]
-
-
-def _settings() -> Settings:
-    from autoport.cli import load_settings
-
-    settings, _ = ensure_secrets(load_settings())
-    return settings
-
-
-def _env(name: EnvironmentName) -> Environment:
-    from autoport.kit.environments import Environment
-
-    return Environment(name.value)
-
-
-def _run(settings: Settings, work: Callable[[Database, WebhookConfig], Awaitable[T]]) -> T:
-    from autoport.kit.db import create_database
-    from autoport.kit.errors import ApiError
+def _run(work: Callable[[Database, WebhookConfig], Awaitable[T]]) -> T:
+    """The kit's run, with the webhook configuration (its sealing key is a secret)."""
     from autoport.webhooks.delivery import WebhookConfig
 
-    async def main() -> T:
-        db = create_database(settings.resolved_database_url, schema=settings.database_schema)
-        await db.connect()
-        try:
-            return await work(db, WebhookConfig.from_settings(settings))
-        finally:
-            await db.close()
-
-    try:
-        return asyncio.run(main())
-    except ApiError as error:
-        typer.secho(f"error: {error.detail}", fg=typer.colors.RED, err=True)
-        raise typer.Exit(1 if error.status == 404 else 2) from None
-
-
-def _print(data: Any, as_json: bool, text: Callable[[Any], str]) -> None:
-    from autoport.cli import print_json
-
-    if as_json:
-        print_json(data)
-    else:
-        typer.echo(text(data))
+    return run(lambda db, settings: work(db, WebhookConfig.from_settings(settings)), secrets=True)
 
 
 def _ping_line(ping: dict[str, Any]) -> str:
@@ -113,24 +66,23 @@ def set_webhook(
             "when omitted, default for a new webhook."
         ),
     ] = None,
-    environment: EnvOption = EnvironmentName.production,
+    environment: EnvOption = Environment.production,
     as_json: JsonOption = False,
 ) -> None:
     """Create or change an application's webhook; sends `ping` and prints its outcome."""
     for name in event or []:
         if name not in EVENT_TYPES:
-            typer.secho(f"error: --event {name!r} is not one of {', '.join(EVENT_TYPES)}", err=True)
-            raise typer.Exit(2)
+            fail(f"--event {name!r} is not one of {', '.join(EVENT_TYPES)}", ExitCode.usage)
     if secret is not None and len(secret) < 16:
-        typer.secho("error: --secret must have at least 16 characters", err=True)
-        raise typer.Exit(2)
-    settings = _settings()
+        fail("--secret must have at least 16 characters", ExitCode.usage)
     from autoport.webhooks import service
 
     async def work(db: Database, config: WebhookConfig) -> dict[str, Any]:
+        # The ping may take the whole delivery timeout: say what the wait is.
+        note(f"sending ping to {url} (waits up to {config.timeout_seconds:g} s) ...")
         result = await service.save_webhook(
             db,
-            environment=_env(environment),
+            environment=environment,
             application_id=application_id,
             url=url,
             secret=secret,
@@ -145,8 +97,8 @@ def set_webhook(
             "ping": service.outcome_view(result.ping),
         }
 
-    data = _run(settings, work)
-    _print(
+    data = _run(work)
+    output(
         data,
         as_json,
         lambda d: (
@@ -162,24 +114,22 @@ def set_webhook(
 def show(
     application_id: str,
     reveal_secret: Annotated[bool, typer.Option("--reveal-secret")] = False,
-    environment: EnvOption = EnvironmentName.production,
+    environment: EnvOption = Environment.production,
     as_json: JsonOption = False,
 ) -> None:
     """Show an application's webhook."""
-    settings = _settings()
     from autoport.webhooks import service
 
     data = _run(
-        settings,
         lambda db, config: service.show_webhook(
             db,
-            environment=_env(environment),
+            environment=environment,
             application_id=application_id,
             config=config,
             reveal_secret=reveal_secret,
         ),
     )
-    _print(
+    output(
         data,
         as_json,
         lambda d: "\n".join(f"{key}: {value}" for key, value in d.items()),
@@ -189,17 +139,15 @@ def show(
 @app.command("deliveries")
 def deliveries(
     application_id: str,
-    environment: EnvOption = EnvironmentName.production,
+    environment: EnvOption = Environment.production,
     as_json: JsonOption = False,
 ) -> None:
     """The latest deliveries of an application's webhook, newest first."""
-    settings = _settings()
     from autoport.webhooks import service
 
     data = _run(
-        settings,
         lambda db, config: service.list_deliveries(
-            db, environment=_env(environment), application_id=application_id, config=config
+            db, environment=environment, application_id=application_id, config=config
         ),
     )
 
@@ -213,32 +161,30 @@ def deliveries(
             for r in rows
         )
 
-    _print(data, as_json, text)
+    output(data, as_json, text)
 
 
 @app.command("redeliver")
 def redeliver(
     application_id: str,
     delivery_id: str,
-    environment: EnvOption = EnvironmentName.production,
+    environment: EnvOption = Environment.production,
     as_json: JsonOption = False,
 ) -> None:
     """Queue a logged delivery again (same delivery id); the worker sends it."""
-    settings = _settings()
     from autoport.webhooks import service
 
     data = _run(
-        settings,
         lambda db, config: service.redeliver(
             db,
-            environment=_env(environment),
+            environment=environment,
             application_id=application_id,
             delivery_id=delivery_id,
             now_us=Clock().now_us(),
             config=config,
         ),
     )
-    _print(data, as_json, lambda d: f"delivery {d['id']} queued again")
+    output(data, as_json, lambda d: f"delivery {d['id']} queued again")
 
 
 @app.command("worker")
@@ -246,16 +192,13 @@ def worker(
     concurrency: Annotated[int | None, typer.Option(help="Attempts in flight at most.")] = None,
 ) -> None:
     """Run the delivery worker alone (until interrupted)."""
-    from autoport.kit.logging import configure_logging
+    from autoport.webhooks.delivery import WebhookConfig
     from autoport.webhooks.tasks import DeliveryWorker
 
-    settings = _settings()
-    configure_logging(settings.log_level, settings.log_format)
-
-    async def work(db: Database, config: WebhookConfig) -> None:
+    async def work(db: Database, settings: Settings) -> None:
         runner = DeliveryWorker(
             db,
-            config,
+            WebhookConfig.from_settings(settings),
             concurrency=concurrency or settings.webhook_worker_concurrency,
             poll_interval=settings.webhook_poll_interval_seconds,
         )
@@ -265,6 +208,6 @@ def worker(
             await runner.close()
 
     try:
-        _run(settings, work)
+        run(work, secrets=True, logs=True)
     except KeyboardInterrupt:
         typer.echo("worker stopped", err=True)

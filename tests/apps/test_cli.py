@@ -10,6 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from autoport.cli import app, register
+from tests.cli.datadir import initialised
 
 runner = CliRunner()
 register()
@@ -18,7 +19,7 @@ register()
 @pytest.fixture
 def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("AUTOPORT_DATA_DIR", str(tmp_path))
-    return tmp_path
+    return initialised(tmp_path)
 
 
 def run_json(*args: str) -> dict[str, object]:
@@ -77,7 +78,7 @@ def test_bad_input_is_a_clear_message(data_dir: Path) -> None:
     assert result.exit_code == 2
     assert "properties[0]" in result.output
     missing = runner.invoke(app, ["apps", "show", "000000000000000000000000"])
-    assert missing.exit_code == 1
+    assert missing.exit_code == 4
     assert "no application" in missing.output
 
 

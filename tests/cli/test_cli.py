@@ -9,6 +9,7 @@ from typer.testing import CliRunner
 
 from autoport import __version__
 from autoport.cli import app
+from tests.cli.datadir import initialised
 
 runner = CliRunner()
 
@@ -35,6 +36,7 @@ def test_migrate_then_doctor_passes(data_dir: Path) -> None:
 
 
 def test_doctor_reports_missing_migrations(data_dir: Path) -> None:
+    (data_dir / "autoport.db").touch()
     result = runner.invoke(app, ["doctor"])
     assert result.exit_code == 1
     assert "FAIL" in result.output
@@ -64,11 +66,14 @@ def test_bad_configuration_is_a_clear_message(
     monkeypatch.setenv("AUTOPORT_PORT", "not-a-port")
     result = runner.invoke(app, ["doctor"])
     assert result.exit_code == 2
-    assert "configuration error" in result.output
-    assert "port" in result.output
+    assert result.output.splitlines() == [
+        "configuration error: AUTOPORT_PORT: Input should be a valid integer, unable to "
+        "parse string as an integer"
+    ]
 
 
 def test_admin_token_rotation(data_dir: Path) -> None:
+    initialised(data_dir)
     result = runner.invoke(app, ["admin-token", "--rotate"])
     assert result.exit_code == 0
     assert result.stdout.strip().startswith("ap_admin_")

@@ -89,13 +89,13 @@ def test_vehicle_code_command_shows_what_the_vehicle_displays(data_dir: Path) ->
     assert result.exit_code == 0, result.output
     assert len(result.stdout.strip()) == 6 and result.stdout.strip().isdigit()
     production = runner.invoke(consent_cli.app, ["vehicle-code", VIN])
-    assert production.exit_code == 1
+    assert production.exit_code == 4
     assert "no code is displayed" in production.output
 
 
 def test_vehicle_code_command_without_a_code_fails_clearly(data_dir: Path) -> None:
-    result = runner.invoke(consent_cli.app, ["vehicle-code", VIN, "--sandbox"])
-    assert result.exit_code == 1
+    result = runner.invoke(consent_cli.app, ["vehicle-code", VIN, "-e", "sandbox"])
+    assert result.exit_code == 4
     assert "no code is displayed" in result.output
 
 
@@ -108,7 +108,7 @@ def test_approve_and_reject_commands_decide_pending_grants(data_dir: Path) -> No
     assert again.exit_code == 1
     assert "is approved, not pending" in again.output
     unknown = runner.invoke(consent_cli.app, ["approve", "missing-id", "--sandbox"])
-    assert unknown.exit_code == 1 and "no authorization missing-id" in unknown.output
+    assert unknown.exit_code == 4 and "no authorization missing-id" in unknown.output
 
     second = consent_until_verification(data_dir, "ford", approve=True)
     rejected = runner.invoke(

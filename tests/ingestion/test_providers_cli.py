@@ -9,6 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from autoport.ingestion.cli import app
+from tests.cli.datadir import initialised
 
 runner = CliRunner()
 
@@ -17,7 +18,7 @@ runner = CliRunner()
 def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("AUTOPORT_DATA_DIR", str(tmp_path))
     monkeypatch.delenv("AUTOPORT_DATABASE_URL", raising=False)
-    return tmp_path
+    return initialised(tmp_path)
 
 
 def test_create_list_revoke(data_dir: Path) -> None:
@@ -26,7 +27,7 @@ def test_create_list_revoke(data_dir: Path) -> None:
     provider = json.loads(created.stdout)
     assert provider["secret"].startswith("ap_ingest_")
     assert provider["environment"] == "sandbox"
-    listed = runner.invoke(app, ["list", "--json"])
+    listed = runner.invoke(app, ["list", "-e", "sandbox", "--json"])
     assert listed.exit_code == 0, listed.output
     rows = json.loads(listed.stdout)
     assert [r["id"] for r in rows] == [provider["id"]]
@@ -36,7 +37,7 @@ def test_create_list_revoke(data_dir: Path) -> None:
     assert revoked.exit_code == 0, revoked.output
     assert json.loads(revoked.stdout)["revoked_at"] is not None
     again = runner.invoke(app, ["revoke", provider["id"]])
-    assert again.exit_code == 1
+    assert again.exit_code == 4
     assert "no active provider" in again.output
 
 

@@ -75,14 +75,15 @@ def test_errors_are_messages_with_exit_codes(env: None) -> None:
     code, out = cli_error("vehicles", "show", "SBXNOPE0000000000")
     assert code == 4
     assert "no sandbox vehicle" in out
+    # Bad input (422 in the API) is a usage error: 2, as everywhere.
     code, out = cli_error("vehicles", "create", "--vin", "BAD")
-    assert code == 1
+    assert code == 2
     assert "vin: must be 17 characters" in out
     code, out = cli_error("set", VIN, "charging.battery_level=2")
-    assert code == 1
+    assert code == 2
     assert "charging.battery_level: 2 is above 1.0" in out
     code, out = cli_error("fail", VIN, "charging.status", "--reason", "gremlins")
-    assert code == 1
+    assert code == 2
     assert "reason" in out
 
 

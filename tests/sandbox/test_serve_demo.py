@@ -16,13 +16,18 @@ import orjson
 from tests.cli.test_serve import free_port, wait_until_up
 
 
-def read_demo(process: subprocess.Popen[bytes]) -> dict[str, Any]:
-    """The credentials and VINs `autoport serve` printed for the demo."""
-    assert process.stderr is not None
-    found: dict[str, Any] = {"vins": []}
+def read_demo(data_dir: Path) -> dict[str, Any]:
+    """The credentials and VINs `autoport serve` handed over for the demo (stdout is not
+    a terminal here: in the one-time secrets file)."""
+    path = data_dir / "first-start-secrets.txt"
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:
-        line = process.stderr.readline().decode()
+        text = path.read_text() if path.exists() else ""
+        if "sandbox API:" in text:
+            break
+        time.sleep(0.1)
+    found: dict[str, Any] = {"vins": []}
+    for line in text.splitlines():
         words = line.split()
         if line.strip().startswith("client_id:"):
             found["client_id"] = words[1]
@@ -33,7 +38,7 @@ def read_demo(process: subprocess.Popen[bytes]) -> dict[str, Any]:
             found[words[2]] = words[1]
         elif line.strip().startswith("sandbox API:"):
             return found
-    raise AssertionError(f"no demo printed: {found}")
+    raise AssertionError(f"no demo handed over: {found}")
 
 
 def test_serve_creates_a_living_demo_sandbox(tmp_path: Path) -> None:
@@ -55,7 +60,7 @@ def test_serve_creates_a_living_demo_sandbox(tmp_path: Path) -> None:
     headers = {"authorization": "Bearer serve-demo-admin"}
     try:
         wait_until_up(f"{base}/healthz", process)
-        printed = read_demo(process)
+        printed = read_demo(tmp_path / "data")
         driving = printed["driving"]
         token_response = httpx.post(
             f"{base}/sandbox/v1/access_tokens",

@@ -14,10 +14,10 @@ from pydantic import ValidationError
 from typer.testing import CliRunner
 
 from autoport.config import Settings
-from autoport.db.migrate import upgrade_sync
 from autoport.kit.db import create_database
 from autoport.streaming.cli import app
 from autoport.streaming.mosquitto import broker_address, password_hash
+from tests.cli.datadir import initialised
 from tests.streaming.conftest import create_application
 from tests.streaming.pki import Pki, make_pki
 
@@ -27,8 +27,7 @@ runner = CliRunner()
 @pytest.fixture
 def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("AUTOPORT_DATA_DIR", str(tmp_path))
-    upgrade_sync(f"sqlite:///{tmp_path / 'autoport.db'}")
-    return tmp_path
+    return initialised(tmp_path)
 
 
 def make_application(data_dir: Path) -> str:
@@ -77,7 +76,7 @@ def test_credentials_issue_a_password_only_its_hash_is_kept(
 
 def test_credentials_of_an_unknown_application_fail(data_dir: Path) -> None:
     result = runner.invoke(app, ["credentials", "0" * 24])
-    assert result.exit_code == 1
+    assert result.exit_code == 4
     assert "no application" in result.output
 
 
@@ -328,9 +327,9 @@ def test_mqtts_url_is_tls_on_8883_by_default(tmp_path: Path, pki: Pki) -> None:
         ({"mqtt_url": "mqtts://broker:99999"}, "bad port"),
         ({"mqtt_url": "mqtts://broker", "mqtt_ca_file": "missing.pem"}, "no such file"),
         ({"mqtt_url": "mqtts://broker", "mqtt_ca_file": "NOT-PEM"}, "not a readable PEM file"),
-        ({"mqtt_url": "mqtt://broker", "mqtt_ca_file": "CA"}, "mqtt_url must be mqtts://"),
-        ({"mqtt_ca_file": "CA"}, "mqtt_url must be mqtts://"),
-        ({"mqtt_tls_cert": "CA"}, "mqtt_tls_cert and mqtt_tls_key go together"),
+        ({"mqtt_url": "mqtt://broker", "mqtt_ca_file": "CA"}, "AUTOPORT_MQTT_URL must be mqtts://"),
+        ({"mqtt_ca_file": "CA"}, "AUTOPORT_MQTT_URL must be mqtts://"),
+        ({"mqtt_tls_cert": "CA"}, "AUTOPORT_MQTT_TLS_CERT and AUTOPORT_MQTT_TLS_KEY go together"),
     ],
 )
 def test_bad_mqtts_settings_are_refused(
@@ -342,7 +341,7 @@ def test_bad_mqtts_settings_are_refused(
         name: {"CA": str(pki.ca_file), "NOT-PEM": str(not_pem)}.get(value, value)
         for name, value in update.items()
     }
-    with pytest.raises(ValidationError, match="mqtt") as error:
+    with pytest.raises(ValidationError, match=r"(?i)mqtt") as error:
         Settings(data_dir=tmp_path, **values)  # type: ignore[arg-type]
     assert message in str(error.value)
 
@@ -355,7 +354,7 @@ def test_bad_mqtts_settings_are_a_clear_cli_error(
     result = runner.invoke(app, ["mosquitto-config"])
     assert result.exit_code == 2
     assert "configuration error" in result.output
-    assert "mqtt_ca_file" in result.output
+    assert "AUTOPORT_MQTT_CA_FILE" in result.output
     assert "no such file" in result.output
 
 

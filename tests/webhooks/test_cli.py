@@ -89,7 +89,7 @@ async def test_cli_errors_are_clear(
     settings: Settings, applications: Database, receiver: Receiver
 ) -> None:
     code, _, err = await cli(settings, "set", "000000000000000000000000", "--url", receiver.url)
-    assert code == 1 and "no application" in err
+    assert code == 4 and "no application" in err
     code, _, err = await cli(settings, "set", APP_ID, "--url", "https://10.0.0.1/")
     assert code == 2 and "private" in err
     code, _, err = await cli(settings, "set", APP_ID, "--url", "https://a..b/hook")
@@ -101,5 +101,5 @@ async def test_cli_errors_are_clear(
     )
     assert code == 2 and "signature_scheme" in err and "standard" in err
     code, _, err = await cli(settings, "show", APP_ID)
-    assert code == 1 and "has no webhook" in err
+    assert code == 4 and "has no webhook" in err
     assert receiver.requests == []
