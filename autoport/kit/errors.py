@@ -18,6 +18,7 @@ from typing import Any
 import orjson
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
+from pydantic import BaseModel
 from starlette.exceptions import HTTPException
 from starlette.responses import Response
 
@@ -33,6 +34,28 @@ class ErrorItem:
         if self.source is not None:
             item["source"] = self.source
         return item
+
+
+class ErrorItemSchema(BaseModel):
+    """One item of the errors shape (the OpenAPI description of ErrorItem.as_dict)."""
+
+    title: str
+    detail: str
+    source: str | None = None  # absent when the error is about no one field
+
+
+class ErrorsSchema(BaseModel):
+    """The errors shape, as documented for every 4xx/5xx outside the OAuth endpoints."""
+
+    errors: list[ErrorItemSchema]
+    request_id: str
+
+
+class OAuthErrorSchema(BaseModel):
+    """RFC 6749 §5.2, as documented for every error of the OAuth endpoints."""
+
+    error: str
+    error_description: str
 
 
 @dataclass
