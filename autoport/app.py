@@ -19,8 +19,8 @@ from autoport import __version__
 from autoport.brands.registry import install_brands
 from autoport.config import Settings, ensure_secrets
 from autoport.health.routes import router as health_router
-from autoport.kit.clock import Clock
 from autoport.kit import openapi
+from autoport.kit.clock import Clock
 from autoport.kit.db import create_database
 from autoport.kit.environments import Environment, EnvironmentRouter
 from autoport.kit.errors import install_error_handlers
@@ -99,6 +99,7 @@ class AutoportAPI(FastAPI):
     last-resort 500 there."""
 
     pipeline: RequestPipeline
+
     def openapi(self) -> dict[str, Any]:
         return self.openapi_for(Environment.production)
 

@@ -134,8 +134,7 @@ def _document_errors(operation: dict[str, Any], *, oauth: bool) -> None:
     responses.setdefault(
         "4XX",
         {
-            "description": "Any other client error"
-            + (" (RFC 6749 §5.2 shape)" if oauth else ""),
+            "description": "Any other client error" + (" (RFC 6749 §5.2 shape)" if oauth else ""),
             "content": _error_content(oauth),
         },
     )

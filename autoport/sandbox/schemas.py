@@ -74,6 +74,76 @@ class ReplayRequest(_Body):
     start: str = Field(default="2026-01-01T00:00:00Z", description="ISO 8601 of step 0")
 
 
+# Answers, as documented in the OpenAPI description (vehicle_view below builds the dict).
+
+# Capability data in the pull layout: {capability: {property: wrapper or [wrapper]}}.
+CapabilityDataView = dict[str, dict[str, Any]]
+
+
+class SimulationView(BaseModel):
+    scenario: Scenario
+    seed: int
+    running: bool
+    time_scale: float
+    step_seconds: float
+    step: int
+    simulated_seconds: float
+    mode: str
+    started_at: str
+
+
+class BehaviourView(BaseModel):
+    offline: bool
+    latency_seconds: float
+    eligible: bool
+    connectivity_status: Literal["activated", "deactivated", "unknown"]
+    privacy_mode: bool
+
+
+class FailureView(BaseModel):
+    reason: str
+    description: str | None
+
+
+class SandboxVehicleView(BaseModel):
+    vin: str
+    brand: Literal["sandbox"]
+    name: str | None
+    powertrain: Powertrain
+    profile: Profile
+    properties: list[str]
+    simulation: SimulationView
+    behaviour: BehaviourView
+    failures: dict[str, FailureView] = Field(description="by capability.property")
+    pinned: dict[str, Any] = Field(description="values set by hand, by capability.property")
+    created_at: str
+    updated_at: str
+    data: CapabilityDataView | None = Field(
+        default=None, description="GET of one vehicle only: what a pull would answer now"
+    )
+
+
+class SandboxVehicleList(BaseModel):
+    vehicles: list[SandboxVehicleView]
+
+
+class VehicleCodeView(BaseModel):
+    vin: str
+    vehicle_code: str | None = Field(description="null while no consent flow waits for one")
+
+
+class ReplayPoint(BaseModel):
+    step: int
+    timestamp: str
+    data: CapabilityDataView = Field(description="what changed at this step")
+
+
+class ReplayAnswer(BaseModel):
+    vin: None
+    brand: Literal["sandbox"]
+    points: list[ReplayPoint]
+
+
 def vehicle_view(vehicle: VehicleRow, *, data: dict[str, Any] | None = None) -> dict[str, Any]:
     view: dict[str, Any] = {
         "vin": vehicle.vin,

@@ -19,7 +19,13 @@ router = api_router(tags=["streaming"])
 @router.get(
     "/v1/stream",
     response_class=StreamingResponse,
-    responses={200: {"content": {"text/event-stream": {}}}},
+    responses={
+        200: {
+            "description": "Server-Sent Events: `id:` the sequence number, `data:` one "
+            "schema-v2 message",
+            "content": {"text/event-stream": {"schema": {"type": "string"}}},
+        }
+    },
 )
 async def stream(
     caller: CallerDep,
