@@ -21,6 +21,7 @@ BENCHMARKS: dict[str, str] = {
     "ingest": "POST /v1/ingest and the ingestion service",
     "oauth_tokens": "token endpoint (HTTP load)",
     "vehicle_data_pull": "GET vehicle data (HTTP load)",
+    "fuzz": "schemathesis against /openapi.json (>= 20,000 cases; --quick: a few)",
 }
 
 
