@@ -52,7 +52,12 @@ VIN = "1HGCM82633A004352"
 PENDING_VIN = "WVWZZZ1JZXW000001"
 FLEET_VINS = (VIN, "WBA3A5C50CF256551")
 PROPERTY = "charging.battery_level"
+# A property the sandbox pins when set by hand (physical ones change the simulation).
+PINNED = "diagnostics.engine_coolant_temperature"
 BASE_URL = "http://127.0.0.1:8080"
+OAUTH_FORM_PATHS = frozenset(
+    {"/v1/access_tokens", "/v1/access_token", "/v1/{account_id}/oauth/access_tokens", "/v1/revoke"}
+)
 # An endless answer (Server-Sent Events): exercised by tests/streaming instead.
 SKIPPED = frozenset({("GET", "/v1/stream")})
 # The webhook's ping goes here: nothing listens (connection refused at once), so the
@@ -86,6 +91,8 @@ class Seed:
     headers: dict[str, dict[str, str]]
     vehicle_headers: dict[str, str]
     path_values: dict[str, str]
+    client_auth: dict[str, str]  # the reader's client_id and client_secret
+    refresh_token: str
 
 
 async def seed_app(app: FastAPI, client: httpx.AsyncClient, environment: Environment) -> Seed:
@@ -130,9 +137,10 @@ async def seed_app(app: FastAPI, client: httpx.AsyncClient, environment: Environ
     await call("POST", "/v1/fleets/vehicles", client_headers, json={"vehicles": vehicles})
     # Sandbox vehicles belong to no environment: the other environment's seed may have
     # made it already (409).
-    await call(
-        "POST", "/admin/v1/sandbox/vehicles", admin, 409, json={"vin": VIN, "running": False}
-    )
+    # Steps of a minute: a step of the maximum 7 days then simulates 10,080 steps, not
+    # 604,800 (12 s of CPU with the default second).
+    sandbox_vehicle = {"vin": VIN, "running": False, "step_seconds": 60}
+    await call("POST", "/admin/v1/sandbox/vehicles", admin, 409, json=sandbox_vehicle)
     # A second application for the admin routes to change (disable, rotate, delete...),
     # so that the reader's tokens keep working whatever the fuzzer sends.
     target = await create_app_credentials(db, environment=environment, name="Fuzz target")
@@ -158,11 +166,77 @@ async def seed_app(app: FastAPI, client: httpx.AsyncClient, environment: Environ
             "application_id": target.app_id,
             "key_id": key["key_id"],
             "delivery_id": saved["ping"]["delivery_id"],
-            "key": PROPERTY,
+            "key": PINNED,
             "authorization_id": pending,
             "account_id": reader.account_id,
         },
+        client_auth=reader.auth(),
+        refresh_token=consent.refresh_token,
     )
+
+
+def realistic_cases(schema: Any, fuzz_seed: Seed) -> list[Any]:
+    """Valid requests that random generation rarely hits (a grant type, a VIN and brand,
+    catalog data, a property name), so that these handlers' success paths are checked
+    against their documented schemas too. Run before the generated cases."""
+    form = "application/x-www-form-urlencoded"
+    known = fuzz_seed.path_values
+    data = {"vin": VIN, "brand": "sandbox", "charging": {"battery_level": {"data": 0.5}}}
+    wanted: list[tuple[str, str, dict[str, Any]]] = [
+        (
+            "POST",
+            "/v1/access_tokens",
+            {"body": {"grant_type": "client_credentials", **fuzz_seed.client_auth}},
+        ),
+        (
+            "POST",
+            "/v1/access_token",
+            {
+                "body": {
+                    "grant_type": "refresh_token",
+                    "refresh_token": fuzz_seed.refresh_token,
+                    **fuzz_seed.client_auth,
+                }
+            },
+        ),
+        (
+            "POST",
+            "/v1/{account_id}/oauth/access_tokens",
+            {"body": {"grant_type": "client_credentials", **fuzz_seed.client_auth}},
+        ),
+        ("POST", "/v1/revoke", {"body": {"token": "ap_at_unknown", **fuzz_seed.client_auth}}),
+        ("POST", "/v1/eligibility", {"body": {"vin": VIN, "brand": "sandbox"}}),
+        ("POST", "/v1/ingest", {"body": data}),
+        ("POST", "/v1/ingest", {"body": {"vehicles": [data, {"vin": "short"}]}}),
+        ("GET", "/v1/vehicle-data/autoapi-13/{vin}/history", {"query": {"property": PROPERTY}}),
+        ("GET", "/v1/fleets/vehicles", {"query": {"filter": '{"status": {"in": ["pending"]}}'}}),
+        ("PUT", "/admin/v1/applications/{application_id}/webhook", {"body": {"url": DEAD_WEBHOOK}}),
+        ("PUT", "/admin/v1/sandbox/vehicles/{vin}/scenario", {"body": {"scenario": "parked"}}),
+        ("POST", "/admin/v1/sandbox/vehicles/{vin}/step", {"body": {"seconds": 600}}),
+        ("PATCH", "/admin/v1/sandbox/vehicles/{vin}/properties", {"body": {PINNED: {"value": 90, "unit": "celsius"}}}),
+        ("DELETE", "/admin/v1/sandbox/vehicles/{vin}/properties/{key}", {}),
+        ("PUT", "/admin/v1/sandbox/vehicles/{vin}/failures/{key}", {"body": {"reason": "oem_error"}}),
+        ("GET", "/admin/v1/sandbox/vehicles/{vin}", {}),
+        ("DELETE", "/admin/v1/sandbox/vehicles/{vin}/failures/{key}", {}),
+        ("PATCH", "/admin/v1/sandbox/vehicles/{vin}/behaviour", {"body": {"latency_seconds": 0}}),
+        ("GET", "/admin/v1/sandbox/vehicles/{vin}/vehicle-code", {}),
+        ("POST", "/admin/v1/sandbox/replay", {"body": {"scenario": "parked", "seed": 1}}),
+        ("POST", "/admin/v1/consent/authorizations/{authorization_id}/approve", {}),
+    ]
+    cases = []
+    for method, path, parts in wanted:
+        operation = schema[path][method]
+        names = {p.name for p in operation.path_parameters}
+        media_type = form if path in OAUTH_FORM_PATHS else "application/json"
+        cases.append(
+            operation.Case(
+                path_parameters={name: known[name] for name in names},
+                headers=_security_headers(operation, fuzz_seed),
+                media_type=media_type if "body" in parts else None,
+                **parts,
+            )
+        )
+    return cases
 
 
 @dataclass
@@ -322,7 +396,11 @@ async def fuzz(
     fuzz_seed = await seed_app(app, client, environment)
     document = (await client.get(f"{prefix}/openapi.json")).json()
     schema = schemathesis.openapi.from_dict(document)
-    cases = generate(schema, fuzz_seed, per_operation=per_operation, rng_seed=rng_seed)
+    generated = generate(schema, fuzz_seed, per_operation=per_operation, rng_seed=rng_seed)
+    # Deleting the seeded things (the sandbox vehicle, the webhook...) comes last, so
+    # that the other operations' cases still find them.
+    generated.sort(key=lambda case: case.method == "DELETE")
     report = Report(environment)
+    cases = realistic_cases(schema, fuzz_seed) + generated
     await run_cases(client, cases, report, BASE_URL + prefix)
     return report
