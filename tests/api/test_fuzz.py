@@ -24,9 +24,9 @@ MIN_CASES_PER_LEG = 500
 
 
 @pytest.fixture
-async def fuzz_client(settings: Settings, clock: FrozenClock) -> AsyncIterator[
-    tuple[FastAPI, httpx.AsyncClient]
-]:
+async def fuzz_client(
+    settings: Settings, clock: FrozenClock
+) -> AsyncIterator[tuple[FastAPI, httpx.AsyncClient]]:
     app = create_app(
         settings.model_copy(update=fuzz_settings_overrides()), clock=clock, run_background=False
     )
