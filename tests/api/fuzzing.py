@@ -256,7 +256,8 @@ class Report:
     outcomes: Counter[tuple[str, int]] = field(default_factory=Counter)
     # (check, method path, status, message): one per failing case and check.
     failures: list[tuple[str, str, int, str]] = field(default_factory=list)
-    seconds: float = 0.0
+    seconds: float = 0.0  # sending and checking
+    generation_seconds: float = 0.0  # Hypothesis drawing the cases
 
     @property
     def server_errors(self) -> list[tuple[str, str, int, str]]:
@@ -271,7 +272,8 @@ class Report:
         kinds = Counter(f[0] for f in self.failures)
         return (
             f"{self.environment}: {self.cases} cases in {self.seconds:.1f} s "
-            f"({self.cases / max(self.seconds, 1e-9):.0f}/s); statuses {{{statuses}}}; "
+            f"({self.cases / max(self.seconds, 1e-9):.0f}/s; generated in "
+            f"{self.generation_seconds:.1f} s); statuses {{{statuses}}}; "
             f"server errors {len(self.server_errors)}; schema/status violations "
             f"{len(self.violations)} {dict(kinds)}"
         )
@@ -404,11 +406,15 @@ async def fuzz(
     fuzz_seed = await seed_app(app, client, environment)
     document = (await client.get(f"{prefix}/openapi.json")).json()
     schema = schemathesis.openapi.from_dict(document)
-    generated = generate(schema, fuzz_seed, per_operation=per_operation, rng_seed=rng_seed)
+    started = time.perf_counter()
+    # Each environment its own cases: the same seed would draw the same ones.
+    environment_seed = rng_seed * 2 + (environment is Environment.sandbox)
+    generated = generate(schema, fuzz_seed, per_operation=per_operation, rng_seed=environment_seed)
+    generation_seconds = time.perf_counter() - started
     # Deleting the seeded things (the sandbox vehicle, the webhook...) comes last, so
     # that the other operations' cases still find them.
     generated.sort(key=lambda case: case.method == "DELETE")
-    report = Report(environment)
+    report = Report(environment, generation_seconds=generation_seconds)
     cases = realistic_cases(schema, fuzz_seed) + generated
     await run_cases(client, cases, report, BASE_URL + prefix)
     return report
