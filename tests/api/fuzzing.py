@@ -39,6 +39,7 @@ from schemathesis.specs.openapi.checks import (
 from autoport.ingestion.providers import create_provider
 from autoport.kit import openapi
 from autoport.kit.environments import Environment
+from autoport.kit.logging import configure_logging
 from tests.factories import (
     DEFAULT_PROPERTIES,
     client_credentials_token,
@@ -336,7 +337,39 @@ def generate(schema: Any, fuzz_seed: Seed, *, per_operation: int, rng_seed: int)
             cases.append(case)
 
         collect()
+        drawn = cases[-1]
+        if len(operation.body):
+            cases.extend(_without_body(operation, drawn))
+        cases.extend(_badly_authenticated(operation, drawn))
     return cases
+
+
+def _badly_authenticated(operation: Any, case: Any) -> list[Any]:
+    """The same request without credentials, and with ones of the wrong form."""
+    headers = {k: v for k, v in (case.headers or {}).items() if k.lower() != "authorization"}
+    wrong = ("Bearer", "Bearer  ", "Basic Zm9vOmJhcg==", "Basic !!", "Bearer ap_at_unknown")
+    return [
+        operation.Case(
+            path_parameters=case.path_parameters,
+            query=case.query,
+            headers={**headers, **({"Authorization": value} if value else {})},
+            body=case.body,
+            media_type=case.media_type,
+        )
+        for value in ("", *wrong)
+    ]
+
+
+def _without_body(operation: Any, case: Any) -> list[Any]:
+    """Schemathesis always sends the body an operation requires; clients do not: the
+    same request with none at all, and with a JSON Content-Type but nothing after it."""
+    common = {
+        "path_parameters": case.path_parameters,
+        "query": case.query,
+        "headers": {k: v for k, v in (case.headers or {}).items() if k.lower() != "content-type"},
+    }
+    empty_json = {**common["headers"], "Content-Type": "application/json"}
+    return [operation.Case(**common), operation.Case(**{**common, "headers": empty_json})]
 
 
 def _request(case: Any, base_url: str) -> requests.PreparedRequest:
@@ -403,6 +436,9 @@ async def fuzz(
 ) -> Report:
     """Seed the app, load its OpenAPI description over HTTP, generate and run."""
     prefix = "/sandbox" if environment is Environment.sandbox else ""
+    # Server errors logged as one JSON line each: the console renderer draws every local
+    # of every frame, seconds per error.
+    configure_logging(fmt="json")
     fuzz_seed = await seed_app(app, client, environment)
     document = (await client.get(f"{prefix}/openapi.json")).json()
     schema = schemathesis.openapi.from_dict(document)
