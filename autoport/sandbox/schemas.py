@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from autoport.kit.clock import to_iso
 from autoport.sandbox.physics import Powertrain, Scenario
 from autoport.sandbox.repository import VehicleRow
+from autoport.sandbox.service import MAX_TIME_SCALE, MIN_TIME_SCALE
 
 Profile = Literal["basic", "standard", "full"]
 
@@ -24,7 +25,9 @@ class VehicleCreate(_Body):
     profile: Profile = "standard"
     scenario: Scenario = Scenario.parked
     seed: int | None = Field(default=None, ge=0, le=2**62, description="random when absent")
-    time_scale: float = Field(default=1.0, gt=0, le=3600, description="simulated s per real s")
+    time_scale: float = Field(
+        default=1.0, ge=MIN_TIME_SCALE, le=MAX_TIME_SCALE, description="simulated s per real s"
+    )
     step_seconds: float = Field(
         default=1.0,
         ge=0.1,
@@ -38,7 +41,7 @@ class VehicleCreate(_Body):
 class ScenarioChange(_Body):
     scenario: Scenario | None = None
     seed: int | None = Field(default=None, ge=0, le=2**62)
-    time_scale: float | None = Field(default=None, gt=0, le=3600)
+    time_scale: float | None = Field(default=None, ge=MIN_TIME_SCALE, le=MAX_TIME_SCALE)
     running: bool | None = None
     reset: bool = False
 
