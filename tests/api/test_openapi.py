@@ -174,12 +174,3 @@ async def test_the_vendored_assets_are_swagger_ui_with_its_licence() -> None:
     assert "Apache License" in licence.read_text()
     bundle = ASSETS["swagger-ui-bundle.js"][0].read_text()
     assert "SwaggerUIBundle" in bundle
-
-
-@pytest.mark.parametrize("name", ["../routes.py", "..%2Froutes.py", "LICENSE", "index.html"])
-async def test_only_the_listed_assets_are_served(
-    embedded_client: httpx.AsyncClient, name: str
-) -> None:
-    answer = await embedded_client.get(f"/docs/{name}")
-    assert answer.status_code == 404
-    assert "errors" in answer.json()
