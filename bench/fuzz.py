@@ -8,7 +8,7 @@ status code, content type and response schema conformance), with many more cases
 default >= 20,000 over production and sandbox (on each database given). Prints per
 environment and database: cases, per-status counts, server errors, schema/status
 violations, time, the operations that never answered 2xx, and the first failures.
-Exits 1 when there was any failure.
+Exits 1 when there was any failure (not in --quick, the smoke mode CI runs).
 """
 
 from __future__ import annotations
@@ -106,7 +106,9 @@ def main() -> None:
         finally:
             if args.postgres and schema:
                 asyncio.run(_drop(args.postgres, schema))
-    sys.exit(1 if failures else 0)
+    # The smoke mode reports failures without failing: CI's gate on them is
+    # tests/api/test_fuzz.py, which runs the same checks with more cases.
+    sys.exit(1 if failures and not args.quick else 0)
 
 
 if __name__ == "__main__":
