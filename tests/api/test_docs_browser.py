@@ -19,13 +19,16 @@ import uvicorn
 from autoport.app import create_app
 from autoport.config import Settings
 from autoport.db.migrate import upgrade_sync
-from tests.conftest import service_missing
-from tests.consent.test_browser import CHROMIUM, free_port
+from tests.consent import test_browser as consent_browser
+from tests.consent.test_browser import free_port
 
 pytestmark = pytest.mark.browser
 
 ADMIN_TOKEN = "ap_admin_docs-browser-test"
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "api"
+
+# The project's Chromium, launched as the consent pages' browser tests launch it.
+browser = consent_browser.browser
 
 
 @pytest.fixture(scope="module")
@@ -51,24 +54,6 @@ def base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     finally:
         server.should_exit = True
         thread.join(timeout=10)
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    if not CHROMIUM.exists():
-        service_missing("Chromium is not installed at /usr/bin/chromium (apt-get install chromium)")
-    from playwright.sync_api import sync_playwright
-
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(
-            executable_path=str(CHROMIUM),
-            args=["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"],
-        )
-        try:
-            yield chromium
-        finally:
-            chromium.close()
 
 
 class Offline:
@@ -104,6 +89,7 @@ class Offline:
 @pytest.fixture
 def tab(base_url: str, browser: Any) -> Iterator[Offline]:
     # The server first: its migration runs an event loop, which Playwright's would block.
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
     offline = Offline(browser, base_url)
     try:
         yield offline
