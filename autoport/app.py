@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator, Callable, Sequence
+from typing import Any
 
 from fastapi import APIRouter, FastAPI
 from starlette.routing import Route
@@ -18,9 +19,10 @@ from autoport import __version__
 from autoport.brands.registry import install_brands
 from autoport.config import Settings, ensure_secrets
 from autoport.health.routes import router as health_router
+from autoport.kit import openapi
 from autoport.kit.clock import Clock
 from autoport.kit.db import create_database
-from autoport.kit.environments import EnvironmentRouter
+from autoport.kit.environments import Environment, EnvironmentRouter
 from autoport.kit.errors import install_error_handlers
 from autoport.kit.middleware import RequestPipeline
 from autoport.kit.state import AppState, serving
@@ -35,6 +37,7 @@ BackgroundTask = Callable[[AppState], contextlib.AbstractAsyncContextManager[Non
 def feature_routers() -> Sequence[APIRouter]:
     """Every feature's router, in one place. Imported here so that `autoport.app` stays
     cheap to import for the CLI."""
+    from autoport.apidocs.routes import router as apidocs_router
     from autoport.apps.routes import router as apps_router
     from autoport.consent.routes import consent_router
     from autoport.eligibility.routes import router as eligibility_router
@@ -61,6 +64,7 @@ def feature_routers() -> Sequence[APIRouter]:
         webhooks_router,
         sandbox_router,
         consent_router,
+        apidocs_router,
     ]
 
 
@@ -97,6 +101,22 @@ class AutoportAPI(FastAPI):
     last-resort 500 there."""
 
     pipeline: RequestPipeline
+
+    def openapi(self) -> dict[str, Any]:
+        return self.openapi_for(Environment.production)
+
+    def openapi_for(self, environment: Environment) -> dict[str, Any]:
+        """The OpenAPI document as `environment` serves it, built on first use (the
+        routes do not change once the app is made; autoport.kit.openapi)."""
+        documents: dict[Environment, dict[str, Any]] = self.__dict__.setdefault("_documents", {})
+        if environment not in documents:
+            if self.openapi_schema is None:
+                self.openapi_schema = openapi.build(self)
+            settings = self.state.autoport.settings
+            documents[environment] = openapi.for_environment(
+                self.openapi_schema, settings, environment
+            )
+        return documents[environment]
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         scope["app"] = self  # what Starlette sets, for request.app on the hot routes
@@ -140,7 +160,9 @@ def create_app(
         version=__version__,
         summary="Vehicle data, consent, eligibility, fleet clearance, webhooks and streams.",
         lifespan=lifespan,
-        docs_url="/docs",
+        # autoport.apidocs serves both, per environment, with Swagger UI from the package.
+        openapi_url=None,
+        docs_url=None,
         redoc_url=None,
     )
     app.state.autoport = state

@@ -11,7 +11,16 @@ from pydantic import BaseModel, ConfigDict, Field
 from starlette.responses import Response
 
 from autoport.apps import repository, service
-from autoport.apps.schemas import CONFIDENTIAL
+from autoport.apps.schemas import (
+    CONFIDENTIAL,
+    AccountList,
+    AccountView,
+    ApplicationCreated,
+    ApplicationDetails,
+    ApplicationList,
+    KeyAdded,
+    SecretRotated,
+)
 from autoport.kit.auth import AdminDep
 from autoport.kit.clock import to_iso
 from autoport.kit.environments import EnvironmentDep, public_base_url, token_endpoint
@@ -84,7 +93,12 @@ async def _details(state: StateDep, environment: EnvironmentDep, app_id: str) ->
     }
 
 
-@router.post("/accounts", status_code=201, summary="Create an account")
+@router.post(
+    "/accounts",
+    status_code=201,
+    summary="Create an account",
+    responses={201: {"model": AccountView}},
+)
 async def create_account(
     body: AccountIn, state: StateDep, environment: EnvironmentDep, _: AdminDep
 ) -> Response:
@@ -95,13 +109,18 @@ async def create_account(
     return json_response(account.as_dict(), status_code=201)
 
 
-@router.get("/accounts", summary="List accounts")
+@router.get("/accounts", summary="List accounts", responses={200: {"model": AccountList}})
 async def list_accounts(state: StateDep, environment: EnvironmentDep, _: AdminDep) -> Response:
     accounts = await repository.list_accounts(state.database.reader, environment)
     return json_response({"accounts": [account.as_dict() for account in accounts]})
 
 
-@router.post("/applications", status_code=201, summary="Create an application")
+@router.post(
+    "/applications",
+    status_code=201,
+    summary="Create an application",
+    responses={201: {"model": ApplicationCreated}},
+)
 async def create_application(
     body: ApplicationIn, state: StateDep, environment: EnvironmentDep, _: AdminDep
 ) -> Response:
@@ -136,7 +155,9 @@ async def create_application(
     )
 
 
-@router.get("/applications", summary="List applications")
+@router.get(
+    "/applications", summary="List applications", responses={200: {"model": ApplicationList}}
+)
 async def list_applications(
     state: StateDep,
     environment: EnvironmentDep,
@@ -151,14 +172,22 @@ async def list_applications(
     )
 
 
-@router.get("/applications/{app_id}", summary="Show an application")
+@router.get(
+    "/applications/{app_id}",
+    summary="Show an application",
+    responses={200: {"model": ApplicationDetails}},
+)
 async def show_application(
     app_id: str, state: StateDep, environment: EnvironmentDep, _: AdminDep
 ) -> Response:
     return json_response(await _details(state, environment, app_id))
 
 
-@router.patch("/applications/{app_id}", summary="Change an application")
+@router.patch(
+    "/applications/{app_id}",
+    summary="Change an application",
+    responses={200: {"model": ApplicationDetails}},
+)
 async def patch_application(
     app_id: str, body: ApplicationPatch, state: StateDep, environment: EnvironmentDep, _: AdminDep
 ) -> Response:
@@ -180,7 +209,11 @@ async def patch_application(
     return json_response(await _details(state, environment, app_id))
 
 
-@router.post("/applications/{app_id}/rotate-secret", summary="Issue a new client secret")
+@router.post(
+    "/applications/{app_id}/rotate-secret",
+    summary="Issue a new client secret",
+    responses={200: {"model": SecretRotated}},
+)
 async def rotate_secret(
     app_id: str, body: RotateIn, state: StateDep, environment: EnvironmentDep, _: AdminDep
 ) -> Response:
@@ -207,7 +240,12 @@ async def rotate_secret(
     )
 
 
-@router.post("/applications/{app_id}/keys", status_code=201, summary="Add an assertion key")
+@router.post(
+    "/applications/{app_id}/keys",
+    status_code=201,
+    summary="Add an assertion key",
+    responses={201: {"model": KeyAdded}},
+)
 async def add_key(
     app_id: str, body: KeyIn, state: StateDep, environment: EnvironmentDep, _: AdminDep
 ) -> Response:

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import orjson
+from pydantic import BaseModel, Field
 
 from autoport.kit.clock import to_iso
 from autoport.kit.db import Row
@@ -118,3 +119,86 @@ class ClientKey:
             "created_at": to_iso(self.created_at),
             "revoked_at": None if self.revoked_at is None else to_iso(self.revoked_at),
         }
+
+
+# The admin API's answers, as documented in the OpenAPI description (the routes write
+# the as_dict() views above with orjson).
+
+
+class AccountView(BaseModel):
+    id: str
+    environment: Environment
+    name: str
+    created_at: str
+
+
+class AccountList(BaseModel):
+    accounts: list[AccountView]
+
+
+class ApplicationView(BaseModel):
+    app_id: str
+    environment: Environment
+    account_id: str
+    client_id: str
+    name: str
+    client_type: Literal["confidential", "public"]
+    url_scheme: str | None
+    redirect_uris: list[str]
+    properties: list[str]
+    brands: list[str]
+    created_at: str
+    disabled_at: str | None
+    auth_uri: str = Field(description="the consent entry point")
+    token_uri: str = Field(description="the token endpoint")
+
+
+class ApplicationList(BaseModel):
+    applications: list[ApplicationView]
+
+
+class ApplicationCreated(ApplicationView):
+    client_secret: str | None = Field(description="shown this once; null for public clients")
+    token_url: str = Field(description="the former name of token_uri")
+
+
+class KeyView(BaseModel):
+    key_id: str
+    public_jwk: dict[str, Any]
+    created_at: str
+    revoked_at: str | None
+
+
+class SecretView(BaseModel):
+    id: str
+    created_at: str
+    expires_at: str | None
+
+
+class ApplicationDetails(ApplicationView):
+    keys: list[KeyView]
+    secrets: list[SecretView] = Field(description="metadata only, never the secret")
+
+
+class SecretRotated(BaseModel):
+    app_id: str
+    client_secret: str = Field(description="shown this once")
+    previous_secrets_expire_at: str
+
+
+class CredentialsFile(BaseModel):
+    type: Literal["autoport_client_assertion_key"]
+    app_id: str
+    client_id: str
+    environment: Environment
+    key_id: str
+    token_url: str
+    audience: str
+    algorithm: Literal["ES256"]
+    private_jwk: dict[str, Any]
+
+
+class KeyAdded(KeyView):
+    credentials: CredentialsFile | None = Field(
+        default=None, description="only for a generated pair: the private key, shown once"
+    )

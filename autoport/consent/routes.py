@@ -703,7 +703,10 @@ async def _owner_decision(
     return json_response(result.model_dump())
 
 
-@admin_router.post("/admin/v1/consent/authorizations/{authorization_id}/approve")
+@admin_router.post(
+    "/admin/v1/consent/authorizations/{authorization_id}/approve",
+    responses={200: {"model": OwnerDecisionResult}},
+)
 async def approve_pending_authorization(
     request: Request, authorization_id: str, _: AdminDep
 ) -> Response:
@@ -713,7 +716,10 @@ async def approve_pending_authorization(
     return await _owner_decision(request, state, env, authorization_id, True)
 
 
-@admin_router.post("/admin/v1/consent/authorizations/{authorization_id}/reject")
+@admin_router.post(
+    "/admin/v1/consent/authorizations/{authorization_id}/reject",
+    responses={200: {"model": OwnerDecisionResult}},
+)
 async def reject_pending_authorization(
     request: Request, authorization_id: str, _: AdminDep
 ) -> Response:

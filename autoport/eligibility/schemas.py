@@ -1,6 +1,8 @@
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
+
+from autoport.brands.base import ConnectivityStatus, DataDelivery
 
 
 class EligibilityRequest(BaseModel):
@@ -10,3 +12,13 @@ class EligibilityRequest(BaseModel):
 
     vin: str
     brand: str
+
+
+class EligibilityAnswer(BaseModel):
+    vin: str
+    eligible: bool
+    data_delivery: list[DataDelivery]
+    connectivity_status: ConnectivityStatus
+    primary_user_assigned: bool | None = Field(
+        default=None, description="absent when the carmaker does not say"
+    )

@@ -8,7 +8,12 @@ from starlette.responses import Response
 
 from autoport.fleet import service
 from autoport.fleet.filters import parse_filter
-from autoport.fleet.schemas import AddVehiclesRequest
+from autoport.fleet.schemas import (
+    AddVehiclesAnswer,
+    AddVehiclesRequest,
+    FleetVehicleList,
+    FleetVehicleView,
+)
 from autoport.kit.auth import CallerDep
 from autoport.kit.environments import EnvironmentDep, public_base_url
 from autoport.kit.routing import api_router, json_response
@@ -17,7 +22,7 @@ from autoport.kit.state import StateDep
 router = api_router(prefix="/v1/fleets/vehicles", tags=["fleet clearance"])
 
 
-@router.post("")
+@router.post("", responses={200: {"model": AddVehiclesAnswer}})
 async def add_vehicles(body: AddVehiclesRequest, caller: CallerDep, state: StateDep) -> Response:
     """Ask for vehicles to be cleared (scope `fleet:clearance`). Answers 200 with one item
     per vehicle: `pending` for a new request, the current status for one already
@@ -36,6 +41,7 @@ async def add_vehicles(body: AddVehiclesRequest, caller: CallerDep, state: State
     "",
     responses={
         200: {
+            "model": FleetVehicleList,
             "description": "A page of vehicles: a bare JSON array. When there is a next page, "
             'the `Link` header names it (RFC 8288, `rel="next"`); no header on the last page.',
             "headers": {"Link": {"schema": {"type": "string"}}},
@@ -85,13 +91,13 @@ async def list_vehicles(
     return json_response(page.vehicles, headers=headers)
 
 
-@router.get("/{vin}")
+@router.get("/{vin}", responses={200: {"model": FleetVehicleView}})
 async def get_vehicle(vin: str, caller: CallerDep, state: StateDep) -> Response:
     """One fleet vehicle with its changelog; 404 when the application never added it."""
     return json_response(await service.get_vehicle(state.database, caller=caller, vin=vin))
 
 
-@router.delete("/{vin}")
+@router.delete("/{vin}", responses={200: {"model": FleetVehicleView}})
 async def remove_vehicle(vin: str, caller: CallerDep, state: StateDep) -> Response:
     """Remove a vehicle: an approved clearance is revoked, a pending request canceled
     (both finish asynchronously). 409 when it is already removed or being removed."""

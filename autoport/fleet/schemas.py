@@ -2,7 +2,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, RootModel
+
+from autoport.fleet.states import Status
 
 
 class AddVehiclesRequest(BaseModel):
@@ -15,3 +17,39 @@ class AddVehiclesRequest(BaseModel):
         description="Vehicles to clear: each {vin, brand, tags?: {str: str}}",
         examples=[[{"vin": "SBX00000000000001", "brand": "sandbox", "tags": {"depot": "n"}}]],
     )
+
+
+# Answers, as documented in the OpenAPI description (the service builds the dicts).
+
+
+class ChangelogEntry(BaseModel):
+    timestamp: str
+    status: Status
+    reason: str | None = None
+
+
+class FleetVehicleView(BaseModel):
+    vin: str
+    brand: str
+    status: Status
+    tags: dict[str, str]
+    changelog: list[ChangelogEntry] = Field(description="oldest first")
+
+
+class FleetVehicleList(RootModel[list[FleetVehicleView]]):
+    """A page of the fleet list: a bare array, as the original answers it."""
+
+
+class AddedVehicle(BaseModel):
+    """One requested vehicle's outcome, in request order."""
+
+    vin: str | None = Field(description="null when the item had no string vin")
+    status: Status
+    description: str | None = Field(
+        default=None, description="why, for status error or a vehicle already registered"
+    )
+    tags: dict[str, str] | None = None
+
+
+class AddVehiclesAnswer(BaseModel):
+    vehicles: list[AddedVehicle]

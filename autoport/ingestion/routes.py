@@ -14,10 +14,12 @@ from starlette.responses import Response
 from autoport.brands.registry import registry_of
 from autoport.fleet import decisions
 from autoport.ingestion import providers
+from autoport.ingestion.schemas import IngestAnswer, IngestRejected
 from autoport.ingestion.service import IngestError, ingest_vehicle_data
 from autoport.kit.brands import canonical_brand
 from autoport.kit.environments import environment_of
 from autoport.kit.errors import ApiError, ErrorItem, request_id_of
+from autoport.kit.openapi import PROVIDER_SECURITY
 from autoport.kit.routing import api_router, is_json_content_type, json_response
 from autoport.kit.state import state_of
 
@@ -104,11 +106,15 @@ def _layout(item: dict[str, Any], where: str) -> tuple[Any, str]:
     "/v1/ingest",
     summary="Push vehicle data (data providers)",
     responses={
-        200: {"description": "Per vehicle, the accepted and the rejected data points"},
+        200: {
+            "description": "Per vehicle, the accepted and the rejected data points",
+            "model": IngestAnswer,
+        },
         401: {"description": "Missing, unknown or revoked provider secret"},
         413: {"description": "Body over the configured size limit"},
-        422: {"description": "Nothing in the body could be accepted"},
+        422: {"description": "Nothing in the body could be accepted", "model": IngestRejected},
     },
+    openapi_extra={"security": PROVIDER_SECURITY},
 )
 async def ingest(request: Request) -> Response:
     """Store data points of one or many vehicles, validated against the level-13 catalog.

@@ -20,6 +20,7 @@ import structlog
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.routing import iter_route_contexts
+from pydantic import BaseModel
 from starlette.exceptions import HTTPException
 from starlette.responses import Response
 from starlette.routing import Match
@@ -40,6 +41,28 @@ class ErrorItem:
         if self.source is not None:
             item["source"] = self.source
         return item
+
+
+class ErrorItemSchema(BaseModel):
+    """One item of the errors shape (the OpenAPI description of ErrorItem.as_dict)."""
+
+    title: str
+    detail: str
+    source: str | None = None  # absent when the error is about no one field
+
+
+class ErrorsSchema(BaseModel):
+    """The errors shape, as documented for every 4xx/5xx outside the OAuth endpoints."""
+
+    errors: list[ErrorItemSchema]
+    request_id: str
+
+
+class OAuthErrorSchema(BaseModel):
+    """RFC 6749 §5.2, as documented for every error of the OAuth endpoints."""
+
+    error: str
+    error_description: str
 
 
 @dataclass

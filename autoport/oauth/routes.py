@@ -12,13 +12,14 @@ from autoport.kit import environments
 from autoport.kit.crypto import token_hash
 from autoport.kit.environments import Environment, environment_of, public_base_url
 from autoport.kit.errors import ApiError, OAuthError
+from autoport.kit.openapi import APPLICATION_SECURITY, CLIENT_SECURITY
 from autoport.kit.ratelimit import client_address, rate_limiter
 from autoport.kit.routing import json_response
 from autoport.kit.state import AppState, state_of
 from autoport.oauth import repository, service
 from autoport.oauth.bearer import bearer_token, check_row
 from autoport.oauth.client_auth import AuthenticatedClient, authenticate_client
-from autoport.oauth.schemas import read_params
+from autoport.oauth.schemas import ServerMetadata, TokenAnswer, VehicleInfo, read_params
 
 router = APIRouter(tags=["oauth"])
 
@@ -39,7 +40,8 @@ def _body_doc(properties: dict[str, str], required: list[str]) -> dict[str, Any]
                 "application/x-www-form-urlencoded": {"schema": schema},
                 "application/json": {"schema": schema},
             },
-        }
+        },
+        "security": CLIENT_SECURITY,
     }
 
 
@@ -70,6 +72,12 @@ REVOKE_BODY = _body_doc(
 )
 
 NO_STORE = {"Cache-Control": "no-store", "Pragma": "no-cache"}
+TOKEN_ANSWER: dict[int | str, dict[str, Any]] = {
+    200: {"model": TokenAnswer, "description": "Tokens (RFC 6749 §5.1)"}
+}
+REVOKED: dict[int | str, dict[str, Any]] = {
+    200: {"description": "Revoked, or unknown (RFC 7009 §2.2): an empty body", "content": {}}
+}
 GRANT_TYPES = ("authorization_code", "refresh_token", "client_credentials")
 
 
@@ -173,7 +181,12 @@ async def _token(request: Request, account_id: str | None = None) -> Response:
     return json_response(body, headers=NO_STORE)
 
 
-@router.post("/v1/access_tokens", summary="Token endpoint", openapi_extra=TOKEN_BODY)
+@router.post(
+    "/v1/access_tokens",
+    summary="Token endpoint",
+    openapi_extra=TOKEN_BODY,
+    responses=TOKEN_ANSWER,
+)
 async def token_endpoint(request: Request) -> Response:
     """Exchange an authorization code, a refresh token (`refresh_token` or `refresh`) or
     client credentials for tokens. JSON or form bodies; client authentication by
@@ -182,7 +195,10 @@ async def token_endpoint(request: Request) -> Response:
 
 
 @router.post(
-    "/v1/access_token", summary="Token endpoint (declared alias)", openapi_extra=TOKEN_BODY
+    "/v1/access_token",
+    summary="Token endpoint (declared alias)",
+    openapi_extra=TOKEN_BODY,
+    responses=TOKEN_ANSWER,
 )
 async def token_endpoint_alias(request: Request) -> Response:
     """The same as `POST /v1/access_tokens`."""
@@ -193,6 +209,7 @@ async def token_endpoint_alias(request: Request) -> Response:
     "/v1/{account_id}/oauth/access_tokens",
     summary="Token endpoint (per account)",
     openapi_extra=TOKEN_BODY,
+    responses=TOKEN_ANSWER,
 )
 async def token_endpoint_account(request: Request, account_id: str) -> Response:
     """The same as `POST /v1/access_tokens`, for clients of the given account."""
@@ -220,7 +237,13 @@ async def _revoke(request: Request) -> Response:
     return Response(status_code=200, headers=NO_STORE)
 
 
-@router.delete("/v1/access_tokens", summary="Revoke a token (RFC 7009)", openapi_extra=REVOKE_BODY)
+@router.delete(
+    "/v1/access_tokens",
+    summary="Revoke a token (RFC 7009)",
+    openapi_extra=REVOKE_BODY,
+    responses=REVOKED,
+    response_class=Response,  # documents the empty body (the route answers one anyway)
+)
 async def revoke_endpoint(request: Request) -> Response:
     """Revoke an access or refresh token of the authenticated client (`token`, optional
     `token_type_hint`). Revoking a refresh token ends the grant. Always `200` with an
@@ -229,7 +252,11 @@ async def revoke_endpoint(request: Request) -> Response:
 
 
 @router.post(
-    "/v1/revoke", summary="Revoke a token (RFC 7009, POST form)", openapi_extra=REVOKE_BODY
+    "/v1/revoke",
+    summary="Revoke a token (RFC 7009, POST form)",
+    openapi_extra=REVOKE_BODY,
+    responses=REVOKED,
+    response_class=Response,  # documents the empty body (the route answers one anyway)
 )
 async def revoke_endpoint_post(request: Request) -> Response:
     """The same as `DELETE /v1/access_tokens`, for standard clients that POST (RFC 7009)."""
@@ -240,7 +267,12 @@ def _challenge(error: str, description: str) -> str:
     return f'Bearer error="{error}", error_description="{description}"'
 
 
-@router.get("/v1/vehicleinfo", summary="The vehicle bound to an access token")
+@router.get(
+    "/v1/vehicleinfo",
+    summary="The vehicle bound to an access token",
+    responses={200: {"model": VehicleInfo}},
+    openapi_extra={"security": APPLICATION_SECURITY},
+)
 async def vehicleinfo(request: Request) -> Response:
     """`{"vin", "sub"}` of the consent behind the bearer token."""
     state = state_of(request)
@@ -268,7 +300,11 @@ async def vehicleinfo(request: Request) -> Response:
     return json_response({"vin": row["vin"], "sub": row["subject"]}, headers=NO_STORE)
 
 
-@router.get("/.well-known/oauth-authorization-server", summary="OAuth server metadata")
+@router.get(
+    "/.well-known/oauth-authorization-server",
+    summary="OAuth server metadata",
+    responses={200: {"model": ServerMetadata}},
+)
 async def metadata(request: Request) -> Response:
     """RFC 8414 metadata of this environment's authorization server."""
     state = state_of(request)

@@ -4,10 +4,12 @@ refused (RFC 6749 §3.2)."""
 
 from __future__ import annotations
 
+from typing import Literal
 from urllib.parse import parse_qsl
 
 import orjson
 from fastapi import Request
+from pydantic import BaseModel, Field
 
 from autoport.kit.errors import OAuthError
 
@@ -62,3 +64,46 @@ def _form_params(body: bytes) -> dict[str, str]:
             raise OAuthError("invalid_request", f"{name} is repeated; send each parameter once")
         params[name] = value
     return {k: v for k, v in params.items() if v != ""}
+
+
+# Answers, as documented in the OpenAPI description (the routes write them with orjson).
+
+
+class TokenAnswer(BaseModel):
+    """The token endpoint's 200. A client_credentials answer has the first four members
+    only; a consent (authorization_code, refresh_token) answer all of them."""
+
+    access_token: str
+    token_type: Literal["bearer"]
+    expires_in: int
+    scope: str
+    refresh_token: str | None = None
+    status: Literal["pending", "approved"] | None = Field(
+        default=None, description="the grant's status (pending until the carmaker approves)"
+    )
+    authorization_id: str | None = None
+    validity_start_date: str | None = None
+    validity_end_date: str | None = Field(default=None, description="null: open-ended")
+
+
+class VehicleInfo(BaseModel):
+    vin: str
+    sub: str = Field(description="the owner's subject of the consent")
+
+
+class ServerMetadata(BaseModel):
+    """RFC 8414 authorization server metadata."""
+
+    issuer: str
+    authorization_endpoint: str
+    token_endpoint: str
+    revocation_endpoint: str
+    response_types_supported: list[str]
+    response_modes_supported: list[str]
+    grant_types_supported: list[str]
+    token_endpoint_auth_methods_supported: list[str]
+    token_endpoint_auth_signing_alg_values_supported: list[str]
+    revocation_endpoint_auth_methods_supported: list[str]
+    code_challenge_methods_supported: list[str]
+    scopes_supported: list[str]
+    service_documentation: str

@@ -22,9 +22,13 @@ from autoport.sandbox.replay import replay
 from autoport.sandbox.schemas import (
     BehaviourChange,
     FailureSet,
+    ReplayAnswer,
     ReplayRequest,
+    SandboxVehicleList,
+    SandboxVehicleView,
     ScenarioChange,
     StepRequest,
+    VehicleCodeView,
     VehicleCreate,
     vehicle_view,
 )
@@ -32,8 +36,11 @@ from autoport.sandbox.service import ENVIRONMENT, NewVehicle
 
 router = api_router(prefix="/admin/v1/sandbox", tags=["sandbox"])
 
+# Every route that answers a vehicle answers it in the same view.
+VEHICLE: dict[int | str, dict[str, Any]] = {200: {"model": SandboxVehicleView}}
 
-@router.post("/vehicles", status_code=201)
+
+@router.post("/vehicles", status_code=201, responses={201: {"model": SandboxVehicleView}})
 async def create_vehicle(body: VehicleCreate, state: StateDep, _: AdminDep) -> Response:
     """Create a sandbox vehicle (brand `sandbox`); its simulation starts at once."""
     vehicle = await service.create_vehicle(
@@ -56,14 +63,14 @@ async def create_vehicle(body: VehicleCreate, state: StateDep, _: AdminDep) -> R
     return json_response(vehicle_view(vehicle), status_code=201)
 
 
-@router.get("/vehicles")
+@router.get("/vehicles", responses={200: {"model": SandboxVehicleList}})
 async def list_vehicles(state: StateDep, _: AdminDep) -> Response:
     """Every sandbox vehicle."""
     vehicles = await service.list_vehicles(state.database)
     return json_response({"vehicles": [vehicle_view(v) for v in vehicles]})
 
 
-@router.get("/vehicles/{vin}")
+@router.get("/vehicles/{vin}", responses=VEHICLE)
 async def show_vehicle(vin: str, state: StateDep, _: AdminDep) -> Response:
     """One vehicle, with what it would answer a pull right now (`data`)."""
     vehicle = await service.get_vehicle(state.database, vin)
@@ -78,7 +85,7 @@ async def delete_vehicle(vin: str, state: StateDep, _: AdminDep) -> Response:
     return Response(status_code=204)
 
 
-@router.put("/vehicles/{vin}/scenario")
+@router.put("/vehicles/{vin}/scenario", responses=VEHICLE)
 async def change_scenario(vin: str, body: ScenarioChange, state: StateDep, _: AdminDep) -> Response:
     """Switch scenario or seed (the scenario restarts), change the time scale, pause or
     resume."""
@@ -96,7 +103,7 @@ async def change_scenario(vin: str, body: ScenarioChange, state: StateDep, _: Ad
     return json_response(vehicle_view(vehicle))
 
 
-@router.post("/vehicles/{vin}/step")
+@router.post("/vehicles/{vin}/step", responses=VEHICLE)
 async def step_vehicle(vin: str, body: StepRequest, state: StateDep, _: AdminDep) -> Response:
     """Advance the simulation by `seconds` of simulated time now, without waiting."""
     vehicle = await service.step_vehicle(
@@ -109,7 +116,7 @@ async def step_vehicle(vin: str, body: StepRequest, state: StateDep, _: AdminDep
     return json_response(vehicle_view(vehicle))
 
 
-@router.patch("/vehicles/{vin}/properties")
+@router.patch("/vehicles/{vin}/properties", responses=VEHICLE)
 async def set_properties(
     vin: str,
     state: StateDep,
@@ -130,7 +137,7 @@ async def set_properties(
     return json_response(vehicle_view(vehicle))
 
 
-@router.delete("/vehicles/{vin}/properties/{key}")
+@router.delete("/vehicles/{vin}/properties/{key}", responses=VEHICLE)
 async def clear_property(vin: str, key: str, state: StateDep, _: AdminDep) -> Response:
     """Unpin a property set by hand; the simulator produces it again."""
     vehicle = await service.clear_property(
@@ -139,7 +146,7 @@ async def clear_property(vin: str, key: str, state: StateDep, _: AdminDep) -> Re
     return json_response(vehicle_view(vehicle))
 
 
-@router.put("/vehicles/{vin}/failures/{key}")
+@router.put("/vehicles/{vin}/failures/{key}", responses=VEHICLE)
 async def inject_failure(
     vin: str, key: str, body: FailureSet, state: StateDep, _: AdminDep
 ) -> Response:
@@ -156,7 +163,7 @@ async def inject_failure(
     return json_response(vehicle_view(vehicle))
 
 
-@router.delete("/vehicles/{vin}/failures/{key}")
+@router.delete("/vehicles/{vin}/failures/{key}", responses=VEHICLE)
 async def clear_failure(vin: str, key: str, state: StateDep, _: AdminDep) -> Response:
     """The property delivers values again."""
     vehicle = await service.clear_failure(
@@ -165,7 +172,7 @@ async def clear_failure(vin: str, key: str, state: StateDep, _: AdminDep) -> Res
     return json_response(vehicle_view(vehicle))
 
 
-@router.patch("/vehicles/{vin}/behaviour")
+@router.patch("/vehicles/{vin}/behaviour", responses=VEHICLE)
 async def change_behaviour(
     vin: str, body: BehaviourChange, state: StateDep, _: AdminDep
 ) -> Response:
@@ -185,7 +192,7 @@ async def change_behaviour(
     return json_response(vehicle_view(vehicle))
 
 
-@router.get("/vehicles/{vin}/vehicle-code")
+@router.get("/vehicles/{vin}/vehicle-code", responses={200: {"model": VehicleCodeView}})
 async def vehicle_code(vin: str, state: StateDep, _: AdminDep) -> Response:
     """The one-time code the car's display shows during a `vehicle_code` consent flow
     (null while no flow waits for one)."""
@@ -196,7 +203,7 @@ async def vehicle_code(vin: str, state: StateDep, _: AdminDep) -> Response:
     return json_response({"vin": vin, "vehicle_code": code})
 
 
-@router.post("/replay")
+@router.post("/replay", responses={200: {"model": ReplayAnswer}})
 async def replay_scenario(body: ReplayRequest, _: AdminDep) -> Response:
     """A scenario's data step by step from its seed, without any vehicle: identical for
     identical input, for tests that need known data."""

@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from autoport.kit.clock import to_iso
 from autoport.sandbox.physics import Powertrain, Scenario
 from autoport.sandbox.repository import VehicleRow
+from autoport.sandbox.service import MAX_TIME_SCALE, MIN_TIME_SCALE
 
 Profile = Literal["basic", "standard", "full"]
 
@@ -24,7 +25,9 @@ class VehicleCreate(_Body):
     profile: Profile = "standard"
     scenario: Scenario = Scenario.parked
     seed: int | None = Field(default=None, ge=0, le=2**62, description="random when absent")
-    time_scale: float = Field(default=1.0, gt=0, le=3600, description="simulated s per real s")
+    time_scale: float = Field(
+        default=1.0, ge=MIN_TIME_SCALE, le=MAX_TIME_SCALE, description="simulated s per real s"
+    )
     step_seconds: float = Field(
         default=1.0,
         ge=0.1,
@@ -38,7 +41,7 @@ class VehicleCreate(_Body):
 class ScenarioChange(_Body):
     scenario: Scenario | None = None
     seed: int | None = Field(default=None, ge=0, le=2**62)
-    time_scale: float | None = Field(default=None, gt=0, le=3600)
+    time_scale: float | None = Field(default=None, ge=MIN_TIME_SCALE, le=MAX_TIME_SCALE)
     running: bool | None = None
     reset: bool = False
 
@@ -72,6 +75,76 @@ class ReplayRequest(_Body):
     steps: int = Field(default=60, ge=1, le=3600)
     step_seconds: float = Field(default=1.0, gt=0, le=3600)
     start: str = Field(default="2026-01-01T00:00:00Z", description="ISO 8601 of step 0")
+
+
+# Answers, as documented in the OpenAPI description (vehicle_view below builds the dict).
+
+# Capability data in the pull layout: {capability: {property: wrapper or [wrapper]}}.
+CapabilityDataView = dict[str, dict[str, Any]]
+
+
+class SimulationView(BaseModel):
+    scenario: Scenario
+    seed: int
+    running: bool
+    time_scale: float
+    step_seconds: float
+    step: int
+    simulated_seconds: float
+    mode: str
+    started_at: str
+
+
+class BehaviourView(BaseModel):
+    offline: bool
+    latency_seconds: float
+    eligible: bool
+    connectivity_status: Literal["activated", "deactivated", "unknown"]
+    privacy_mode: bool
+
+
+class FailureView(BaseModel):
+    reason: str
+    description: str | None
+
+
+class SandboxVehicleView(BaseModel):
+    vin: str
+    brand: Literal["sandbox"]
+    name: str | None
+    powertrain: Powertrain
+    profile: Profile
+    properties: list[str]
+    simulation: SimulationView
+    behaviour: BehaviourView
+    failures: dict[str, FailureView] = Field(description="by capability.property")
+    pinned: dict[str, Any] = Field(description="values set by hand, by capability.property")
+    created_at: str
+    updated_at: str
+    data: CapabilityDataView | None = Field(
+        default=None, description="GET of one vehicle only: what a pull would answer now"
+    )
+
+
+class SandboxVehicleList(BaseModel):
+    vehicles: list[SandboxVehicleView]
+
+
+class VehicleCodeView(BaseModel):
+    vin: str
+    vehicle_code: str | None = Field(description="null while no consent flow waits for one")
+
+
+class ReplayPoint(BaseModel):
+    step: int
+    timestamp: str
+    data: CapabilityDataView = Field(description="what changed at this step")
+
+
+class ReplayAnswer(BaseModel):
+    vin: None
+    brand: Literal["sandbox"]
+    points: list[ReplayPoint]
 
 
 def vehicle_view(vehicle: VehicleRow, *, data: dict[str, Any] | None = None) -> dict[str, Any]:

@@ -56,6 +56,11 @@ SOURCE = "sandbox"
 ENVIRONMENT = Environment.sandbox
 CONNECTIVITY_STATUSES = ("activated", "deactivated", "unknown")
 MAX_TIME_SCALE = 3600.0
+# Steps are placed in real time at step_seconds / time_scale: a scale near 0 would put
+# them past any instant (a 500 on step, and in the runner). One simulated millisecond per
+# real second is slow enough for anyone.
+MIN_TIME_SCALE = 0.001
+TIME_SCALE_RANGE = f"time_scale: must be between {MIN_TIME_SCALE:g} and {MAX_TIME_SCALE:g}"
 
 
 class Ingest(Protocol):
@@ -175,10 +180,8 @@ async def create_vehicle(
     problem = scenario_problem(spec.scenario, spec.powertrain)
     if problem:
         raise ApiError(422, f"scenario: {problem}", source="scenario")
-    if not 0 < spec.time_scale <= MAX_TIME_SCALE:
-        raise ApiError(
-            422, f"time_scale: must be > 0 and <= {MAX_TIME_SCALE:g}", source="time_scale"
-        )
+    if not MIN_TIME_SCALE <= spec.time_scale <= MAX_TIME_SCALE:
+        raise ApiError(422, TIME_SCALE_RANGE, source="time_scale")
     if not 0.1 <= spec.step_seconds <= 60:
         raise ApiError(422, "step_seconds: must be between 0.1 and 60", source="step_seconds")
     extra = [property_key(key, source="extra_properties") for key in spec.extra_properties]
@@ -282,10 +285,8 @@ async def set_scenario(
 
     A new scenario keeps what a real car keeps (odometer, position, service counters)
     unless `reset`; its energy levels are the scenario's own."""
-    if time_scale is not None and not 0 < time_scale <= MAX_TIME_SCALE:
-        raise ApiError(
-            422, f"time_scale: must be > 0 and <= {MAX_TIME_SCALE:g}", source="time_scale"
-        )
+    if time_scale is not None and not MIN_TIME_SCALE <= time_scale <= MAX_TIME_SCALE:
+        raise ApiError(422, TIME_SCALE_RANGE, source="time_scale")
     async with db.transaction() as conn:
         vehicle = await repository.get_for_update(conn, ENVIRONMENT, vin)
         if vehicle is None:

@@ -25,7 +25,11 @@ router = api_router(tags=["streaming"])
     "/v1/stream",
     response_class=StreamingResponse,
     responses={
-        200: {"content": {"text/event-stream": {}}},
+        200: {
+            "description": "Server-Sent Events: `id:` the sequence number, `data:` one "
+            "schema-v2 message",
+            "content": {"text/event-stream": {"schema": {"type": "string"}}},
+        },
         429: {"description": "The application has its limit of open streams (see Retry-After)"},
     },
 )

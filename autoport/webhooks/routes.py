@@ -18,7 +18,13 @@ from autoport.kit.routing import api_router, json_response
 from autoport.kit.state import StateDep
 from autoport.webhooks import service
 from autoport.webhooks.delivery import WebhookConfig
-from autoport.webhooks.schemas import WebhookIn
+from autoport.webhooks.schemas import (
+    DeliveryAnswer,
+    DeliveryList,
+    WebhookAnswer,
+    WebhookIn,
+    WebhookSaved,
+)
 
 router = api_router(prefix="/admin/v1/applications", tags=["webhooks (admin)"])
 
@@ -38,7 +44,13 @@ def _config(request: Request) -> WebhookConfig:
 ConfigDep = Annotated[WebhookConfig, Depends(_config)]
 
 
-@router.put("/{application_id}/webhook")
+@router.put(
+    "/{application_id}/webhook",
+    responses={
+        200: {"model": WebhookSaved, "description": "Changed"},
+        201: {"model": WebhookSaved, "description": "Created"},
+    },
+)
 async def put_webhook(
     application_id: ApplicationId,
     body: WebhookIn,
@@ -71,7 +83,7 @@ async def put_webhook(
     )
 
 
-@router.get("/{application_id}/webhook")
+@router.get("/{application_id}/webhook", responses={200: {"model": WebhookAnswer}})
 async def get_webhook(
     application_id: ApplicationId,
     _: AdminDep,
@@ -105,7 +117,7 @@ async def delete_webhook(
     return Response(status_code=204)
 
 
-@router.get("/{application_id}/webhook/deliveries")
+@router.get("/{application_id}/webhook/deliveries", responses={200: {"model": DeliveryList}})
 async def list_deliveries(
     application_id: ApplicationId,
     _: AdminDep,
@@ -121,7 +133,10 @@ async def list_deliveries(
     return json_response({"deliveries": deliveries})
 
 
-@router.get("/{application_id}/webhook/deliveries/{delivery_id}")
+@router.get(
+    "/{application_id}/webhook/deliveries/{delivery_id}",
+    responses={200: {"model": DeliveryAnswer}},
+)
 async def get_delivery(
     application_id: ApplicationId,
     delivery_id: DeliveryId,
@@ -139,7 +154,11 @@ async def get_delivery(
     return json_response({"delivery": delivery})
 
 
-@router.post("/{application_id}/webhook/deliveries/{delivery_id}/redeliver", status_code=202)
+@router.post(
+    "/{application_id}/webhook/deliveries/{delivery_id}/redeliver",
+    status_code=202,
+    responses={202: {"model": DeliveryAnswer}},
+)
 async def redeliver(
     application_id: ApplicationId,
     delivery_id: DeliveryId,

@@ -494,3 +494,25 @@ async def test_event_times_stay_put_when_the_time_scale_changes_or_time_is_stepp
     assert await ecall() == crashed_at
     await admin.post(f"{BASE}/vehicles/{VIN}/step", json={"seconds": 600})
     assert await ecall() == crashed_at
+
+
+@pytest.mark.parametrize("scale", [5e-324, 1e-9, 0.0009])
+async def test_a_time_scale_too_close_to_zero_is_422_not_a_500_on_step(
+    admin: httpx.AsyncClient, scale: float
+) -> None:
+    # Found by the fuzzer (tests/api): steps sit at step_seconds / time_scale in real
+    # time, so a denormal scale made the next step infinitely far away.
+    created = await admin.post(f"{BASE}/vehicles", json={"vin": VIN, "time_scale": scale})
+    assert created.status_code == 422
+    assert created.json()["errors"][0]["source"] == "time_scale"
+    await create(admin, step_seconds=60)
+    changed = await admin.put(f"{BASE}/vehicles/{VIN}/scenario", json={"time_scale": scale})
+    assert changed.status_code == 422
+    assert changed.json()["errors"][0]["source"] == "time_scale"
+    slowest = await admin.put(
+        f"{BASE}/vehicles/{VIN}/scenario", json={"time_scale": service.MIN_TIME_SCALE}
+    )
+    assert slowest.status_code == 200
+    week = await admin.post(f"{BASE}/vehicles/{VIN}/step", json={"seconds": 7 * 86_400})
+    assert week.status_code == 200, week.text
+    assert week.json()["simulation"]["step"] == 7 * 86_400 // 60

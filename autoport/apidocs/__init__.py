@@ -1,0 +1,1 @@
+"""The API documentation: Swagger UI and the OpenAPI description, per environment."""
