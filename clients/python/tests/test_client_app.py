@@ -18,6 +18,7 @@ from autoport_client import (
     OAuthError,
     PermissionDenied,
     ValidationError,
+    _core,
 )
 from autoport_client.models import Quantity
 
@@ -31,9 +32,9 @@ def test_app_token_is_cached_and_renewed(client: Client) -> None:
 
 def test_wrong_secret_is_a_typed_oauth_error(server: LiveServer) -> None:
     assert server.demo is not None
-    with Client(server.root, server.demo.client_id, "ap_cs_wrong", environment="sandbox") as bad:
-        with pytest.raises(OAuthError) as caught:
-            bad.app_token()
+    bad = Client(server.root, server.demo.client_id, "ap_cs_wrong", environment="sandbox")
+    with bad, pytest.raises(OAuthError) as caught:
+        bad.app_token()
     assert caught.value.status == 401
     assert caught.value.error == "invalid_client"
     assert caught.value.error_description
@@ -134,7 +135,8 @@ async def test_fleet_clearance_and_reads_async(server: LiveServer) -> None:
         data = await client.get_vehicle_data(demo.vins["charging"])
         assert isinstance(data.charging.battery_level.value, float)
         points = [
-            p async for p in client.history(demo.vins["driving"], "diagnostics.odometer", page_size=1)
+            p
+            async for p in client.history(demo.vins["driving"], "diagnostics.odometer", page_size=1)
         ]
         assert len(points) >= 2
         vin = new_vin()
@@ -174,11 +176,8 @@ def test_a_revoked_app_token_is_replaced_sync(client: Client, server: LiveServer
     assert client.app_token() != token
 
 
-def test_unauthenticated_errors_are_typed(server: LiveServer) -> None:
-    with Client(server.root, "unknown-client", "nope", environment="sandbox") as bad:
-        with pytest.raises(AuthenticationError):
-            bad._run(
-                __import__("autoport_client._core", fromlist=["x"]).vehicle_data_call(
-                    "SBXPSRGC89T9TK2VN", "ap_at_not-a-token"
-                )
-            )
+def test_an_invalid_bearer_is_a_typed_401(client: Client) -> None:
+    with pytest.raises(AuthenticationError) as caught:
+        client._run(_core.vehicle_data_call("SBXPSRGC89T9TK2VN", "ap_at_not-a-token"))
+    assert caught.value.status == 401 and caught.value.request_id
+    assert caught.value.source == "Authorization"

@@ -19,12 +19,15 @@ from autoport_client import (
     InvalidGrant,
     PermissionDenied,
     VehicleToken,
+    _core,
 )
 
 
 def grant(server: LiveServer, client: Client) -> VehicleToken:
     assert server.demo is not None
-    code = consent_code(server, client, server.demo.vins["driving"], app_id=server.demo.application_id)
+    code = consent_code(
+        server, client, server.demo.vins["driving"], app_id=server.demo.application_id
+    )
     return client.exchange_code(code, REDIRECT_URI)
 
 
@@ -52,12 +55,7 @@ def test_exchange_read_refresh_and_revoke(client: Client, server: LiveServer) ->
 
     # A consent token is not an application token: the stream and fleet refuse it.
     with pytest.raises(PermissionDenied):
-        client._run(
-            dataclasses.replace(
-                __import__("autoport_client._core", fromlist=["x"]).get_fleet_call(vin),
-                auth=token.access_token,
-            )
-        )
+        client._run(dataclasses.replace(_core.get_fleet_call(vin), auth=token.access_token))
 
     session = client.vehicle(stale(token), on_refresh=saved.append)
     assert session.vehicleinfo().vin == vin
@@ -75,7 +73,7 @@ def test_exchange_read_refresh_and_revoke(client: Client, server: LiveServer) ->
     with pytest.raises(InvalidGrant):
         session.get_vehicle_data(vin)
     with pytest.raises(AuthenticationError):
-        client._run(__import__("autoport_client._core", fromlist=["x"]).vehicleinfo_call(rotated.access_token))
+        client._run(_core.vehicleinfo_call(rotated.access_token))
     with pytest.raises(InvalidGrant):
         client.refresh(rotated.refresh_token)
 
