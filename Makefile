@@ -20,8 +20,11 @@ $(VENV)/.installed: $(BIN)/python pyproject.toml
 	$(BIN)/pip install --quiet -e .
 	touch $@
 
-$(VENV)/.installed-dev: $(BIN)/python pyproject.toml
-	$(BIN)/pip install --quiet -e '.[dev]'
+# The client library (clients/python) is its own distribution; installed beside autoport
+# so `import autoport_client` works in the venv (the suite itself imports it from
+# clients/python/src, see pythonpath in pyproject.toml).
+$(VENV)/.installed-dev: $(BIN)/python pyproject.toml clients/python/pyproject.toml
+	$(BIN)/pip install --quiet -e '.[dev]' -e './clients/python[mqtt,jwt,examples]'
 	touch $(VENV)/.installed $@
 
 install: $(VENV)/.installed
@@ -29,9 +32,11 @@ install: $(VENV)/.installed
 install-dev: $(VENV)/.installed-dev
 
 lint: install-dev
-	$(BIN)/ruff check autoport tests bench scripts
-	$(BIN)/ruff format --check autoport tests bench scripts
+	$(BIN)/ruff check autoport tests bench scripts clients/python
+	$(BIN)/ruff format --check autoport tests bench scripts clients/python
 	$(BIN)/mypy autoport
+	$(BIN)/mypy --strict clients/python/src clients/python/examples
+	$(BIN)/python clients/python/scripts/generate_models.py --check
 
 bench: install-dev
 	$(BIN)/python -m bench
