@@ -4,7 +4,10 @@
 
 from __future__ import annotations
 
+import ast
 import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 from conftest import LiveServer, new_vin
@@ -73,6 +76,9 @@ def test_history_iterates_over_pages(client: Client, server: LiveServer) -> None
     stamps = [point.timestamp for point in points]
     assert stamps == sorted(stamps, reverse=True)  # newest first
     assert points[0].data["unit"] == "kilometers"
+    recent = datetime.now(UTC) - timedelta(hours=1)
+    assert next(iter(client.history(vin, "diagnostics.odometer", since=recent))).data
+    assert list(client.history(vin, "diagnostics.odometer", until=recent - timedelta(days=1))) == []
 
 
 def test_eligibility_and_its_errors(client: Client) -> None:
@@ -181,3 +187,39 @@ def test_an_invalid_bearer_is_a_typed_401(client: Client) -> None:
         client._run(_core.vehicle_data_call("SBXPSRGC89T9TK2VN", "ap_at_not-a-token"))
     assert caught.value.status == 401 and caught.value.request_id
     assert caught.value.source == "Authorization"
+
+
+def test_private_key_jwt_with_the_add_key_credentials_file(
+    server: LiveServer, tmp_path: Path
+) -> None:
+    assert server.demo is not None
+    credentials = tmp_path / "credentials.json"
+    server.cli(
+        "apps", "add-key", server.demo.application_id, "--environment", "sandbox",
+        "-o", str(credentials),
+    )  # fmt: skip
+    keyed = Client(
+        server.root,
+        server.demo.client_id,
+        private_key=credentials.read_text(),
+        environment="sandbox",
+    )
+    with keyed:
+        first = keyed.app_token()
+        assert keyed.get_vehicle_data(server.demo.vins["parked"]).brand == "sandbox"
+        keyed._app_token = None
+        assert keyed.app_token() != first  # a new assertion (new jti) buys a new token
+    with pytest.raises(ValueError, match="not both"):
+        Client(server.root, "x", "secret", private_key="{}")
+
+
+def test_the_client_never_imports_autoport() -> None:
+    source = Path(__file__).resolve().parents[1] / "src"
+    for path in source.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module]
+            assert not [n for n in names if n.split(".")[0] == "autoport"], path

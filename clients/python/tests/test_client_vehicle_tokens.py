@@ -127,6 +127,8 @@ async def test_coroutines_refresh_once_and_processes_share_the_grace(server: Liv
         assert first.token.refresh_token == second.token.refresh_token
         data = await second.get_vehicle_data(server.demo.vins["driving"])
         assert data.vin == server.demo.vins["driving"]
+        history = second.history(data.vin, "diagnostics.odometer", page_size=1)
+        assert (await anext(history)).data["unit"] == "kilometers"
         await second.revoke()
         with pytest.raises(InvalidGrant):
             await first.vehicleinfo()

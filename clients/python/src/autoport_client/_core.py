@@ -11,6 +11,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from enum import Enum
 from typing import Any, Generic, TypeVar
 from urllib.parse import parse_qsl, urlsplit
@@ -206,6 +207,15 @@ def vehicle_data_call(vin: str, auth: Auth | str) -> Call[VehicleData]:
     )
 
 
+Instant = str | datetime  # ISO 8601 text, or an aware datetime
+
+
+def iso(instant: datetime) -> str:
+    if instant.tzinfo is None:
+        raise ValueError("give an aware datetime (e.g. datetime.now(UTC))")
+    return instant.astimezone(UTC).isoformat().replace("+00:00", "Z")
+
+
 @dataclass(frozen=True, slots=True)
 class HistoryPage:
     values: list[HistoryPoint]
@@ -216,15 +226,17 @@ def history_call(
     vin: str,
     prop: str,
     *,
-    since: str | None,
-    until: str | None,
+    since: Instant | None,
+    until: Instant | None,
     limit: int | None,
     cursor: str | None,
     auth: Auth | str,
 ) -> Call[HistoryPage]:
     params = {"property": prop}
     for name, value in (("since", since), ("until", until), ("cursor", cursor)):
-        if value is not None:
+        if isinstance(value, datetime):
+            params[name] = iso(value)
+        elif value is not None:
             params[name] = value
     if limit is not None:
         params["limit"] = str(limit)

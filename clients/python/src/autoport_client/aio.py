@@ -205,8 +205,8 @@ class AsyncClient:
         vin: str,
         property: str,
         *,
-        since: str | None = None,
-        until: str | None = None,
+        since: _core.Instant | None = None,
+        until: _core.Instant | None = None,
         page_size: int | None = None,
         _auth: Auth | str = Auth.APP,
     ) -> AsyncIterator[HistoryPoint]:
@@ -328,12 +328,12 @@ class AsyncClient:
                     if not response.is_success:
                         await response.aread()
                         _core.raise_for(response)
-                    failures = 0
                     parser = _core.SSEParser()
                     async for line in response.aiter_lines():
                         event = parser.feed(line)
                         if event is None:
                             continue
+                        failures = 0  # a working stream: the next drop reconnects at once
                         item = _core.decode_event(event)
                         if isinstance(item, StreamMessage) and seen.first_time(item.message_id):
                             yield item
@@ -343,6 +343,11 @@ class AsyncClient:
                             cursor = event.id
                             if on_cursor is not None:
                                 on_cursor(cursor)
+                # The server ended the stream (shutdown, or the token died): open it again,
+                # after a pause if it ended before sending anything.
+                if failures:
+                    await asyncio.sleep(backoff.delay(failures))
+                failures += 1
             except (_core.Reconnect, httpx.TransportError) as problem:
                 failures += 1
                 if max_reconnects is not None and failures > max_reconnects:
@@ -412,8 +417,8 @@ class AsyncVehicleSession:
         vin: str,
         property: str,
         *,
-        since: str | None = None,
-        until: str | None = None,
+        since: _core.Instant | None = None,
+        until: _core.Instant | None = None,
         page_size: int | None = None,
     ) -> AsyncIterator[HistoryPoint]:
         access = await self.access_token()

@@ -205,8 +205,8 @@ class Client:
         vin: str,
         property: str,
         *,
-        since: str | None = None,
-        until: str | None = None,
+        since: _core.Instant | None = None,
+        until: _core.Instant | None = None,
         page_size: int | None = None,
         _auth: Auth | str = Auth.APP,
     ) -> Iterator[HistoryPoint]:
@@ -320,12 +320,12 @@ class Client:
                     if not response.is_success:
                         response.read()
                         _core.raise_for(response)
-                    failures = 0
                     parser = _core.SSEParser()
                     for line in response.iter_lines():
                         event = parser.feed(line)
                         if event is None:
                             continue
+                        failures = 0  # a working stream: the next drop reconnects at once
                         item = _core.decode_event(event)
                         if isinstance(item, StreamMessage) and seen.first_time(item.message_id):
                             yield item
@@ -335,6 +335,11 @@ class Client:
                             cursor = event.id
                             if on_cursor is not None:
                                 on_cursor(cursor)
+                # The server ended the stream (shutdown, or the token died): open it again,
+                # after a pause if it ended before sending anything.
+                if failures:
+                    time.sleep(backoff.delay(failures))
+                failures += 1
             except (_core.Reconnect, httpx.TransportError) as problem:
                 failures += 1
                 if max_reconnects is not None and failures > max_reconnects:
@@ -400,8 +405,8 @@ class VehicleSession:
         vin: str,
         property: str,
         *,
-        since: str | None = None,
-        until: str | None = None,
+        since: _core.Instant | None = None,
+        until: _core.Instant | None = None,
         page_size: int | None = None,
     ) -> Iterator[HistoryPoint]:
         return self._client.history(
