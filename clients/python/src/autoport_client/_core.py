@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import Enum
 from typing import Any, Generic, TypeVar
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import parse_qsl, urlencode, urlsplit
 
 import httpx
 
@@ -179,6 +179,68 @@ class ClientAuth:
         header = {"alg": "ES256", **({"kid": self.key_id} if self.key_id else {})}
         key = ECKey.import_key(dict(self.private_key))
         return str(jwt.encode(header, claims, key))
+
+
+# ------------------------------------------------------------------------- the clients
+
+
+class ClientBase:
+    """What `Client` and `AsyncClient` hold alike: the environment's API root, the client
+    authentication, the retry policy, and the consent URL (no I/O)."""
+
+    def __init__(
+        self,
+        base_url: str,
+        client_id: str,
+        client_secret: str | None,
+        *,
+        private_key: Mapping[str, Any] | str | None,
+        environment: Environment,
+        retry: RetryPolicy | None,
+    ) -> None:
+        self.api_root = api_root(base_url, environment)
+        self.environment = environment
+        self.client_id = client_id
+        self._auth = ClientAuth.build(
+            client_id, client_secret, private_key, audience=self.api_root + "/v1"
+        )
+        self._retry = retry or RetryPolicy()
+
+    def _form(self, call: Call[Any]) -> dict[str, str] | None:
+        """The call's form, with client authentication when it asks for it (a fresh
+        assertion each time: its `jti` is single use)."""
+        form = dict(call.form) if call.form is not None else None
+        if call.auth is Auth.CLIENT:
+            form = {**(form or {}), **self._auth.form()}
+        return form
+
+    def authorization_url(
+        self,
+        redirect_uri: str,
+        *,
+        state: str,
+        app_id: str | None = None,
+        vin: str | None = None,
+        brand: str | None = None,
+        code_challenge: str | None = None,
+        validity_end_date: str | None = None,
+        auth_path: str = "/oauth/new",
+    ) -> str:
+        """Where to send the owner's browser for consent (the environment's `auth_uri`).
+        With `code_challenge` (PKCE), the method is S256."""
+        params = {"client_id": self.client_id, "redirect_uri": redirect_uri, "state": state}
+        for name, value in (
+            ("app_id", app_id),
+            ("vin", vin),
+            ("brand", brand),
+            ("code_challenge", code_challenge),
+            ("validity_end_date", validity_end_date),
+        ):
+            if value is not None:
+                params[name] = value
+        if code_challenge is not None:
+            params["code_challenge_method"] = "S256"
+        return f"{self.api_root}{auth_path}?{urlencode(params)}"
 
 
 # ------------------------------------------------------------------------------- calls

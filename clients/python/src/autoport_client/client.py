@@ -7,12 +7,11 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, TypeVar
-from urllib.parse import urlencode
 
 import httpx
 
 from autoport_client import _core
-from autoport_client._core import Auth, Call, ClientAuth, RetryPolicy
+from autoport_client._core import Auth, Call, RetryPolicy
 from autoport_client.errors import ApiError, RateLimited, StreamDisconnected
 from autoport_client.models import VehicleData
 from autoport_client.types import (
@@ -32,7 +31,7 @@ T = TypeVar("T")
 TokenSaver = Callable[[VehicleToken], None]
 
 
-class Client:
+class Client(_core.ClientBase):
     """An application's client of one autoport environment.
 
     >>> client = Client("http://127.0.0.1:8080", client_id, client_secret=secret,
@@ -58,13 +57,10 @@ class Client:
         retry: RetryPolicy | None = None,
         transport: httpx.BaseTransport | None = None,
     ) -> None:
-        self.api_root = _core.api_root(base_url, environment)
-        self.environment = environment
-        self.client_id = client_id
-        self._auth = ClientAuth.build(
-            client_id, client_secret, private_key, audience=self.api_root + "/v1"
-        )
-        self._retry = retry or RetryPolicy()
+        super().__init__(
+            base_url, client_id, client_secret,
+            private_key=private_key, environment=environment, retry=retry,
+        )  # fmt: skip
         self._http = httpx.Client(
             base_url=self.api_root,
             timeout=timeout,
@@ -87,24 +83,20 @@ class Client:
 
     def _send(self, call: Call[T], bearer: str | None) -> httpx.Response:
         headers = {"Authorization": f"Bearer {bearer}"} if bearer else None
-        form = dict(call.form) if call.form is not None else None
-        if call.auth is Auth.CLIENT:
-            form = {**(form or {}), **self._auth.form()}
+        # The last attempt always returns: the policy gives no delay after max_retries.
         for attempt in range(self._retry.max_retries + 1):
             response = self._http.request(
                 call.method,
                 call.path,
                 params=call.params,
                 json=call.json,
-                data=form,
+                data=self._form(call),
                 headers=headers,
             )
             wait = self._retry.delay(response, attempt)
             if wait is None:
                 return response
             time.sleep(wait)
-            if call.auth is Auth.CLIENT:  # an assertion's jti is single use
-                form = {**(form or {}), **self._auth.form()}
         raise AssertionError("unreachable")  # pragma: no cover
 
     def _run(self, call: Call[T]) -> T:
@@ -140,33 +132,6 @@ class Client:
         with self._app_token_lock:
             if self._app_token is not None and self._app_token.access_token == access_token:
                 self._app_token = None
-
-    def authorization_url(
-        self,
-        redirect_uri: str,
-        *,
-        state: str,
-        app_id: str | None = None,
-        vin: str | None = None,
-        brand: str | None = None,
-        code_challenge: str | None = None,
-        validity_end_date: str | None = None,
-        auth_path: str = "/oauth/new",
-    ) -> str:
-        """Where to send the owner's browser for consent (the environment's `auth_uri`)."""
-        params = {"client_id": self.client_id, "redirect_uri": redirect_uri, "state": state}
-        for name, value in (
-            ("app_id", app_id),
-            ("vin", vin),
-            ("brand", brand),
-            ("code_challenge", code_challenge),
-            ("validity_end_date", validity_end_date),
-        ):
-            if value is not None:
-                params[name] = value
-        if code_challenge is not None:
-            params["code_challenge_method"] = "S256"
-        return f"{self.api_root}{auth_path}?{urlencode(params)}"
 
     def exchange_code(
         self, code: str, redirect_uri: str, *, code_verifier: str | None = None
