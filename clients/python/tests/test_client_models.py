@@ -87,3 +87,23 @@ def test_a_stream_layout_takes_the_newest_point() -> None:
         }
     )
     assert data.charging.battery_level.value == 0.5
+
+
+def test_attribute_chains_type_check_in_mypy() -> None:
+    """`data.charging.battery_level.value` is `float | None` to mypy, and so on
+    (typecheck_models.py holds the assertions)."""
+    root = Path(__file__).resolve().parents[3]
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mypy",
+            "--strict",
+            str(Path(__file__).parent / "typecheck_models.py"),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=root,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
