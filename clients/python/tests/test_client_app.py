@@ -20,7 +20,9 @@ from autoport_client import (
     NotFound,
     OAuthError,
     PermissionDenied,
+    PrivacyMode,
     ValidationError,
+    VehicleOffline,
     _core,
 )
 from autoport_client.models import Quantity
@@ -223,3 +225,21 @@ def test_the_client_never_imports_autoport() -> None:
             elif isinstance(node, ast.ImportFrom) and node.module:
                 names = [node.module]
             assert not [n for n in names if n.split(".")[0] == "autoport"], path
+
+
+def test_privacy_mode_and_offline_are_typed(client: Client, server: LiveServer) -> None:
+    assert server.demo is not None
+    vin = server.demo.vins["parked"]
+    behaviour = f"/admin/v1/sandbox/vehicles/{vin}/behaviour"
+    try:
+        assert server.admin("PATCH", behaviour, json={"privacy_mode": True}).status_code == 200
+        with pytest.raises(PrivacyMode) as private:
+            client.get_vehicle_data(vin)
+        assert private.value.status == 403 and "privacy mode" in (private.value.detail or "")
+        server.admin("PATCH", behaviour, json={"privacy_mode": False, "offline": True})
+        with pytest.raises(VehicleOffline) as offline:
+            client.get_vehicle_data(vin)
+        assert offline.value.status == 408 and offline.value.request_id
+    finally:
+        server.admin("PATCH", behaviour, json={"privacy_mode": False, "offline": False})
+    assert client.get_vehicle_data(vin).vin == vin
