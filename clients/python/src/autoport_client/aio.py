@@ -12,7 +12,7 @@ import httpx
 
 from autoport_client import _core
 from autoport_client._core import Auth, Call, RetryPolicy
-from autoport_client.errors import ApiError, RateLimited, StreamDisconnected
+from autoport_client.errors import ApiError, StreamDisconnected
 from autoport_client.models import VehicleData
 from autoport_client.types import (
     AppToken,
@@ -32,11 +32,11 @@ TokenSaver = Callable[[VehicleToken], Awaitable[None] | None]
 
 
 class AsyncClient(_core.ClientBase):
-    """An application's client of one autoport environment.
+    """An application's client of one autoport environment, for asyncio.
 
-    >>> client = Client("http://127.0.0.1:8080", client_id, client_secret=secret,
-    ...                 environment="sandbox")
-    >>> client.get_vehicle_data("SBXPSRGC89T9TK2VN").charging.battery_level.value
+    >>> async with AsyncClient("http://127.0.0.1:8080", client_id, client_secret=secret,
+    ...                        environment="sandbox") as client:
+    ...     (await client.get_vehicle_data(vin)).charging.battery_level.value
 
     Application calls (pull and history of fleet vehicles, eligibility, fleet clearance,
     the stream) use a client_credentials token the client fetches, caches and renews
@@ -366,7 +366,7 @@ class AsyncVehicleSession:
         try:
             return await self._client._run(build(access))
         except ApiError as error:
-            if not _core.is_expired_token(error) or isinstance(error, RateLimited):
+            if not _core.is_expired_token(error):
                 raise
         await self.refresh(if_access_token=access)
         return await self._client._run(build(self._token.access_token))

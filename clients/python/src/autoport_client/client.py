@@ -12,7 +12,7 @@ import httpx
 
 from autoport_client import _core
 from autoport_client._core import Auth, Call, RetryPolicy
-from autoport_client.errors import ApiError, RateLimited, StreamDisconnected
+from autoport_client.errors import ApiError, StreamDisconnected
 from autoport_client.models import VehicleData
 from autoport_client.types import (
     AppToken,
@@ -354,7 +354,7 @@ class VehicleSession:
         try:
             return self._client._run(build(access))
         except ApiError as error:
-            if not _core.is_expired_token(error) or isinstance(error, RateLimited):
+            if not _core.is_expired_token(error):
                 raise
         self.refresh(if_access_token=access)
         return self._client._run(build(self._token.access_token))
