@@ -1,5 +1,8 @@
 # The two commands of the README: `make run` and `make test`. Everything else is a helper.
-PYTHON ?= python3.11
+# The interpreter: PYTHON=... when given, else the first Python 3.11 or newer on PATH.
+PYTHON_OK := import sys; sys.exit(sys.version_info < (3, 11))
+PYTHON ?= $(shell for p in python3.11 python3.12 python3.13 python3; do \
+	command -v $$p >/dev/null 2>&1 && $$p -c '$(PYTHON_OK)' 2>/dev/null && { echo $$p; break; }; done)
 VENV ?= .venv
 BIN := $(VENV)/bin
 # pipefail: a failing pip fails the target even though its output goes through sed.
@@ -7,14 +10,26 @@ SHELL := /bin/bash
 .SHELLFLAGS := -o pipefail -c
 export AUTOPORT_TEST_POSTGRES_URL ?= postgresql://postgres@127.0.0.1:5432/test
 
-.PHONY: run test install install-dev lint typecheck bench clean
+.PHONY: run test install install-dev lint typecheck bench clean check-python
 
-run: install
+run: check-python
+	@$(MAKE) --no-print-directory install
 	@echo "==> starting autoport (Ctrl-C stops it)"
 	$(BIN)/autoport serve
 
-test: install-dev
+test: check-python
+	@$(MAKE) --no-print-directory install-dev
 	$(BIN)/pytest
+
+# No usable Python: one clear line. A .venv whose Python is gone or too old (built by
+# another interpreter, since upgraded or removed) is rebuilt rather than failing later.
+check-python:
+	@if [ -z "$(PYTHON)" ]; then \
+		echo "autoport needs Python 3.11 or newer; none found on PATH (python3.11, python3.12, python3.13, python3). Install one, or run: make PYTHON=/path/to/python3.x" >&2; \
+		exit 2; fi
+	@if [ -e $(VENV) ] && ! $(BIN)/python -c '$(PYTHON_OK)' 2>/dev/null; then \
+		echo "==> $(VENV) was built with a Python that is gone or older than 3.11: rebuilding it with $(PYTHON)"; \
+		rm -rf $(VENV); fi
 
 $(BIN)/python:
 	@echo "==> creating the virtual environment $(VENV) with $(PYTHON)"
@@ -29,9 +44,12 @@ $(VENV)/.installed: $(BIN)/python pyproject.toml
 	$(BIN)/pip install --disable-pip-version-check --progress-bar off -e . | sed -nE 's/^(Collecting|Successfully installed)/  \1/p'
 	touch $@
 
-$(VENV)/.installed-dev: $(BIN)/python pyproject.toml
+# The client library (clients/python) is its own distribution; installed beside autoport
+# so `import autoport_client` works in the venv (the suite itself imports it from
+# clients/python/src, see pythonpath in pyproject.toml).
+$(VENV)/.installed-dev: $(BIN)/python pyproject.toml clients/python/pyproject.toml
 	@echo "==> installing autoport with its development tools into $(VENV) (about a minute the first time)"
-	$(BIN)/pip install --disable-pip-version-check --progress-bar off -e '.[dev]' | sed -nE 's/^(Collecting|Successfully installed)/  \1/p'
+	$(BIN)/pip install --disable-pip-version-check --progress-bar off -e '.[dev]' -e './clients/python[mqtt,jwt,examples]' | sed -nE 's/^(Collecting|Successfully installed)/  \1/p'
 	touch $(VENV)/.installed $@
 
 install: $(VENV)/.installed
@@ -39,9 +57,11 @@ install: $(VENV)/.installed
 install-dev: $(VENV)/.installed-dev
 
 lint: install-dev
-	$(BIN)/ruff check autoport tests bench scripts
-	$(BIN)/ruff format --check autoport tests bench scripts
+	$(BIN)/ruff check autoport tests bench scripts clients/python
+	$(BIN)/ruff format --check autoport tests bench scripts clients/python
 	$(BIN)/mypy autoport
+	$(BIN)/mypy --strict clients/python/src clients/python/examples clients/python/tests/typecheck_models.py
+	$(BIN)/python clients/python/scripts/generate_models.py --check
 
 bench: install-dev
 	$(BIN)/python -m bench

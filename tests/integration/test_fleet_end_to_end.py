@@ -1,8 +1,10 @@
 """The merged service as an operator runs it: one real `autoport serve` process, the CLI
-beside it, a real webhook receiver on loopback. One fleet vehicle goes through every
-feature on its way: application and token (oauth), eligibility and clearance (fleet,
-sandbox connector, background worker), signed webhooks (outbox, delivery worker), data
-pushed by a provider (ingestion) and read back (pull, history), then removed."""
+beside it, a real webhook receiver on loopback, and the application written on top of
+the client library (`autoport_client`, clients/python). One fleet vehicle goes through
+every feature on its way: application and token (oauth), eligibility and clearance
+(fleet, sandbox connector, background worker), signed webhooks (outbox, delivery worker,
+verified with the client's `verify`), data pushed by a provider (ingestion) and read back
+typed (pull, history), then removed."""
 
 from __future__ import annotations
 
@@ -21,7 +23,8 @@ import httpx
 import pytest
 from aiohttp import web
 
-from autoport.webhooks import verify
+from autoport_client import AsyncClient, NewFleetVehicle, PermissionDenied, ValidationError
+from autoport_client.webhooks import verify
 from tests.cli.test_serve import free_port, wait_until_up
 
 VIN = "SBXE2E00000000001"
@@ -30,8 +33,12 @@ ADMIN = "e2e-admin-token-0123456789abcdef"
 
 @dataclass
 class Server:
-    base: str
+    root: str
     env: dict[str, str]
+
+    @property
+    def base(self) -> str:
+        return f"{self.root}/sandbox"
 
     def cli(self, *args: str) -> Any:
         done = subprocess.run(
@@ -69,7 +76,7 @@ def server(tmp_path: Path) -> Iterator[Server]:
     )
     try:
         wait_until_up(f"http://127.0.0.1:{port}/readyz", process)
-        yield Server(base=f"http://127.0.0.1:{port}/sandbox", env=env)
+        yield Server(root=f"http://127.0.0.1:{port}", env=env)
     finally:
         process.send_signal(signal.SIGTERM)
         process.communicate(timeout=20)
@@ -80,15 +87,15 @@ class Receiver:
     url: str
     received: list[tuple[dict[str, str], bytes]] = field(default_factory=list)
 
-    async def events(self, count: int, timeout: float = 20.0) -> list[dict[str, Any]]:
-        """The first `count` non-ping deliveries, waiting for them to arrive."""
+    async def deliveries(
+        self, count: int, timeout: float = 20.0
+    ) -> list[tuple[dict[str, str], bytes]]:
+        """The first `count` deliveries (headers, raw body), waiting for them to arrive."""
         for _ in range(int(timeout / 0.05)):
-            found = [json.loads(body) for _, body in self.received]
-            found = [event for event in found if event["event"]["type"] != "ping"]
-            if len(found) >= count:
-                return found
+            if len(self.received) >= count:
+                return self.received
             await asyncio.sleep(0.05)
-        raise AssertionError(f"expected {count} events, got {self.received}")
+        raise AssertionError(f"expected {count} deliveries, got {self.received}")
 
 
 @pytest.fixture
@@ -111,15 +118,6 @@ async def receiver() -> AsyncIterator[Receiver]:
         await runner.cleanup()
 
 
-async def wait_for_status(client: httpx.AsyncClient, status: str) -> dict[str, Any]:
-    for _ in range(200):
-        vehicle = (await client.get(f"/v1/fleets/vehicles/{VIN}")).json()
-        if vehicle["status"] == status:
-            return vehicle  # type: ignore[no-any-return]
-        await asyncio.sleep(0.05)
-    raise AssertionError(f"{VIN} never became {status}: {vehicle}")
-
-
 async def test_a_fleet_vehicle_through_every_feature(server: Server, receiver: Receiver) -> None:
     application = server.cli(
         "apps", "create", "--name", "Fleet e2e", "--environment", "sandbox",
@@ -130,8 +128,10 @@ async def test_a_fleet_vehicle_through_every_feature(server: Server, receiver: R
     secret = application["client_secret"]
     provider = server.cli("providers", "create", "--name", "e2e feed", "--environment", "sandbox")
 
-    async with httpx.AsyncClient(base_url=server.base, timeout=10) as anonymous:
-        saved = await anonymous.put(
+    # The operator's side (admin API) and the data provider's (ingest) are not the
+    # application's: plain HTTP. Everything the application does goes through its client.
+    async with httpx.AsyncClient(base_url=server.base, timeout=10) as operator:
+        saved = await operator.put(
             f"/admin/v1/applications/{app_id}/webhook",
             headers={"Authorization": f"Bearer {ADMIN}"},
             json={"url": receiver.url},
@@ -140,73 +140,65 @@ async def test_a_fleet_vehicle_through_every_feature(server: Server, receiver: R
         assert saved.json()["ping"]["status"] == "succeeded"
         hook_secret = saved.json()["webhook"]["secret"]
 
-        token = await anonymous.post(
-            "/v1/access_tokens",
-            data={"grant_type": "client_credentials"},
-            auth=(client_id, secret),
-        )
-        assert token.status_code == 200, token.text
-        bearer = {"Authorization": f"Bearer {token.json()['access_token']}"}
-
-    async with httpx.AsyncClient(base_url=server.base, headers=bearer, timeout=10) as client:
-        eligibility = await client.post("/v1/eligibility", json={"vin": VIN, "brand": "sandbox"})
-        assert eligibility.json()["eligible"] is True
+    async with AsyncClient(server.root, client_id, secret, environment="sandbox") as client:
+        assert (await client.check_eligibility(VIN, "sandbox")).eligible is True
 
         # Not cleared yet: the application may not read the vehicle.
-        assert (await client.get(f"/v1/vehicle-data/autoapi-13/{VIN}")).status_code == 403
+        with pytest.raises(PermissionDenied):
+            await client.get_vehicle_data(VIN)
 
-        added = await client.post(
-            "/v1/fleets/vehicles", json={"vehicles": [{"vin": VIN, "brand": "sandbox"}]}
-        )
-        assert added.json()["vehicles"][0]["status"] == "pending"
-        approved = await wait_for_status(client, "approved")
-        assert [entry["status"] for entry in approved["changelog"]] == ["pending", "approved"]
+        [added] = await client.add_fleet_vehicles([NewFleetVehicle(VIN, "sandbox")])
+        assert added.status == "pending"
+        approved = await client.wait_for_fleet_status(VIN, "approved", timeout=10, interval=0.05)
+        assert [entry.status for entry in approved.changelog] == ["pending", "approved"]
 
         # Cleared, but nothing known yet: 422 "pending" rather than 403.
-        assert (await client.get(f"/v1/vehicle-data/autoapi-13/{VIN}")).status_code == 422
+        with pytest.raises(ValidationError):
+            await client.get_vehicle_data(VIN)
 
-        pushed = await client.post(
-            "/v1/ingest",
-            headers={"Authorization": f"Bearer {provider['secret']}"},
-            json={
-                "vin": VIN,
-                "brand": "sandbox",
-                "charging": {
-                    "battery_level": {"data": 0.61, "timestamp": "2026-11-23T10:00:00Z"},
-                    "estimated_range": {
-                        "data": {"unit": "kilometers", "value": 240},
-                        "timestamp": "2026-11-23T10:00:00Z",
+        async with httpx.AsyncClient(base_url=server.base, timeout=10) as feed:
+            pushed = await feed.post(
+                "/v1/ingest",
+                headers={"Authorization": f"Bearer {provider['secret']}"},
+                json={
+                    "vin": VIN,
+                    "brand": "sandbox",
+                    "charging": {
+                        "battery_level": {"data": 0.61, "timestamp": "2026-11-23T10:00:00Z"},
+                        "estimated_range": {
+                            "data": {"unit": "kilometers", "value": 240},
+                            "timestamp": "2026-11-23T10:00:00Z",
+                        },
                     },
                 },
-            },
-        )
-        assert pushed.status_code == 200, pushed.text
+            )
+            assert pushed.status_code == 200, pushed.text
 
-        data = (await client.get(f"/v1/vehicle-data/autoapi-13/{VIN}")).json()
-        assert data["brand"] == "sandbox"
+        data = await client.get_vehicle_data(VIN)
+        assert data.brand == "sandbox"
+        assert data.charging.battery_level.value == 0.61
         # Only what the application registered for: estimated_range stays hidden.
-        assert data["charging"] == {
+        assert not data.charging.estimated_range.present
+        assert data.raw["charging"] == {
             "battery_level": {"data": 0.61, "timestamp": "2026-11-23T10:00:00.000000Z"}
         }
-        history = await client.get(
-            f"/v1/vehicle-data/autoapi-13/{VIN}/history",
-            params={"property": "charging.battery_level"},
-        )
-        assert [point["data"] for point in history.json()["values"]] == [0.61]
+        history = [p async for p in client.history(VIN, "charging.battery_level")]
+        assert [point.data for point in history] == [0.61]
 
-        removed = await client.delete(f"/v1/fleets/vehicles/{VIN}")
-        assert removed.status_code in (200, 202), removed.text
-        await wait_for_status(client, "revoked")
-        assert (await client.get(f"/v1/vehicle-data/autoapi-13/{VIN}")).status_code == 403
+        removed = await client.remove_fleet_vehicle(VIN)
+        assert removed.status == "revoking"
+        await client.wait_for_fleet_status(VIN, "revoked", timeout=10, interval=0.05)
+        with pytest.raises(PermissionDenied):
+            await client.get_vehicle_data(VIN)
 
-    events = await receiver.events(4)
-    assert [(e["vehicle"]["vin"], e["event"]["action"]) for e in events] == [
-        (VIN, "pending"),
-        (VIN, "approved"),
-        (VIN, "revoking"),
-        (VIN, "revoked"),
+    events = [verify(hook_secret, body, headers) for headers, body in await receiver.deliveries(5)]
+    assert [(e.type, e.vin, e.action) for e in events if e.type != "ping"] == [
+        ("fleet_clearance_changed", VIN, "pending"),
+        ("fleet_clearance_changed", VIN, "approved"),
+        ("fleet_clearance_changed", VIN, "revoking"),
+        ("fleet_clearance_changed", VIN, "revoked"),
     ]
-    assert {e["application"]["id"] for e in events} == {app_id}
-    for headers, body in receiver.received:
-        assert verify(hook_secret, body, headers["X-Svc-Signature-256"])
+    assert {e.application_id for e in events} == {app_id}
+    assert len({e.delivery_id for e in events}) == len(events)
+    for headers, _ in receiver.received:
         assert headers["User-Agent"] == "Svc-Webhook/1.2.0"

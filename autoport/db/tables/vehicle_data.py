@@ -52,7 +52,7 @@ vehicle_data_history = Table(
 
 # Data providers allowed to POST /v1/ingest (created with `autoport providers create`).
 # Only an HMAC of the secret is stored (autoport.kit.crypto.token_hash). `brands`
-# [canonical brand] (migration 0013): the push-fed brands it speaks for: it pushes data
+# [canonical brand] (migration 0014): the push-fed brands it speaks for: it pushes data
 # only for them and decides their fleet clearances; `auto_approve_clearances` approves
 # every request of those brands unseen (dangerous; single-tenant deployments only).
 ingest_providers = Table(

@@ -1,8 +1,8 @@
 """webhooks.signature_scheme: default (X-Svc-Signature headers) or standard (Standard
 Webhooks), per webhook.
 
-Revision ID: 0012
-Revises: 0010
+Revision ID: 0013
+Revises: 0012
 Create Date: 2026-11-24
 """
 
@@ -11,8 +11,8 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0012"
-down_revision: str | Sequence[str] | None = "0010"
+revision: str = "0013"
+down_revision: str | Sequence[str] | None = "0012"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

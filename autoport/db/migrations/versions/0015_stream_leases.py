@@ -1,8 +1,8 @@
 """Streaming: leases of work one process does at a time (the MQTT publisher's broker
 connection), and the open SSE streams of every process (the per-application limit).
 
-Revision ID: 0014
-Revises: 0010
+Revision ID: 0015
+Revises: 0014
 Create Date: 2026-11-24
 """
 
@@ -11,8 +11,8 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0014"
-down_revision: str | Sequence[str] | None = "0010"
+revision: str = "0015"
+down_revision: str | Sequence[str] | None = "0014"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

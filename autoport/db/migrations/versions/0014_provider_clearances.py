@@ -1,8 +1,8 @@
 """Data providers decide the fleet clearances of their brands: the brands a provider
 speaks for, and its (dangerous, off by default) standing approval of every request.
 
-Revision ID: 0013
-Revises: 0010
+Revision ID: 0014
+Revises: 0013
 Create Date: 2026-11-24
 """
 
@@ -11,8 +11,8 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0013"
-down_revision: str | Sequence[str] | None = "0010"
+revision: str = "0014"
+down_revision: str | Sequence[str] | None = "0013"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

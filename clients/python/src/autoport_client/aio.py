@@ -1,0 +1,397 @@
+"""The asynchronous client: `Client`'s methods, awaited; iterators are async."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from typing import Any, TypeVar
+
+import httpx
+
+from autoport_client import _core
+from autoport_client._core import Auth, Call, RetryPolicy
+from autoport_client.errors import ApiError, StreamDisconnected
+from autoport_client.models import VehicleData
+from autoport_client.types import (
+    AppToken,
+    Eligibility,
+    Environment,
+    FleetVehicle,
+    HistoryPoint,
+    NewFleetVehicle,
+    StreamGap,
+    StreamMessage,
+    VehicleInfo,
+    VehicleToken,
+)
+
+T = TypeVar("T")
+TokenSaver = Callable[[VehicleToken], Awaitable[None] | None]
+
+
+class AsyncClient(_core.ClientBase):
+    """An application's client of one autoport environment, for asyncio.
+
+    >>> async with AsyncClient("http://127.0.0.1:8080", client_id, client_secret=secret,
+    ...                        environment="sandbox") as client:
+    ...     (await client.get_vehicle_data(vin)).charging.battery_level.value
+
+    Application calls (pull and history of fleet vehicles, eligibility, fleet clearance,
+    the stream) use a client_credentials token the client fetches, caches and renews
+    before it expires. An owner's grant is used through `vehicle(token)`.
+
+    Vehicle commands are not part of autoport yet; this client has no methods for them.
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        client_id: str,
+        client_secret: str | None = None,
+        *,
+        private_key: Mapping[str, Any] | str | None = None,
+        environment: Environment = "production",
+        timeout: float = 30.0,
+        retry: RetryPolicy | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        super().__init__(
+            base_url, client_id, client_secret,
+            private_key=private_key, environment=environment, retry=retry,
+        )  # fmt: skip
+        self._http = httpx.AsyncClient(
+            base_url=self.api_root,
+            timeout=timeout,
+            headers={"User-Agent": _core.USER_AGENT},
+            transport=transport,
+        )
+        self._app_token: AppToken | None = None
+        self._app_token_lock = asyncio.Lock()
+
+    # ------------------------------------------------------------------ plumbing
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    async def __aenter__(self) -> AsyncClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def _send(self, call: Call[T], bearer: str | None) -> httpx.Response:
+        headers = {"Authorization": f"Bearer {bearer}"} if bearer else None
+        # The last attempt always returns: the policy gives no delay after max_retries.
+        for attempt in range(self._retry.max_retries + 1):
+            response = await self._http.request(
+                call.method,
+                call.path,
+                params=call.params,
+                json=call.json,
+                data=self._form(call),
+                headers=headers,
+            )
+            wait = self._retry.delay(response, attempt)
+            if wait is None:
+                return response
+            await asyncio.sleep(wait)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async def _run(self, call: Call[T]) -> T:
+        response = await self._run_raw(call)
+        return call.parse(response)
+
+    async def _run_raw(self, call: Call[T]) -> httpx.Response:
+        if call.auth is Auth.APP:
+            token = await self.app_token()
+            response = await self._send(call, token)
+            if response.status_code == 401:
+                # Revoked or expired early (e.g. the app's secret rotated): one new token.
+                await self._drop_app_token(token)
+                response = await self._send(call, await self.app_token())
+        else:
+            bearer = call.auth if isinstance(call.auth, str) else None
+            response = await self._send(call, bearer)
+        _core.raise_for(response)
+        return response
+
+    # ------------------------------------------------------------------ tokens
+
+    async def app_token(self) -> str:
+        """The application's client_credentials access token, renewed before expiry."""
+        async with self._app_token_lock:
+            token = self._app_token
+            if token is None or token.expires_at - _core.APP_TOKEN_MARGIN_SECONDS <= time.time():
+                body = await self._run(_core.token_call({"grant_type": "client_credentials"}))
+                token = self._app_token = AppToken.from_response(body)
+            return token.access_token
+
+    async def _drop_app_token(self, access_token: str) -> None:
+        async with self._app_token_lock:
+            if self._app_token is not None and self._app_token.access_token == access_token:
+                self._app_token = None
+
+    async def exchange_code(
+        self, code: str, redirect_uri: str, *, code_verifier: str | None = None
+    ) -> VehicleToken:
+        """The owner's consent code for a vehicle token (authorization_code grant)."""
+        form = {"grant_type": "authorization_code", "code": code, "redirect_uri": redirect_uri}
+        if code_verifier is not None:
+            form["code_verifier"] = code_verifier
+        return VehicleToken.from_response(await self._run(_core.token_call(form)))
+
+    async def refresh(self, refresh_token: str) -> VehicleToken:
+        """One refresh_token grant (the old refresh token dies). Prefer `vehicle(token)`,
+        which refreshes when needed, once, and hands the new token to your storage."""
+        form = {"grant_type": "refresh_token", "refresh_token": refresh_token}
+        return VehicleToken.from_response(await self._run(_core.token_call(form)))
+
+    async def revoke(self, token: str, *, token_type_hint: str | None = None) -> None:
+        """Revoke an access token, or a refresh token (which ends the owner's grant)."""
+        await self._run(_core.revoke_call(token, token_type_hint))
+
+    def vehicle(
+        self, token: VehicleToken, *, on_refresh: TokenSaver | None = None
+    ) -> AsyncVehicleSession:
+        """Use an owner's grant: the session refreshes it (with rotation) when needed and
+        calls `on_refresh` with every new token, so you can store it."""
+        return AsyncVehicleSession(self, token, on_refresh)
+
+    # ------------------------------------------------------------------ vehicle data
+
+    async def get_vehicle_data(self, vin: str) -> VehicleData:
+        """The latest data of a fleet vehicle the application may read."""
+        return await self._run(_core.vehicle_data_call(vin, Auth.APP))
+
+    async def history(
+        self,
+        vin: str,
+        property: str,
+        *,
+        since: _core.Instant | None = None,
+        until: _core.Instant | None = None,
+        page_size: int | None = None,
+        _auth: Auth | str = Auth.APP,
+    ) -> AsyncIterator[HistoryPoint]:
+        """Every value of `property` ("capability.property"), newest first, page by page."""
+        cursor: str | None = None
+        while True:
+            page = await self._run(
+                _core.history_call(
+                    vin, property, since=since, until=until, limit=page_size, cursor=cursor,
+                    auth=_auth,
+                )
+            )  # fmt: skip
+            for point in page.values:
+                yield point
+            if not page.next_cursor:
+                return
+            cursor = page.next_cursor
+
+    # ------------------------------------------------------------------ fleet
+
+    async def check_eligibility(self, vin: str, brand: str) -> Eligibility:
+        return await self._run(_core.eligibility_call(vin, brand))
+
+    async def add_fleet_vehicles(self, vehicles: Sequence[NewFleetVehicle]) -> list[FleetVehicle]:
+        """Ask for clearance of vehicles; one answer per vehicle, in order (a bad one comes
+        back with status "error" and a description, the others are registered)."""
+        return await self._run(_core.add_fleet_call(vehicles))
+
+    async def list_fleet_vehicles(
+        self,
+        *,
+        status: str | Sequence[str] | None = None,
+        brand: str | Sequence[str] | None = None,
+        vin: str | Sequence[str] | None = None,
+        tags: Mapping[str, str] | None = None,
+        filter: Mapping[str, Any] | None = None,
+        page_size: int | None = None,
+    ) -> AsyncIterator[FleetVehicle]:
+        """The fleet, following the `Link: rel="next"` pages. `filter` takes any filter
+        document of the API (e.g. `{"approved_at": {"gte": "2026-01-01T00:00:00Z"}}`)."""
+        document = _core.fleet_filter(status=status, brand=brand, vin=vin, tags=tags, extra=filter)
+        params: dict[str, str] | None = None
+        while True:
+            page = await self._run(
+                _core.list_fleet_call(filter=document, limit=page_size, params=params)
+            )
+            for vehicle in page.vehicles:
+                yield vehicle
+            if page.next_params is None:
+                return
+            params = page.next_params
+
+    async def get_fleet_vehicle(self, vin: str) -> FleetVehicle:
+        return await self._run(_core.get_fleet_call(vin))
+
+    async def remove_fleet_vehicle(self, vin: str) -> FleetVehicle:
+        """Revoke (approved) or cancel (pending) a clearance; the answer is `revoking` or
+        `canceling` until the carmaker confirms."""
+        return await self._run(_core.remove_fleet_call(vin))
+
+    async def wait_for_fleet_status(
+        self,
+        vin: str,
+        *statuses: str,
+        timeout: float = 60.0,  # noqa: ASYNC109 - the same signature as Client's
+        interval: float = 0.5,
+    ) -> FleetVehicle:
+        """Poll a fleet vehicle until its status is one of `statuses`."""
+        deadline = time.monotonic() + timeout
+        while True:
+            vehicle = await self.get_fleet_vehicle(vin)
+            if vehicle.status in statuses:
+                return vehicle
+            if time.monotonic() >= deadline:
+                raise TimeoutError(f"{vin} is still {vehicle.status} after {timeout} s")
+            await asyncio.sleep(interval)
+
+    # ------------------------------------------------------------------ stream
+
+    async def stream(
+        self,
+        *,
+        last_event_id: str | None = None,
+        on_cursor: Callable[[str], None] | None = None,
+        on_gap: Callable[[StreamGap], None] | None = None,
+        backoff: _core.Backoff | None = None,
+        max_reconnects: int | None = None,
+        read_timeout: float = 60.0,
+    ) -> AsyncIterator[StreamMessage]:
+        """The application's stream (Server-Sent Events), for ever: it reconnects after
+        a disconnect or when the server ends the stream (a new token when needed) and
+        resumes after the last event, skipping messages it already gave you (by
+        `message_id`). `on_cursor(event_id)` is called after you processed each message:
+        store it and pass it back as `last_event_id` to resume after a restart.
+
+        `max_reconnects` bounds consecutive failed connection attempts (None: no bound)."""
+        backoff = backoff or _core.Backoff()
+        seen = _core.Deduplicator()
+        cursor = last_event_id
+        failures = 0
+        while True:
+            headers = {"Accept": "text/event-stream"}
+            if cursor is not None:
+                headers["Last-Event-ID"] = cursor
+            token = await self.app_token()
+            headers["Authorization"] = f"Bearer {token}"
+            try:
+                async with self._http.stream(
+                    "GET",
+                    "/v1/stream",
+                    headers=headers,
+                    timeout=httpx.Timeout(10.0, read=read_timeout),
+                ) as response:
+                    if response.status_code == 401:
+                        await self._drop_app_token(token)
+                        raise _core.Reconnect
+                    if response.status_code == 429 or response.status_code >= 500:
+                        raise _core.Reconnect
+                    if not response.is_success:
+                        await response.aread()
+                        _core.raise_for(response)
+                    parser = _core.SSEParser()
+                    async for line in response.aiter_lines():
+                        event = parser.feed(line)
+                        if event is None:
+                            continue
+                        failures = 0  # a working stream: the next drop reconnects at once
+                        item = _core.decode_event(event)
+                        if isinstance(item, StreamMessage) and seen.first_time(item.message_id):
+                            yield item
+                        elif isinstance(item, StreamGap) and on_gap is not None:
+                            on_gap(item)
+                        if event.id is not None:
+                            cursor = event.id
+                            if on_cursor is not None:
+                                on_cursor(cursor)
+                # The server ended the stream (shutdown, or the token died): open it again,
+                # after a pause if it ended before sending anything.
+                if failures:
+                    await asyncio.sleep(backoff.delay(failures))
+                failures += 1
+            except (_core.Reconnect, httpx.TransportError) as problem:
+                failures += 1
+                if max_reconnects is not None and failures > max_reconnects:
+                    raise StreamDisconnected(f"gave up after {failures} attempts") from problem
+                await asyncio.sleep(backoff.delay(failures))
+
+
+class AsyncVehicleSession:
+    """An owner's grant in use. Safe for concurrent tasks: when several coroutines need
+    a refresh at once, one refreshes and the others use its result, so the rotating
+    refresh token is spent once. (Across processes, the server's grace window gives a
+    second refresh of the same token the same new pair.)"""
+
+    def __init__(
+        self, client: AsyncClient, token: VehicleToken, on_refresh: TokenSaver | None
+    ) -> None:
+        self._client = client
+        self._token = token
+        self._on_refresh = on_refresh
+        self._lock = asyncio.Lock()
+
+    @property
+    def token(self) -> VehicleToken:
+        return self._token
+
+    async def access_token(self) -> str:
+        """A valid access token, refreshed first when it is about to expire."""
+        async with self._lock:
+            if self._token.expires_within(_core.VEHICLE_TOKEN_MARGIN_SECONDS):
+                await self._refresh_locked()
+            return self._token.access_token
+
+    async def refresh(self, *, if_access_token: str | None = None) -> VehicleToken:
+        """Refresh now; with `if_access_token`, only if that is still the current token
+        (another task may have refreshed meanwhile)."""
+        async with self._lock:
+            if if_access_token is None or self._token.access_token == if_access_token:
+                await self._refresh_locked()
+            return self._token
+
+    async def _refresh_locked(self) -> None:
+        token = await self._client.refresh(self._token.refresh_token)
+        self._token = token
+        if self._on_refresh is not None:
+            saved = self._on_refresh(token)
+            if inspect.isawaitable(saved):
+                await saved
+
+    async def _call(self, build: Callable[[str], Call[T]]) -> T:
+        access = await self.access_token()
+        try:
+            return await self._client._run(build(access))
+        except ApiError as error:
+            if not _core.is_expired_token(error):
+                raise
+        await self.refresh(if_access_token=access)
+        return await self._client._run(build(self._token.access_token))
+
+    async def vehicleinfo(self) -> VehicleInfo:
+        return await self._call(_core.vehicleinfo_call)
+
+    async def get_vehicle_data(self, vin: str) -> VehicleData:
+        return await self._call(lambda access: _core.vehicle_data_call(vin, access))
+
+    async def history(
+        self,
+        vin: str,
+        property: str,
+        *,
+        since: _core.Instant | None = None,
+        until: _core.Instant | None = None,
+        page_size: int | None = None,
+    ) -> AsyncIterator[HistoryPoint]:
+        access = await self.access_token()
+        async for point in self._client.history(
+            vin, property, since=since, until=until, page_size=page_size, _auth=access
+        ):
+            yield point
+
+    async def revoke(self) -> None:
+        """End the owner's grant (revokes the refresh token and every token of it)."""
+        await self._client.revoke(self._token.refresh_token, token_type_hint="refresh_token")  # noqa: S106 - a type name
