@@ -11,6 +11,7 @@ from starlette.responses import Response
 
 from autoport.brands.registry import registry_of
 from autoport.fleet import decisions
+from autoport.fleet.schemas import PendingClearance, PendingClearanceList
 from autoport.kit.auth import AdminDep
 from autoport.kit.brands import canonical_brand
 from autoport.kit.environments import EnvironmentDep
@@ -21,7 +22,11 @@ from autoport.kit.state import StateDep
 router = api_router(prefix="/admin/v1/fleet/clearances", tags=["fleet clearance (admin)"])
 
 
-@router.get("", summary="Pending clearances awaiting a decision")
+@router.get(
+    "",
+    summary="Pending clearances awaiting a decision",
+    responses={200: {"model": PendingClearanceList}},
+)
 async def list_pending(
     state: StateDep,
     environment: EnvironmentDep,
@@ -74,7 +79,11 @@ async def _decide(
     return json_response(decided)
 
 
-@router.post("/{app_id}/{vin}/approve", summary="Approve a pending clearance")
+@router.post(
+    "/{app_id}/{vin}/approve",
+    summary="Approve a pending clearance",
+    responses={200: {"model": PendingClearance}},
+)
 async def approve(
     request: Request,
     app_id: str,
@@ -88,7 +97,11 @@ async def approve(
     return await _decide(request, state, environment, app_id, vin, approve=True)
 
 
-@router.post("/{app_id}/{vin}/reject", summary="Reject a pending clearance")
+@router.post(
+    "/{app_id}/{vin}/reject",
+    summary="Reject a pending clearance",
+    responses={200: {"model": PendingClearance}},
+)
 async def reject(
     request: Request,
     app_id: str,

@@ -53,3 +53,18 @@ class AddedVehicle(BaseModel):
 
 class AddVehiclesAnswer(BaseModel):
     vehicles: list[AddedVehicle]
+
+
+class PendingClearance(BaseModel):
+    """A clearance as its decider (data provider or operator) sees it."""
+
+    application_id: str
+    vin: str
+    brand: str
+    status: str
+    requested_at: str
+
+
+class PendingClearanceList(BaseModel):
+    clearances: list[PendingClearance] = Field(description="oldest request first")
+    next_cursor: str | None

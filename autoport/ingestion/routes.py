@@ -13,6 +13,7 @@ from starlette.responses import Response
 
 from autoport.brands.registry import registry_of
 from autoport.fleet import decisions
+from autoport.fleet.schemas import PendingClearance, PendingClearanceList
 from autoport.ingestion import providers
 from autoport.ingestion.schemas import IngestAnswer, IngestRejected
 from autoport.ingestion.service import IngestError, ingest_vehicle_data
@@ -212,7 +213,12 @@ async def ingest(request: Request) -> Response:
 # ------------------------------------------------------ clearances the provider decides
 
 
-@router.get("/v1/ingest/clearances", summary="Pending clearances of the provider's brands")
+@router.get(
+    "/v1/ingest/clearances",
+    summary="Pending clearances of the provider's brands",
+    responses={200: {"model": PendingClearanceList}},
+    openapi_extra={"security": PROVIDER_SECURITY},
+)
 async def pending_clearances(
     request: Request, limit: int | None = None, cursor: str | None = None
 ) -> Response:
@@ -253,6 +259,8 @@ async def _decide(request: Request, application_id: str, vin: str, *, approve: b
 @router.post(
     "/v1/ingest/clearances/{application_id}/{vin}/approve",
     summary="Approve a clearance (data providers)",
+    responses={200: {"model": PendingClearance}},
+    openapi_extra={"security": PROVIDER_SECURITY},
 )
 async def approve_clearance(request: Request, application_id: str, vin: str) -> Response:
     """The provider knows the vehicle and lets the application read it. Only clearances
@@ -264,6 +272,8 @@ async def approve_clearance(request: Request, application_id: str, vin: str) -> 
 @router.post(
     "/v1/ingest/clearances/{application_id}/{vin}/reject",
     summary="Reject a clearance (data providers)",
+    responses={200: {"model": PendingClearance}},
+    openapi_extra={"security": PROVIDER_SECURITY},
 )
 async def reject_clearance(request: Request, application_id: str, vin: str) -> Response:
     """The provider refuses; body optional: `{"reason": "..."}` (sent to the application

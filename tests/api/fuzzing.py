@@ -94,6 +94,14 @@ class Seed:
     path_values: dict[str, str]
     client_auth: dict[str, str]  # the reader's client_id and client_secret
     refresh_token: str
+    brands: dict[str, str]  # VIN -> the brand the environment allows for it
+
+
+def brands_for(environment: Environment) -> dict[str, str]:
+    """The sandbox brand exists only in the sandbox; production VINs carry their maker's."""
+    if environment is Environment.sandbox:
+        return dict.fromkeys(FLEET_VINS, "sandbox")
+    return {VIN: "honda", FLEET_VINS[1]: "bmw"}
 
 
 async def seed_app(app: FastAPI, client: httpx.AsyncClient, environment: Environment) -> Seed:
@@ -102,13 +110,14 @@ async def seed_app(app: FastAPI, client: httpx.AsyncClient, environment: Environ
     now = state.clock.now_us()
     prefix = "/sandbox" if environment is Environment.sandbox else ""
     admin = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
+    brands = brands_for(environment)
 
     reader = await create_app_credentials(
         db,
         environment=environment,
         name="Fuzz reader",
         properties=DEFAULT_PROPERTIES,
-        brands=("sandbox",),
+        brands=tuple(sorted(set(brands.values()))),
         now_us=now,
     )
     client_token = await client_credentials_token(client, reader)
@@ -132,9 +141,11 @@ async def seed_app(app: FastAPI, client: httpx.AsyncClient, environment: Environ
         "POST",
         "/v1/ingest",
         provider,
-        json={"vin": VIN, "brand": "sandbox", "charging": {"battery_level": {"data": 0.8}}},
+        json={"vin": VIN, "brand": brands[VIN], "charging": {"battery_level": {"data": 0.8}}},
     )
-    vehicles = [{"vin": vin, "brand": "sandbox", "tags": {"depot": "north"}} for vin in FLEET_VINS]
+    vehicles = [
+        {"vin": vin, "brand": brands[vin], "tags": {"depot": "north"}} for vin in FLEET_VINS
+    ]
     await call("POST", "/v1/fleets/vehicles", client_headers, json={"vehicles": vehicles})
     # Sandbox vehicles belong to no environment: the other environment's seed may have
     # made it already (409).
@@ -153,6 +164,7 @@ async def seed_app(app: FastAPI, client: httpx.AsyncClient, environment: Environ
     )
     key = await call("POST", f"/admin/v1/applications/{target.app_id}/keys", admin, json={})
     return Seed(
+        brands=brands,
         headers={
             openapi.ADMIN: admin,
             openapi.BEARER: client_headers,
@@ -182,7 +194,8 @@ def realistic_cases(schema: Any, fuzz_seed: Seed) -> list[Any]:
     against their documented schemas too. Run before the generated cases."""
     form = "application/x-www-form-urlencoded"
     known = fuzz_seed.path_values
-    data = {"vin": VIN, "brand": "sandbox", "charging": {"battery_level": {"data": 0.5}}}
+    brand = fuzz_seed.brands[VIN]
+    data = {"vin": VIN, "brand": brand, "charging": {"battery_level": {"data": 0.5}}}
     wanted: list[tuple[str, str, dict[str, Any]]] = [
         (
             "POST",
@@ -206,7 +219,7 @@ def realistic_cases(schema: Any, fuzz_seed: Seed) -> list[Any]:
             {"body": {"grant_type": "client_credentials", **fuzz_seed.client_auth}},
         ),
         ("POST", "/v1/revoke", {"body": {"token": "ap_at_unknown", **fuzz_seed.client_auth}}),
-        ("POST", "/v1/eligibility", {"body": {"vin": VIN, "brand": "sandbox"}}),
+        ("POST", "/v1/eligibility", {"body": {"vin": VIN, "brand": brand}}),
         ("POST", "/v1/ingest", {"body": data}),
         ("POST", "/v1/ingest", {"body": {"vehicles": [data, {"vin": "short"}]}}),
         ("GET", "/v1/vehicle-data/autoapi-13/{vin}/history", {"query": {"property": PROPERTY}}),
