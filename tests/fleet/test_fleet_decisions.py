@@ -17,6 +17,7 @@ from autoport.apps.cli import app as apps_cli
 from autoport.config import Settings
 from autoport.fleet.cli import app as fleet_cli
 from autoport.kit.clock import FrozenClock
+from tests.cli.datadir import initialised
 from tests.factories import bearer, client_credentials_token, create_app_credentials
 
 ADMIN = bearer("decisions-admin")
@@ -109,7 +110,7 @@ runner = CliRunner()
 def test_the_cli_lists_and_decides_like_the_admin_api(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("AUTOPORT_DATA_DIR", str(tmp_path))
+    monkeypatch.setenv("AUTOPORT_DATA_DIR", str(initialised(tmp_path)))
     monkeypatch.delenv("AUTOPORT_DATABASE_URL", raising=False)
     created = runner.invoke(apps_cli, ["create", "--name", "fleet", "--brand", "bmw", "--json"])
     assert created.exit_code == 0, created.output
@@ -130,9 +131,9 @@ def test_the_cli_lists_and_decides_like_the_admin_api(
     assert approved.exit_code == 0, approved.output
     assert json.loads(approved.stdout)["status"] == "approved"
     again = runner.invoke(fleet_cli, ["reject", app_id, VINS[0]])
-    assert again.exit_code == 2
+    assert again.exit_code == 1  # a 409: the kit's exit code for a refused change
     assert "not pending" in again.output
-    assert runner.invoke(fleet_cli, ["approve", app_id, VINS[1]]).exit_code == 1
+    assert runner.invoke(fleet_cli, ["approve", app_id, VINS[1]]).exit_code == 4  # none pending
     with sqlite3.connect(tmp_path / "autoport.db") as db:
         changelog = db.execute("SELECT changelog FROM fleet_vehicles").fetchone()[0]
     assert json.loads(changelog)[-1] == {

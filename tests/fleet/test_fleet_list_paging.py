@@ -15,6 +15,7 @@ import pytest
 from fastapi import FastAPI
 
 from autoport.fleet.service import LIST_DEFAULT_LIMIT, LIST_MAX_LIMIT
+from autoport.kit.brands import WMI_BRANDS
 from autoport.kit.vin import generate_vin
 from tests.fleet.conftest import Callers
 
@@ -28,12 +29,17 @@ async def add_fleet(
 ) -> list[str]:
     rng = random.Random(13)
     vins: set[str] = set()
+    # The sandbox brand exists only in the sandbox; production VINs get a brand their
+    # manufacturer code does not contradict (an unlisted code contradicts none).
+    brand = "sandbox" if prefix == "/sandbox" else "bmw"
     while len(vins) < count:
-        vins.add(generate_vin(rng))
+        vin = generate_vin(rng)
+        if brand == "sandbox" or vin[:3] not in WMI_BRANDS:
+            vins.add(vin)
     ordered = sorted(vins)
     for start in range(0, count, 501):
         batch = [
-            {"vin": vin, "brand": "sandbox", "tags": {"half": "a" if i % 2 else "b"}}
+            {"vin": vin, "brand": brand, "tags": {"half": "a" if i % 2 else "b"}}
             for i, vin in enumerate(ordered[start : start + 501], start)
         ]
         response = await client.post(prefix + PATH, json={"vehicles": batch}, headers=headers)

@@ -65,7 +65,7 @@ def test_brands_and_auto_approval_are_provider_settings(data_dir: Path) -> None:
     assert "AUTO-APPROVES CLEARANCES" in listed.stdout
     off = runner.invoke(app, ["set", provider["id"], "--no-auto-approve-clearances", "--json"])
     assert json.loads(off.stdout)["auto_approve_clearances"] is False
-    assert runner.invoke(app, ["set", "prv_nope", "--brand", "bmw"]).exit_code == 1
+    assert runner.invoke(app, ["set", "prv_nope", "--brand", "bmw"]).exit_code == 4  # not found
 
 
 @pytest.mark.parametrize(

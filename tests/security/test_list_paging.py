@@ -35,9 +35,11 @@ async def fleet_app(
     )
     headers = bearer(await client_credentials_token(client, creds))
     prefix = "/sandbox" if environment is Environment.sandbox else ""
+    # The sandbox brand exists only in the sandbox (the VINs here name no known maker).
+    brand = "sandbox" if environment is Environment.sandbox else "bmw"
     added = await client.post(
         prefix + PATH,
-        json={"vehicles": [{"vin": v, "brand": "sandbox", "tags": {"k": "v"}} for v in vins]},
+        json={"vehicles": [{"vin": v, "brand": brand, "tags": {"k": "v"}} for v in vins]},
         headers=headers,
     )
     assert added.status_code == 200, added.text

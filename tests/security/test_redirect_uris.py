@@ -55,7 +55,7 @@ async def register(client: httpx.AsyncClient, *uris: str, **body: object) -> htt
         "name": "Hostile app",
         "redirect_uris": list(uris),
         "properties": ["charging.battery_level"],
-        "brands": ["sandbox"],
+        "brands": ["bmw"],  # a production application: the sandbox brand is not one
         **body,
     }
     return await client.post("/admin/v1/applications", json=payload, headers=ADMIN)

@@ -13,7 +13,7 @@ import pytest
 from pydantic import ValidationError
 from typer.testing import CliRunner
 
-from autoport.config import Settings
+from autoport.config import Settings, ensure_secrets
 from autoport.kit.db import create_database
 from autoport.streaming.cli import app
 from autoport.streaming.mosquitto import broker_address, password_hash
@@ -376,14 +376,17 @@ def test_mosquitto_config_refuses_an_unreadable_key(
 
 
 @pytest.mark.parametrize("command", [["mosquitto-config"], ["credentials", "0" * 24]])
-def test_commands_migrate_a_fresh_data_directory_first(
+def test_commands_migrate_an_unmigrated_database_first(
     command: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # No `autoport migrate` before: the embedded database is created and migrated.
+    # A data directory whose database file exists but was never migrated (an older
+    # install, or `autoport migrate` not run): the embedded database is migrated first.
+    ensure_secrets(Settings(data_dir=tmp_path, database_url=None))
+    (tmp_path / "autoport.db").touch()
     monkeypatch.setenv("AUTOPORT_DATA_DIR", str(tmp_path))
     result = runner.invoke(app, command)
     assert "no such table" not in result.output
-    assert result.exit_code == (0 if command[0] == "mosquitto-config" else 1), result.output
+    assert result.exit_code == (0 if command[0] == "mosquitto-config" else 4), result.output
 
 
 def test_an_unmigrated_postgresql_database_is_refused_with_the_command_to_run(
@@ -395,6 +398,7 @@ def test_an_unmigrated_postgresql_database_is_refused_with_the_command_to_run(
     url = os.environ.get("AUTOPORT_TEST_POSTGRES_URL")
     if not url:
         pytest.skip("AUTOPORT_TEST_POSTGRES_URL is not set")
+    ensure_secrets(Settings(data_dir=tmp_path, database_url=None))
     monkeypatch.setenv("AUTOPORT_DATA_DIR", str(tmp_path))
     monkeypatch.setenv("AUTOPORT_DATABASE_URL", url)
     # A schema nobody migrated (never created: nothing to clean up).

@@ -99,11 +99,12 @@ class LiveServer:
         )  # fmt: skip
 
 
-def read_demo(log: Path) -> Demo:
-    """The demo credentials `autoport serve` printed on its first start."""
+def read_demo(log: Path, handover: Path) -> Demo:
+    """The demo credentials `autoport serve` handed over on its first start: printed on
+    a terminal, else (as here) written to the data directory's one-time secrets file."""
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
-        text = log.read_text(errors="replace")
+        text = handover.read_text(errors="replace") if handover.exists() else ""
         if "sandbox API:" in text:
             values: dict[str, str] = {}
             vins: dict[str, str] = {}
@@ -154,7 +155,7 @@ def launch(tmp: Path, **extra: str) -> LiveServer:
         log=tmp / "serve.log",
     )
     server.start()
-    server.demo = read_demo(server.log)
+    server.demo = read_demo(server.log, tmp / "data" / "first-start-secrets.txt")
     return server
 
 
