@@ -18,6 +18,7 @@ from autoport.kit.db import create_database
 from autoport.streaming.cli import app
 from autoport.streaming.mosquitto import broker_address, password_hash
 from tests.cli.datadir import initialised
+from tests.conftest import service_missing
 from tests.streaming.conftest import create_application
 from tests.streaming.pki import Pki, make_pki
 
@@ -397,7 +398,7 @@ def test_an_unmigrated_postgresql_database_is_refused_with_the_command_to_run(
 
     url = os.environ.get("AUTOPORT_TEST_POSTGRES_URL")
     if not url:
-        pytest.skip("AUTOPORT_TEST_POSTGRES_URL is not set")
+        service_missing("PostgreSQL leg: AUTOPORT_TEST_POSTGRES_URL is not set")
     ensure_secrets(Settings(data_dir=tmp_path, database_url=None))
     monkeypatch.setenv("AUTOPORT_DATA_DIR", str(tmp_path))
     monkeypatch.setenv("AUTOPORT_DATABASE_URL", url)
