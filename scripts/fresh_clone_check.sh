@@ -11,11 +11,11 @@ git clone --quiet "$source_repo" "$work/autoport"
 cd "$work/autoport"
 [ ! -e ../shared ] || { echo "fresh clone has ../shared beside it" >&2; exit 1; }
 port=${AUTOPORT_PORT:-$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')}
-export AUTOPORT_PORT=$port
 base=http://127.0.0.1:$port
 
 echo "==> make run (port $port)"
-make run >"$work/run.log" 2>&1 &
+# Only `make run` gets the port: the suite builds its own settings and URLs.
+AUTOPORT_PORT=$port make run >"$work/run.log" 2>&1 &
 server=$!
 for _ in $(seq 300); do curl -sf "$base/readyz" >/dev/null && break; sleep 1; done
 curl -sf "$base/readyz" || { tail -40 "$work/run.log"; exit 1; }
