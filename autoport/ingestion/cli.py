@@ -10,7 +10,7 @@ import typer
 
 from autoport.config import Settings
 from autoport.ingestion import providers as service
-from autoport.kit.cli import EnvOption, ExitCode, JsonOption, fail, note, output, print_json, run
+from autoport.kit.cli import EnvOption, ExitCode, JsonOption, fail, note, print_json, run
 from autoport.kit.clock import now_us
 from autoport.kit.db import Database
 from autoport.kit.environments import Environment
@@ -155,7 +155,10 @@ def _show(
     """Print a changed provider (JSON or `text`), or fail when there was none active."""
     if provider is None:
         fail(f"no active provider {provider_id!r}", ExitCode.not_found)
-    output(provider.as_dict() if as_json else provider, as_json, text)
+    if as_json:
+        print_json(provider.as_dict())
+    else:
+        typer.echo(text(provider))
 
 
 @app.command()
