@@ -80,9 +80,8 @@ def test_every_readme_shell_block_runs_verbatim_in_order(tmp_path: Path) -> None
     script.write_text(script_of(blocks))
     env = {key: value for key, value in os.environ.items() if not key.startswith("AUTOPORT_")}
     # A newcomer's PATH: no installed `autoport` on it (the README must say .venv/bin/).
-    path = [
-        d for d in os.environ.get("PATH", "").split(":") if d and not (Path(d) / "autoport").exists()
-    ]
+    searched = os.environ.get("PATH", "").split(":")
+    path = [d for d in searched if d and not (Path(d) / "autoport").exists()]
     env["PATH"] = ":".join([*path, "/usr/sbin", "/sbin"])
     result = subprocess.run(
         ["unshare", "--net", "bash", "-c", _runner(script)],
