@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The newcomer's first hour, from a clone of this repository alone (no ../shared beside
 # it): the README's first command (`make run`) must serve the sandbox's demo car, and its
-# second (`make test`) must pass. Run from anywhere: bash scripts/fresh_clone_check.sh
+# second (`make test`) must pass; `make test` includes tests/docs/test_readme.py, which runs
+# every shell block of the README verbatim, in order, against a fresh `autoport serve`.
+# Run from anywhere: bash scripts/fresh_clone_check.sh
 # AUTOPORT_PORT picks the port `make run` serves on (default: a free one).
 set -euo pipefail
 source_repo=$(git -C "$(dirname "$0")" rev-parse --show-toplevel)

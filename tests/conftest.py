@@ -31,6 +31,17 @@ from autoport.kit.db import Database, create_database
 POSTGRES_URL = os.environ.get("AUTOPORT_TEST_POSTGRES_URL", "")
 REQUIRE_SERVICES = os.environ.get("AUTOPORT_REQUIRE_SERVICES") == "1"
 
+# The suite builds its own settings. A developer's shell often carries the service's own
+# variables (AUTOPORT_PORT from `make run`, AUTOPORT_DATA_DIR, AUTOPORT_LOG_FORMAT...): they
+# must not leak into the tests or the servers they start. Only the suite's own stay.
+_SUITE_VARIABLES = {
+    "AUTOPORT_TEST_POSTGRES_URL",
+    "AUTOPORT_REQUIRE_SERVICES",
+    "AUTOPORT_REFERENCE_DIR",
+}
+for _name in [n for n in os.environ if n.startswith("AUTOPORT_") and n not in _SUITE_VARIABLES]:
+    del os.environ[_name]
+
 
 def service_missing(reason: str) -> None:
     """Skip, or fail when the run requires every service (CI)."""
