@@ -319,7 +319,7 @@ class Settings(BaseSettings):
     @field_validator("sandbox_connector_verification_methods")
     @classmethod
     def _known_brands(cls, value: dict[str, ConsentMethod]) -> dict[str, ConsentMethod]:
-        from autoport.kit.brands import canonical_brand
+        from autoport.catalog.brands import canonical_brand
 
         methods: dict[str, ConsentMethod] = {}
         for name, method in value.items():

@@ -25,14 +25,14 @@ import orjson
 
 from autoport.brands.registry import BrandRegistry
 from autoport.config import Settings
-from autoport.db.migrate import upgrade_sync
 from autoport.fleet.service import add_vehicles
 from autoport.fleet.tasks import WorkerConfig, process_due
 from autoport.kit.auth import Caller, CallerKind
 from autoport.kit.clock import FrozenClock
 from autoport.kit.db import Database, create_database
 from autoport.kit.environments import Environment
-from autoport.kit.vin import generate_vin
+from autoport.kit.migrate import upgrade_sync
+from autoport.vehicles.vin import generate_vin
 
 APP = "B" * 24
 

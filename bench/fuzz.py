@@ -24,9 +24,9 @@ import httpx
 
 from autoport.app import create_app
 from autoport.config import Settings
-from autoport.db.migrate import upgrade_sync
 from autoport.kit.clock import FrozenClock
 from autoport.kit.environments import Environment
+from autoport.kit.migrate import upgrade_sync
 from tests.api.fuzzing import BASE_URL, Report, fuzz, fuzz_settings_overrides
 
 # 45 operations, two environments: 250 cases each (Hypothesis finds a few fewer distinct

@@ -37,13 +37,13 @@ from joserfc import jwt
 from joserfc.jwk import ECKey
 
 from autoport.apps import service as apps_service
-from autoport.db.migrate import upgrade_sync
 from autoport.kit.clock import now_us
 from autoport.kit.crypto import token_hash
 from autoport.kit.db import create_database
 from autoport.kit.environments import Environment
+from autoport.kit.migrate import upgrade_sync
 from autoport.oauth.client_auth import JWT_BEARER
-from autoport.oauth.service import vehicle_scope
+from autoport.oauth.tokens import vehicle_scope
 
 TOKEN_KEY = "bench-token-key-" + "k" * 32
 PROPERTIES = ["charging.battery_level", "diagnostics.odometer"]

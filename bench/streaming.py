@@ -258,10 +258,10 @@ async def main(args: argparse.Namespace) -> int:
 
     from autoport.app import create_app
     from autoport.config import Settings, ensure_secrets
-    from autoport.db.migrate import upgrade
     from autoport.kit.auth import Caller, CallerKind
     from autoport.kit.clock import Clock
     from autoport.kit.environments import Environment
+    from autoport.kit.migrate import upgrade
     from autoport.streaming import mosquitto
     from autoport.streaming.mosquitto import broker_address
 

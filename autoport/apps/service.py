@@ -29,13 +29,15 @@ from autoport.apps.schemas import (
     ClientKey,
 )
 from autoport.catalog import CATALOG
+from autoport.catalog.brands import canonical_brand
 from autoport.config import Settings
 from autoport.kit import uris as uris_kit
-from autoport.kit.brands import canonical_brand, sandbox_only_problem
+from autoport.kit.clock import to_iso
 from autoport.kit.crypto import new_token, sha256_hex
 from autoport.kit.db import Connection
 from autoport.kit.environments import Environment, authorization_endpoint, token_endpoint
 from autoport.kit.errors import ApiError
+from autoport.vehicles.access import sandbox_only_problem
 
 SECRET_PREFIX = "ap_cs_"  # noqa: S105 - a prefix, not a secret
 
@@ -303,6 +305,32 @@ async def list_applications(
     conn: Connection, *, environment: Environment, account_id: str | None = None
 ) -> list[Application]:
     return await repository.list_applications(conn, environment, account_id)
+
+
+async def list_accounts(conn: Connection, *, environment: Environment) -> list[Account]:
+    return await repository.list_accounts(conn, environment)
+
+
+async def application_details(
+    conn: Connection, *, environment: Environment, app_id: str, settings: Settings
+) -> dict[str, Any]:
+    """An application as `application_view` shows it, with its keys and the ids and
+    lifetimes of its secrets (never a secret itself)."""
+    application = await get_application(conn, environment=environment, app_id=app_id)
+    keys = await repository.keys_of(conn, app_id)
+    stored_secrets = await repository.secrets_of(conn, app_id)
+    return {
+        **application_view(application, settings),
+        "keys": [key.as_dict() for key in keys],
+        "secrets": [
+            {
+                "id": row["id"],
+                "created_at": to_iso(row["created_at"]),
+                "expires_at": None if row["expires_at"] is None else to_iso(row["expires_at"]),
+            }
+            for row in stored_secrets
+        ],
+    }
 
 
 class Keep(enum.Enum):

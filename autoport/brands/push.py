@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from autoport.brands.base import BrandConnector, DataDelivery, VerificationMethod
-from autoport.ingestion.sources import CapabilityData
+from autoport.brands.sources import CapabilityData
 from autoport.kit.db import Database
 from autoport.kit.environments import Environment
 

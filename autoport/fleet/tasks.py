@@ -30,11 +30,10 @@ from autoport.fleet import repository
 from autoport.fleet.repository import Claimed
 from autoport.fleet.service import transition
 from autoport.fleet.states import Status, Trigger
-from autoport.ingestion.providers import auto_approving_provider
-from autoport.kit.brands import sandbox_only_problem
 from autoport.kit.clock import MICROS, Clock
 from autoport.kit.db import Connection, Database
 from autoport.kit.state import AppState
+from autoport.vehicles.access import sandbox_only_problem
 
 log = structlog.get_logger("autoport.fleet")
 
@@ -152,14 +151,14 @@ async def _provider_outcome(db: Database, item: Claimed) -> Outcome:
     """A push-fed brand: its data provider decides. Only a provider's explicit standing
     approval (`auto_approve_clearances`, off by default) approves here; otherwise the
     vehicle waits, not polled, for POST .../approve or .../reject."""
-    provider = await auto_approving_provider(
+    provider = await repository.auto_approving_provider_name(
         db.reader, environment=item.key.environment, brand=item.brand
     )
     if provider is None:
         return Outcome(None, None, None, awaiting_decision=True)
     return Outcome(
         Status.approved,
-        f"approved by the data provider {provider.name!r} (auto_approve_clearances)",
+        f"approved by the data provider {provider!r} (auto_approve_clearances)",
         None,
     )
 

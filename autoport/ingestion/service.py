@@ -25,18 +25,14 @@ import orjson
 import structlog
 
 from autoport.catalog import CATALOG, DataPointError, validate_property_value, validate_wrapper
+from autoport.catalog.brands import SANDBOX_BRAND, UNKNOWN_BRAND, canonical_brand
 from autoport.catalog.validation import json_type
 from autoport.ingestion import repository
 from autoport.kit import outbox
-from autoport.kit.brands import (
-    SANDBOX_BRAND,
-    UNKNOWN_BRAND,
-    canonical_brand,
-    sandbox_only_problem,
-)
 from autoport.kit.db import Connection, Database
 from autoport.kit.environments import Environment
-from autoport.kit.vin import vin_problem
+from autoport.vehicles.access import sandbox_only_problem
+from autoport.vehicles.vin import vin_problem
 
 log = structlog.get_logger("autoport.ingestion")
 

@@ -27,7 +27,6 @@ from autoport.kit.clock import MICROS, to_iso
 from autoport.kit.db import Database
 from autoport.kit.environments import Environment
 from autoport.kit.errors import ApiError
-from autoport.kit.vin import generate_vin, vin_problem
 from autoport.sandbox import repository
 from autoport.sandbox.physics import (
     Powertrain,
@@ -48,6 +47,7 @@ from autoport.sandbox.snapshot import (
     to_capabilities,
 )
 from autoport.vehicle_data import freshness
+from autoport.vehicles.vin import generate_vin, vin_problem
 
 log = structlog.get_logger("autoport.sandbox")
 

@@ -21,7 +21,7 @@ from autoport.streaming.mosquitto import BrokerAddress, broker_address, topic_of
 from autoport.streaming.service import (
     CONSUMER,
     LostLease,
-    hub_of,
+    StreamHub,
     lookup_readers,
     wait_for,
     write_messages,
@@ -62,7 +62,7 @@ class StreamBuilder:
 
     def __init__(self, state: AppState) -> None:
         self.state = state
-        self.hub = hub_of(state)
+        self.hub = state.part(StreamHub)
         self.worker_id = _worker_id("stream-builder")
         self.batch = BATCH
         self._next_prune = 0.0
@@ -142,7 +142,7 @@ class MqttPublisher:
     def __init__(self, state: AppState, address: BrokerAddress) -> None:
         self.state = state
         self.address = address
-        self.hub = hub_of(state)
+        self.hub = state.part(StreamHub)
         self.worker_id = _worker_id("mqtt-publisher")
         self.connected = asyncio.Event()
         self._acks = asyncio.Event()

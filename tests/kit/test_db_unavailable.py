@@ -28,9 +28,9 @@ from fastapi import FastAPI
 
 from autoport.app import create_app
 from autoport.config import Settings, rotate_admin_token
-from autoport.db.migrate import upgrade_sync
 from autoport.kit.db import SqliteDatabase
 from autoport.kit.logging import OutageGate
+from autoport.kit.migrate import upgrade_sync
 from tests.cli.test_serve import free_port
 from tests.conftest import service_missing
 from tests.factories import bearer, client_credentials_token, create_app_credentials

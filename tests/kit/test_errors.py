@@ -12,9 +12,10 @@ from pydantic import BaseModel, Field
 
 from autoport.app import create_app
 from autoport.config import Settings
-from autoport.kit.errors import ApiError, OAuthError, is_oauth_path
+from autoport.kit.errors import ApiError, OAuthError
 from autoport.kit.routing import api_router
 from autoport.oauth import routes as oauth_routes
+from autoport.oauth.paths import is_oauth_path
 
 
 class Vehicle(BaseModel):
