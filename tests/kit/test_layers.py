@@ -10,7 +10,8 @@ The rules:
 
 - no cycle between units (one package never needs, through any chain, a package that
   needs it);
-- the foundations import no feature: `autoport.config` only the catalog's facts,
+- the foundations import no feature: `autoport.config` only the catalog's facts and
+  the secrets file (`autoport.secrets_file`, which imports nothing of autoport),
   `autoport.db` (tables and migrations) nothing of autoport, `autoport.kit` only config
   and db;
 - nothing imports the app layer (`app`, `cli`, `__main__`) but the app layer itself.
@@ -31,7 +32,8 @@ ROOT = Path(autoport.__file__).parent
 APP_LAYER = frozenset({"autoport.app", "autoport.cli", "autoport.__main__"})
 # What each foundation may import (besides itself).
 FOUNDATIONS: dict[str, frozenset[str]] = {
-    "autoport.config": frozenset({"autoport.catalog"}),
+    "autoport.config": frozenset({"autoport.catalog", "autoport.secrets_file"}),
+    "autoport.secrets_file": frozenset(),
     "autoport.db": frozenset(),
     "autoport.kit": frozenset({"autoport.config", "autoport.db"}),
     "autoport.catalog": frozenset(),
