@@ -10,7 +10,7 @@ from fastapi import Query
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.responses import Response
 
-from autoport.apps import service
+from autoport.apps import keys, service
 from autoport.apps.schemas import (
     CONFIDENTIAL,
     AccountList,
@@ -250,7 +250,7 @@ async def add_key(
     base = public_base_url(state.settings, environment)
     result: dict[str, Any] = new.key.as_dict()
     if new.private_jwk is not None:
-        result["credentials"] = service.credentials_file(
+        result["credentials"] = keys.credentials_file(
             application=application,
             key=new,
             token_url=token_endpoint(state.settings, environment),
