@@ -91,7 +91,9 @@ def main() -> None:
         sqlite_dir = Path(tmp) / "sqlite"
         sqlite_dir.mkdir()
         upgrade_sync(f"sqlite:///{sqlite_dir / 'autoport.db'}")
-        targets = [("sqlite", Settings(data_dir=sqlite_dir, **overrides), None)]
+        targets: list[tuple[str, Settings, str | None]] = [
+            ("sqlite", Settings(data_dir=sqlite_dir, **overrides), None)
+        ]
         schema = None
         if args.postgres:
             schema = f"bench_fuzz_{uuid.uuid4().hex[:8]}"

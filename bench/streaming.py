@@ -133,7 +133,7 @@ async def _subscribe(
             await client.subscribe(topic, qos=1)
             ready.put("mqtt")
             async for message in client.messages:
-                outcome["mqtt"].append(latency_of(bytes(message.payload)))  # type: ignore[arg-type]
+                outcome["mqtt"].append(latency_of(bytes(message.payload)))
                 last["mqtt"] = time.monotonic()
                 if len(outcome["mqtt"]) >= expected:
                     return

@@ -126,8 +126,8 @@ async def _downgrade(url: str, schema: str | None, revision: str) -> None:
         url.replace("postgresql://", "postgresql+asyncpg://", 1),
         connect_args={"server_settings": {"search_path": schema or "public"}},
     )
-    async with async_engine.begin() as connection:
-        await connection.run_sync(run)
+    async with async_engine.begin() as async_connection:
+        await async_connection.run_sync(run)
     await async_engine.dispose()
 
 

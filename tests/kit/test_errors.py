@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from typing import Any
 
 import httpx
 import pytest
@@ -61,9 +62,9 @@ async def probe_client(sqlite_settings: Settings) -> AsyncIterator[httpx.AsyncCl
             yield c
 
 
-def assert_error_shape(response: httpx.Response, status: int) -> dict:
+def assert_error_shape(response: httpx.Response, status: int) -> dict[str, Any]:
     assert response.status_code == status, response.text
-    body = response.json()
+    body: dict[str, Any] = response.json()
     assert set(body) == {"errors", "request_id"}
     assert body["request_id"] == response.headers["x-request-id"]
     assert body["errors"] and all({"title", "detail"} <= set(e) for e in body["errors"])

@@ -25,7 +25,7 @@ from tests.vehicle_data.conftest import TestCallers
 VIN = "WBA00000000000001"
 OTHER_VIN = "WBA00000000000002"
 TS = "2024-05-01T10:00:00.000000Z"
-DATA = {
+DATA: dict[str, Any] = {
     "charging": {
         "battery_level": {"data": 0.8, "timestamp": TS},
         "status": {"data": "charging", "timestamp": TS},
