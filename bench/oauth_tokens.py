@@ -3,7 +3,7 @@ and refresh-token rotation, per second, one server process, SQLite and PostgreSQ
 
     python -m bench.oauth_tokens [--quick] [--postgres URL] [--seconds N]
 
-As architecture.md measures: the server (uvicorn, one worker, no access log) pinned to
+As docs/development.md (Benchmarks) describes: the server (uvicorn, one worker, no access log) pinned to
 core 0, load from `wrk` (Debian package) pinned to core 1 in a second process, over
 loopback. Beside the subjects, in the same run and server, the baseline `GET /healthz`
 (the framework's floor: routing, middleware, a JSON body, no database) so figures can

@@ -26,7 +26,7 @@ from autoport.kit.environments import Environment
 
 
 class VerificationMethod(enum.StrEnum):
-    """How an owner proves ownership during consent (interface.md, consent flow)."""
+    """How an owner proves ownership during consent (docs/consent.md)."""
 
     instant = "instant"
     vehicle_code = "vehicle_code"

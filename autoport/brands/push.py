@@ -2,7 +2,7 @@
 only push.
 
 Everything a connector receives goes through one small callable, a `PushSink`, with the
-signature of `autoport.ingestion.service.ingest_vehicle_data` (contracts.md): validated
+signature of `autoport.ingestion.service.ingest_vehicle_data` (docs/vehicle-data.md, Ingestion): validated
 by the capability catalog, stored, streamed, in one transaction. Connectors never write
 vehicle data themselves. Keeping the sink a parameter lets a connector's translation be
 tested against the real catalog validation without the store.

@@ -780,7 +780,7 @@ async def report_owner_decision(
 async def current_vehicle_code(
     conn: Connection, *, environment: Environment, vin: str, now_us: int
 ) -> str | None:
-    """The code the vehicle displays now (contracts.md: read by the sandbox emulator)."""
+    """The code the vehicle displays now (read by the sandbox emulator, docs/sandbox.md)."""
     return await verification.current_vehicle_code(
         conn, environment=environment, vin=vin, now_us=now_us
     )

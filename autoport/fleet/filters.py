@@ -1,4 +1,4 @@
-"""The `filter` query parameter of `GET /v1/fleets/vehicles` (interface.md): URL-encoded
+"""The `filter` query parameter of `GET /v1/fleets/vehicles` (docs/fleet.md): URL-encoded
 JSON, one member per field. The original documents one operator per field,
 
     {"status": {"operator": "in", "value": ["approved", "pending"]},

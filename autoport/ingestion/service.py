@@ -201,7 +201,7 @@ def prepare(
 def resolve_brand(environment: Environment, brand: str | None) -> str | None:
     """The stored spelling of `brand`; None keeps the vehicle's known brand."""
     if environment is Environment.sandbox:
-        return SANDBOX_BRAND  # interface.md: every sandbox vehicle's brand is `sandbox`
+        return SANDBOX_BRAND  # docs/sandbox.md: every sandbox vehicle's brand is `sandbox`
     if brand is None:
         return None
     if brand == UNKNOWN_BRAND:

@@ -1,4 +1,4 @@
-"""The two error shapes of interface.md, and the handlers that guarantee them.
+"""The two error shapes (docs/development.md, Errors), and the handlers that guarantee them.
 
 - Everything but OAuth: ``{"errors": [{"title", "source"?, "detail"}], "request_id"}``.
 - OAuth endpoints (token, revocation, vehicleinfo): RFC 6749 §5.2

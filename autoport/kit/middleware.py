@@ -11,7 +11,7 @@ as GET without the body, on every path.
 It also answers the hot routes itself (the vehicle data pull): plain Starlette routes
 whose endpoint takes a Request and returns a Response, with ApiError rendered in the
 errors shape. Everything else goes on to FastAPI, whose middleware layers and router
-cost more than the whole pull (architecture.md); FastAPI keeps documenting the hot
+cost more than the whole pull (docs/development.md, hot routes); FastAPI keeps documenting the hot
 routes in the OpenAPI description.
 """
 

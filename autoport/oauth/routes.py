@@ -84,7 +84,7 @@ GRANT_TYPES = ("authorization_code", "refresh_token", "client_credentials")
 
 def audiences(state: AppState, environment: Environment) -> frozenset[str]:
     base = public_base_url(state.settings, environment)
-    # interface.md: aud = <base_url>/v1; the token URL itself is accepted too (RFC 7523).
+    # docs/oauth.md: aud = <base_url>/v1; the token URL itself is accepted too (RFC 7523).
     return frozenset({f"{base}/v1", f"{base}/v1/access_tokens", f"{base}/v1/access_token"})
 
 

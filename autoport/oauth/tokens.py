@@ -78,7 +78,7 @@ def token_response(
     """The token response of every grant. The original types each field as a string or
     integer, never null, and strict clients refuse a null: a field with no value (no
     refresh token or grant for client_credentials, no end of an open-ended grant) is
-    left out instead (interface.md, Token responses)."""
+    left out instead (docs/oauth.md, Token endpoint)."""
     body: dict[str, Any] = {
         "access_token": access,
         "token_type": "bearer",

@@ -64,7 +64,7 @@ TIME_SCALE_RANGE = f"time_scale: must be between {MIN_TIME_SCALE:g} and {MAX_TIM
 
 
 class Ingest(Protocol):
-    """autoport.ingestion.service.ingest_vehicle_data (contracts.md)."""
+    """autoport.ingestion.service.ingest_vehicle_data (docs/vehicle-data.md, Ingestion)."""
 
     async def __call__(
         self,

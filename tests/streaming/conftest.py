@@ -161,7 +161,7 @@ async def ingest(
     environment: Environment = Environment.sandbox,
     at_us: int | None = None,
 ) -> None:
-    """The outbox row exactly as ingestion writes it (contracts.md)."""
+    """The outbox row exactly as ingestion writes it (autoport.ingestion.service)."""
     async with db.transaction() as conn:
         await outbox.emit(
             conn,
