@@ -3,12 +3,12 @@ and refresh-token rotation, per second, one server process, SQLite and PostgreSQ
 
     python -m bench.oauth_tokens [--quick] [--postgres URL] [--seconds N]
 
-As docs/development.md (Benchmarks) describes: the server (uvicorn, one worker, no access log) pinned to
-core 0, load from `wrk` (Debian package) pinned to core 1 in a second process, over
-loopback. Beside the subjects, in the same run and server, the baseline `GET /healthz`
-(the framework's floor: routing, middleware, a JSON body, no database) so figures can
-be compared across runs on a shared machine. Targets (SQLite, one process):
->= 1,500 client_credentials/s and >= 800 refreshes/s.
+As docs/development.md (Benchmarks) describes: the server (uvicorn, one worker, no
+access log) pinned to core 0, load from `wrk` (Debian package) pinned to core 1 in a
+second process, over loopback. Beside the subjects, in the same run and server, the
+baseline `GET /healthz` (the framework's floor: routing, middleware, a JSON body, no
+database) so figures can be compared across runs on a shared machine. Targets (SQLite,
+one process): >= 1,500 client_credentials/s and >= 800 refreshes/s.
 
 Every refresh uses a distinct refresh token (each is single use), prepared in the
 database beforehand; every assertion is signed beforehand with a distinct `jti`.

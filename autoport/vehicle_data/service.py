@@ -1,12 +1,13 @@
 """The read side of vehicle data: who may read which properties of a VIN, the pull
 answer (optionally refreshed by the brand's data source), and the history.
 
-Access (docs/vehicle-data.md, Pull): a vehicle token reads its grant's VIN and granted properties while
-the grant is approved and inside its validity window; a client_credentials token with
-`vehicle:data` reads a VIN whose fleet clearance is approved, with the application's
-registered properties. A grant or clearance is for one brand: it reads only data stored
-for that brand (`autoport.vehicles.access.brand_serves`) and only while the brand is activated
-for the application. Anything else is a 403 that says why.
+Access (docs/vehicle-data.md, Pull): a vehicle token reads its grant's VIN and granted
+properties while the grant is approved and inside its validity window; a
+client_credentials token with `vehicle:data` reads a VIN whose fleet clearance is
+approved, with the application's registered properties. A grant or clearance is for one
+brand: it reads only data stored for that brand
+(`autoport.vehicles.access.brand_serves`) and only while the brand is activated for the
+application. Anything else is a 403 that says why.
 """
 
 from __future__ import annotations
