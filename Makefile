@@ -59,7 +59,7 @@ install-dev: $(VENV)/.installed-dev
 lint: install-dev
 	$(BIN)/ruff check autoport tests bench scripts clients/python
 	$(BIN)/ruff format --check autoport tests bench scripts clients/python
-	$(BIN)/mypy autoport
+	$(BIN)/mypy autoport tests bench
 	$(BIN)/mypy --strict clients/python/src clients/python/examples clients/python/tests/typecheck_models.py
 	$(BIN)/python clients/python/scripts/generate_models.py --check
 

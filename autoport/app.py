@@ -16,7 +16,6 @@ from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 from autoport import __version__
-from autoport.brands.registry import install_brands
 from autoport.config import Settings, ensure_secrets
 from autoport.health.routes import router as health_router
 from autoport.kit import openapi
@@ -24,10 +23,12 @@ from autoport.kit.clock import Clock
 from autoport.kit.db import create_database
 from autoport.kit.environments import Environment, EnvironmentRouter
 from autoport.kit.errors import install_error_handlers
+from autoport.kit.logging import configure_logging
 from autoport.kit.middleware import RequestPipeline
 from autoport.kit.state import AppState, serving
 from autoport.oauth.bearer import make_authenticator
-from autoport.sandbox.source import install_behaviour as install_sandbox_behaviour
+from autoport.oauth.paths import is_oauth_path
+from autoport.state import build_state
 
 # Background work started with the app (workers of webhooks, streaming, fleet, sandbox).
 # Each takes the AppState and runs until cancelled.
@@ -111,7 +112,7 @@ class AutoportAPI(FastAPI):
         documents: dict[Environment, dict[str, Any]] = self.__dict__.setdefault("_documents", {})
         if environment not in documents:
             if self.openapi_schema is None:
-                self.openapi_schema = openapi.build(self)
+                self.openapi_schema = openapi.build(self, oauth_path=is_oauth_path)
             settings = self.state.autoport.settings
             documents[environment] = openapi.for_environment(
                 self.openapi_schema, settings, environment
@@ -138,9 +139,9 @@ def create_app(
         schema=settings.database_schema,
         pool_size=settings.database_pool_size,
     )
-    state = AppState(settings=settings, database=database, clock=clock or Clock())
-    install_brands(state)
-    install_sandbox_behaviour(state)  # the sandbox connector asks the emulator per vehicle
+    # Every long-lived object, once per app (autoport.state); the database connects in
+    # the lifespan.
+    state = build_state(settings, database, clock or Clock())
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -168,7 +169,7 @@ def create_app(
     app.state.autoport = state
     # Bearer tokens -> Caller for every data route (autoport.kit.auth).
     app.state.authenticator = make_authenticator(state)
-    install_error_handlers(app)
+    install_error_handlers(app, oauth_path=is_oauth_path)
     for router in feature_routers():
         app.include_router(router)
     app.pipeline = RequestPipeline(
@@ -177,6 +178,16 @@ def create_app(
         access_log=settings.access_log,
         max_body_bytes=settings.max_body_bytes,
         max_header_bytes=settings.max_header_bytes,
+        oauth_path=is_oauth_path,
         hot_routes=hot_routes(),
     )
     return app
+
+
+def app_from_environment() -> FastAPI:
+    """The factory `autoport serve` has uvicorn call (autoport.kit.server), in this process
+    or in each worker process: settings from the environment (and config file), secrets
+    from the data directory."""
+    settings, _ = ensure_secrets(Settings())
+    configure_logging(settings.log_level, settings.log_format)
+    return create_app(settings)

@@ -12,7 +12,6 @@ import typer
 
 from autoport import __version__
 from autoport.config import Settings, ensure_secrets, rotate_admin_token, stored_secrets
-from autoport.db.migrate import current_revisions, expected_heads, upgrade
 from autoport.kit.cli import (
     ExitCode,
     JsonOption,
@@ -30,6 +29,7 @@ from autoport.kit.cli import (
 from autoport.kit.db import create_database
 from autoport.kit.handover import hand_over
 from autoport.kit.logging import configure_logging
+from autoport.kit.migrate import current_revisions, expected_heads, upgrade
 
 log = structlog.get_logger("autoport")
 
@@ -171,7 +171,13 @@ def serve(
         data_dir=str(settings.data_dir.resolve()),
     )
     state = record_server(settings)
-    server.run(settings, sock, workers=workers, on_stop=lambda: state.unlink(missing_ok=True))
+    server.run(
+        settings,
+        sock,
+        factory="autoport.app:app_from_environment",
+        workers=workers,
+        on_stop=lambda: state.unlink(missing_ok=True),
+    )
 
 
 @app.command()

@@ -2,18 +2,13 @@
 an optional TOML file (``AUTOPORT_CONFIG_FILE``) and defaults, in that order of precedence.
 
 Secrets that are not given are generated on first start and persisted in the data
-directory (``secrets.json``, mode 0600), so restarts keep tokens and sessions valid.
+directory (``secrets.json``, mode 0600, autoport.secrets_file), so restarts keep tokens and
+sessions valid.
 """
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
-import hashlib
-import json
 import os
-import secrets
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
@@ -26,8 +21,9 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
-SECRETS_FILE_NAME = "secrets.json"
-SECRETS_LOCK_NAME = "secrets.lock"
+from autoport import secrets_file
+from autoport.secrets_file import SECRETS_FILE_NAME as SECRETS_FILE_NAME
+
 # MQTT's registered ports (IANA): plain and over TLS.
 MQTT_PORT = 1883
 MQTTS_PORT = 8883
@@ -319,7 +315,7 @@ class Settings(BaseSettings):
     @field_validator("sandbox_connector_verification_methods")
     @classmethod
     def _known_brands(cls, value: dict[str, ConsentMethod]) -> dict[str, ConsentMethod]:
-        from autoport.kit.brands import canonical_brand
+        from autoport.catalog.brands import canonical_brand
 
         methods: dict[str, ConsentMethod] = {}
         for name, method in value.items():
@@ -407,6 +403,10 @@ class Settings(BaseSettings):
         }
 
 
+# The secrets generated when the configuration does not give them.
+_GENERATED = ("token_hmac_key", "session_secret")
+
+
 class GeneratedSecrets:
     """What `ensure_secrets` created this time; the admin token is shown once, then only
     its hash remains on disk."""
@@ -415,108 +415,45 @@ class GeneratedSecrets:
         self.admin_token = admin_token
 
 
-@contextlib.contextmanager
-def _secrets_lock(data_dir: Path) -> Iterator[None]:
-    """Processes that start together (worker processes, a CLI command beside the server)
-    read, generate and write the secrets file one at a time, so that all of them end up
-    with the same secrets. Released when the descriptor closes."""
-    data_dir.mkdir(parents=True, exist_ok=True)
-    fd = os.open(data_dir / SECRETS_LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)
-
-
 def ensure_secrets(settings: Settings) -> tuple[Settings, GeneratedSecrets]:
-    """Return settings with every secret set, generating and persisting missing ones."""
-    path = settings.data_dir / SECRETS_FILE_NAME
-    with _secrets_lock(settings.data_dir):
-        stored: dict[str, str] = json.loads(path.read_text()) if path.exists() else {}
-        changed = False
-        new_admin_token: str | None = None
-        for name in ("token_hmac_key", "session_secret"):
-            if getattr(settings, name) is None and name not in stored:
-                stored[name] = secrets.token_urlsafe(48)
-                changed = True
-        if settings.admin_token is None and "admin_token_sha256" not in stored:
-            new_admin_token = "ap_admin_" + secrets.token_urlsafe(32)
-            stored["admin_token_sha256"] = hashlib.sha256(new_admin_token.encode()).hexdigest()
-            changed = True
-        if changed:
-            _write_secrets(path, stored)
-    update: dict[str, Any] = {}
-    for name in ("token_hmac_key", "session_secret"):
-        if getattr(settings, name) is None:
-            update[name] = SecretStr(stored[name])
+    """Return settings with every secret set, generating and persisting missing ones
+    (autoport.secrets_file)."""
+    missing = [name for name in _GENERATED if getattr(settings, name) is None]
+    stored, new_admin_token = secrets_file.ensure(
+        settings.data_dir, keys=missing, admin_hash=settings.admin_token is None
+    )
+    update: dict[str, Any] = {name: SecretStr(stored[name]) for name in missing}
     if settings.admin_token is not None:
-        update["admin_token_sha256"] = hashlib.sha256(
-            settings.admin_token.get_secret_value().encode()
-        ).hexdigest()
+        update["admin_token_sha256"] = secrets_file.sha256_hex(
+            settings.admin_token.get_secret_value()
+        )
     else:
-        update["admin_token_sha256"] = stored["admin_token_sha256"]
+        update["admin_token_sha256"] = stored[secrets_file.ADMIN_HASH]
     return settings.model_copy(update=update), GeneratedSecrets(new_admin_token)
 
 
 def stored_secrets(settings: Settings) -> Settings:
     """Settings with the secrets already persisted filled in; unlike `ensure_secrets`,
     nothing is generated (for checks such as `autoport doctor`)."""
-    path = settings.data_dir / SECRETS_FILE_NAME
-    stored: dict[str, str] = json.loads(path.read_text()) if path.exists() else {}
+    stored = secrets_file.read(settings.data_dir)
     update: dict[str, Any] = {
         name: SecretStr(stored[name])
-        for name in ("token_hmac_key", "session_secret")
+        for name in _GENERATED
         if getattr(settings, name) is None and name in stored
     }
     return settings.model_copy(update=update)
-
-
-# Secrets file -> (its identity when read, the admin token hash it held).
-_ADMIN_HASHES: dict[Path, tuple[tuple[int, int, int], str]] = {}
 
 
 def current_admin_token_sha256(settings: Settings) -> str | None:
     """The admin token's hash as it is now. Given in the settings (AUTOPORT_ADMIN_TOKEN),
     that one; else the one in the secrets file, read again whenever the file changed
     (`rotate_admin_token` replaces it): a running server, each of its worker processes,
-    sees a rotation on its next admin request, on SQLite and PostgreSQL alike. A stat
-    per admin request (microseconds) is all it costs."""
+    sees a rotation on its next admin request, on SQLite and PostgreSQL alike."""
     if settings.admin_token is not None:
         return settings.admin_token_sha256
-    path = settings.data_dir / SECRETS_FILE_NAME
-    try:
-        info = path.stat()
-    except OSError:
-        return settings.admin_token_sha256
-    identity = (info.st_ino, info.st_mtime_ns, info.st_size)
-    cached = _ADMIN_HASHES.get(path)
-    if cached is not None and cached[0] == identity:
-        return cached[1]
-    try:
-        stored = json.loads(path.read_text())["admin_token_sha256"]
-    except (OSError, ValueError, KeyError, TypeError):
-        return cached[1] if cached is not None else settings.admin_token_sha256
-    _ADMIN_HASHES[path] = (identity, str(stored))
-    return str(stored)
+    return secrets_file.current_admin_hash(settings.data_dir, settings.admin_token_sha256)
 
 
 def rotate_admin_token(settings: Settings) -> str:
     """Replace the persisted admin token hash; returns the new token (shown once)."""
-    path = settings.data_dir / SECRETS_FILE_NAME
-    with _secrets_lock(settings.data_dir):
-        stored: dict[str, str] = json.loads(path.read_text()) if path.exists() else {}
-        token = "ap_admin_" + secrets.token_urlsafe(32)
-        stored["admin_token_sha256"] = hashlib.sha256(token.encode()).hexdigest()
-        _write_secrets(path, stored)
-    return token
-
-
-def _write_secrets(path: Path, stored: dict[str, str]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    # Created with 0600 from the start: the file must never be readable by others.
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as handle:
-        json.dump(stored, handle, indent=2)
-    os.replace(tmp, path)
+    return secrets_file.rotate_admin_token(settings.data_dir)

@@ -27,7 +27,7 @@ import orjson
 from autoport.app import create_app
 from autoport.config import Settings
 from autoport.consent import pages
-from autoport.db.migrate import upgrade
+from autoport.kit.migrate import upgrade
 
 VIN = "SBXTEST0000000001"
 PROPERTIES = [

@@ -25,14 +25,14 @@ import orjson
 
 from autoport.brands.registry import BrandRegistry
 from autoport.config import Settings
-from autoport.db.migrate import upgrade_sync
 from autoport.fleet.service import add_vehicles
 from autoport.fleet.tasks import WorkerConfig, process_due
 from autoport.kit.auth import Caller, CallerKind
 from autoport.kit.clock import FrozenClock
 from autoport.kit.db import Database, create_database
 from autoport.kit.environments import Environment
-from autoport.kit.vin import generate_vin
+from autoport.kit.migrate import upgrade_sync
+from autoport.vehicles.vin import generate_vin
 
 APP = "B" * 24
 
@@ -165,8 +165,8 @@ def main() -> None:
             upgrade_sync(args.postgres, schema=schema)
             targets.append(("postgresql", args.postgres, schema))
         try:
-            for name, url, schema in targets:
-                figures = asyncio.run(_bench(url, schema, n, batch))
+            for name, url, target_schema in targets:
+                figures = asyncio.run(_bench(url, target_schema, n, batch))
                 add, add_floor = figures["add_per_s"], figures["add_floor_per_s"]
                 work, work_floor = figures["worker_per_s"], figures["worker_floor_per_s"]
                 print(
@@ -175,9 +175,9 @@ def main() -> None:
                     f"worker {work:,.0f} transitions/s (floor {work_floor:,.0f}/s)"
                 )
         finally:
-            for _name, url, schema in targets:
-                if schema:
-                    asyncio.run(_drop(url, schema))
+            for _name, url, target_schema in targets:
+                if target_schema:
+                    asyncio.run(_drop(url, target_schema))
 
 
 async def _drop(url: str, schema: str) -> None:

@@ -24,9 +24,9 @@ import httpx
 
 from autoport.app import create_app
 from autoport.config import Settings
-from autoport.db.migrate import upgrade_sync
 from autoport.kit.clock import FrozenClock
 from autoport.kit.environments import Environment
+from autoport.kit.migrate import upgrade_sync
 from tests.api.fuzzing import BASE_URL, Report, fuzz, fuzz_settings_overrides
 
 # 45 operations, two environments: 250 cases each (Hypothesis finds a few fewer distinct
@@ -91,7 +91,9 @@ def main() -> None:
         sqlite_dir = Path(tmp) / "sqlite"
         sqlite_dir.mkdir()
         upgrade_sync(f"sqlite:///{sqlite_dir / 'autoport.db'}")
-        targets = [("sqlite", Settings(data_dir=sqlite_dir, **overrides), None)]
+        targets: list[tuple[str, Settings, str | None]] = [
+            ("sqlite", Settings(data_dir=sqlite_dir, **overrides), None)
+        ]
         schema = None
         if args.postgres:
             schema = f"bench_fuzz_{uuid.uuid4().hex[:8]}"

@@ -61,11 +61,11 @@ def batches(count: int, vehicles: int) -> list[tuple[str, dict[str, Any]]]:
 
 
 async def in_process(url: str, schema: str | None, count: int) -> tuple[float, float]:
-    from autoport.db.migrate import upgrade
     from autoport.ingestion.service import ingest_vehicle_data
     from autoport.kit.clock import now_us
     from autoport.kit.db import create_database
     from autoport.kit.environments import Environment
+    from autoport.kit.migrate import upgrade
 
     await upgrade(url, schema=schema)
     db = create_database(url, schema=schema)
@@ -122,10 +122,10 @@ def _free_port() -> int:
 
 async def _provider_secret(data_dir: Path, url: str, schema: str | None) -> str:
     from autoport.config import Settings, ensure_secrets
-    from autoport.db.migrate import upgrade
     from autoport.ingestion.providers import create_provider
     from autoport.kit.db import create_database
     from autoport.kit.environments import Environment
+    from autoport.kit.migrate import upgrade
 
     settings, _ = ensure_secrets(Settings(data_dir=data_dir))
     assert settings.token_hmac_key is not None

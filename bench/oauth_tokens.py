@@ -3,12 +3,12 @@ and refresh-token rotation, per second, one server process, SQLite and PostgreSQ
 
     python -m bench.oauth_tokens [--quick] [--postgres URL] [--seconds N]
 
-As architecture.md measures: the server (uvicorn, one worker, no access log) pinned to
-core 0, load from `wrk` (Debian package) pinned to core 1 in a second process, over
-loopback. Beside the subjects, in the same run and server, the baseline `GET /healthz`
-(the framework's floor: routing, middleware, a JSON body, no database) so figures can
-be compared across runs on a shared machine. Targets (SQLite, one process):
->= 1,500 client_credentials/s and >= 800 refreshes/s.
+As docs/development.md (Benchmarks) describes: the server (uvicorn, one worker, no
+access log) pinned to core 0, load from `wrk` (Debian package) pinned to core 1 in a
+second process, over loopback. Beside the subjects, in the same run and server, the
+baseline `GET /healthz` (the framework's floor: routing, middleware, a JSON body, no
+database) so figures can be compared across runs on a shared machine. Targets (SQLite,
+one process): >= 1,500 client_credentials/s and >= 800 refreshes/s.
 
 Every refresh uses a distinct refresh token (each is single use), prepared in the
 database beforehand; every assertion is signed beforehand with a distinct `jti`.
@@ -37,13 +37,13 @@ from joserfc import jwt
 from joserfc.jwk import ECKey
 
 from autoport.apps import service as apps_service
-from autoport.db.migrate import upgrade_sync
 from autoport.kit.clock import now_us
 from autoport.kit.crypto import token_hash
 from autoport.kit.db import create_database
 from autoport.kit.environments import Environment
+from autoport.kit.migrate import upgrade_sync
 from autoport.oauth.client_auth import JWT_BEARER
-from autoport.oauth.service import vehicle_scope
+from autoport.oauth.tokens import vehicle_scope
 
 TOKEN_KEY = "bench-token-key-" + "k" * 32
 PROPERTIES = ["charging.battery_level", "diagnostics.odometer"]

@@ -130,7 +130,10 @@ class Ingestion:
 
         stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
         per_vehicle = INGEST_POINTS_PER_SECOND // 10 // len(INGEST_VEHICLES)
-        wrapper = lambda value: {"data": value, "timestamp": stamp}  # noqa: E731
+
+        def wrapper(value: Any) -> dict[str, Any]:
+            return {"data": value, "timestamp": stamp}
+
         vehicles = []
         for index, vin in enumerate(INGEST_VEHICLES):
             base = (tick + index) % 1000

@@ -133,7 +133,7 @@ async def _subscribe(
             await client.subscribe(topic, qos=1)
             ready.put("mqtt")
             async for message in client.messages:
-                outcome["mqtt"].append(latency_of(bytes(message.payload)))  # type: ignore[arg-type]
+                outcome["mqtt"].append(latency_of(bytes(message.payload)))
                 last["mqtt"] = time.monotonic()
                 if len(outcome["mqtt"]) >= expected:
                     return
@@ -258,10 +258,10 @@ async def main(args: argparse.Namespace) -> int:
 
     from autoport.app import create_app
     from autoport.config import Settings, ensure_secrets
-    from autoport.db.migrate import upgrade
     from autoport.kit.auth import Caller, CallerKind
     from autoport.kit.clock import Clock
     from autoport.kit.environments import Environment
+    from autoport.kit.migrate import upgrade
     from autoport.streaming import mosquitto
     from autoport.streaming.mosquitto import broker_address
 

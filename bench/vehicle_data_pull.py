@@ -50,10 +50,10 @@ async def prepare(data_dir: Path) -> tuple[str, int]:
     from autoport.apps import service as apps_service
     from autoport.catalog import CATALOG
     from autoport.catalog.schemas import example_value
-    from autoport.db.migrate import upgrade
     from autoport.ingestion.service import ingest_vehicle_data
     from autoport.kit.clock import now_us
     from autoport.kit.environments import Environment
+    from autoport.kit.migrate import upgrade
     from autoport.oauth import service as oauth_service
 
     await upgrade(f"sqlite:///{data_dir / 'autoport.db'}")

@@ -30,11 +30,11 @@ import orjson
 from aiohttp import web
 
 from autoport.config import Settings, ensure_secrets
-from autoport.db.migrate import upgrade
 from autoport.kit import outbox
 from autoport.kit.clock import Clock, from_iso, now_us
 from autoport.kit.db import Database, create_database
 from autoport.kit.environments import Environment
+from autoport.kit.migrate import upgrade
 from autoport.webhooks import delivery, service
 from autoport.webhooks.delivery import WebhookConfig
 from autoport.webhooks.signing import delivery_headers

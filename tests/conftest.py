@@ -23,10 +23,10 @@ from fastapi import FastAPI
 
 from autoport.app import create_app
 from autoport.config import Settings
-from autoport.db.migrate import upgrade_sync
 from autoport.db.tables import metadata
 from autoport.kit.clock import FrozenClock
 from autoport.kit.db import Database, create_database
+from autoport.kit.migrate import upgrade_sync
 
 POSTGRES_URL = os.environ.get("AUTOPORT_TEST_POSTGRES_URL", "")
 REQUIRE_SERVICES = os.environ.get("AUTOPORT_REQUIRE_SERVICES") == "1"

@@ -1,4 +1,4 @@
-"""Test helpers every feature uses to get real credentials and tokens (contracts.md).
+"""Test helpers every feature uses to get real credentials and tokens (docs/development.md, Tests).
 
     creds = await create_app_credentials(db, properties=["charging.battery_level"])
     token = await client_credentials_token(client, creds)

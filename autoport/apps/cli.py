@@ -9,7 +9,7 @@ from typing import Annotated, Any
 
 import typer
 
-from autoport.apps import repository, service
+from autoport.apps import keys, repository, service
 from autoport.apps.schemas import CONFIDENTIAL
 from autoport.config import Settings
 from autoport.kit.cli import EnvOption, JsonOption, note, output, print_json, run
@@ -255,7 +255,7 @@ def add_key(
         result = new.key.as_dict()
         if new.private_jwk is not None:
             base = public_base_url(settings, environment)
-            result["credentials"] = service.credentials_file(
+            result["credentials"] = keys.credentials_file(
                 application=application,
                 key=new,
                 token_url=token_endpoint(settings, environment),

@@ -10,7 +10,7 @@ from fastapi import Query
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.responses import Response
 
-from autoport.apps import repository, service
+from autoport.apps import keys, service
 from autoport.apps.schemas import (
     CONFIDENTIAL,
     AccountList,
@@ -75,22 +75,9 @@ class KeyIn(BaseModel):
 
 
 async def _details(state: StateDep, environment: EnvironmentDep, app_id: str) -> dict[str, Any]:
-    conn = state.database.reader
-    application = await service.get_application(conn, environment=environment, app_id=app_id)
-    keys = await repository.keys_of(conn, app_id)
-    secrets = await repository.secrets_of(conn, app_id)
-    return {
-        **service.application_view(application, state.settings),
-        "keys": [key.as_dict() for key in keys],
-        "secrets": [
-            {
-                "id": row["id"],
-                "created_at": to_iso(row["created_at"]),
-                "expires_at": None if row["expires_at"] is None else to_iso(row["expires_at"]),
-            }
-            for row in secrets
-        ],
-    }
+    return await service.application_details(
+        state.database.reader, environment=environment, app_id=app_id, settings=state.settings
+    )
 
 
 @router.post(
@@ -111,7 +98,7 @@ async def create_account(
 
 @router.get("/accounts", summary="List accounts", responses={200: {"model": AccountList}})
 async def list_accounts(state: StateDep, environment: EnvironmentDep, _: AdminDep) -> Response:
-    accounts = await repository.list_accounts(state.database.reader, environment)
+    accounts = await service.list_accounts(state.database.reader, environment=environment)
     return json_response({"accounts": [account.as_dict() for account in accounts]})
 
 
@@ -263,7 +250,7 @@ async def add_key(
     base = public_base_url(state.settings, environment)
     result: dict[str, Any] = new.key.as_dict()
     if new.private_jwk is not None:
-        result["credentials"] = service.credentials_file(
+        result["credentials"] = keys.credentials_file(
             application=application,
             key=new,
             token_url=token_endpoint(state.settings, environment),

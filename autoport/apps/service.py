@@ -10,28 +10,30 @@ from __future__ import annotations
 import enum
 import secrets
 import uuid
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable
 from typing import Any
-from urllib.parse import urlsplit
 
 import orjson
-from joserfc.errors import JoseError
-from joserfc.jwk import ECKey
 
 from autoport.apps import repository
+from autoport.apps.keys import NewKey, generate_pair, parse_public_jwk
 from autoport.apps.schemas import (
-    CLIENT_TYPES,
     CONFIDENTIAL,
-    PUBLIC,
     Account,
     Application,
     ClientKey,
 )
-from autoport.catalog import CATALOG
+from autoport.apps.validation import (
+    check_registered_uris,
+    validate_brands,
+    validate_client_type,
+    validate_name,
+    validate_properties,
+    validate_redirect_uris,
+    validate_url_scheme,
+)
 from autoport.config import Settings
-from autoport.kit import uris as uris_kit
-from autoport.kit.brands import canonical_brand, sandbox_only_problem
+from autoport.kit.clock import to_iso
 from autoport.kit.crypto import new_token, sha256_hex
 from autoport.kit.db import Connection
 from autoport.kit.environments import Environment, authorization_endpoint, token_endpoint
@@ -47,174 +49,6 @@ def new_app_id() -> str:
 
 def secret_hash(secret: str) -> str:
     return sha256_hex(secret)
-
-
-# ------------------------------------------------------------------------ validation
-
-
-def validate_name(name: str) -> str:
-    name = name.strip()
-    if not name or len(name) > 200:
-        raise ApiError(422, "name: must be 1 to 200 characters", source="name")
-    return name
-
-
-def validate_client_type(client_type: str) -> str:
-    if client_type not in CLIENT_TYPES:
-        raise ApiError(
-            422,
-            f"client_type: must be one of {', '.join(CLIENT_TYPES)}, got {client_type!r}",
-            source="client_type",
-        )
-    return client_type
-
-
-# Schemes that run, read or fetch something in the browser or the OS rather than open
-# the application: never a redirect target.
-UNSAFE_SCHEMES = frozenset(
-    {"javascript", "vbscript", "data", "file", "blob", "about", "filesystem", "view-source"}
-)
-# Not an application's own scheme: the unsafe ones, the web's, and those the operating
-# system hands to its own handlers.
-RESERVED_URL_SCHEMES = UNSAFE_SCHEMES | frozenset(
-    {"http", "https", "ws", "wss", "ftp", "mailto", "tel", "sms", "urn", "content", "intent"}
-)
-
-
-def validate_url_scheme(url_scheme: str | None) -> str | None:
-    """A mobile application's custom URI scheme (`com.example.app`): RFC 3986 scheme
-    syntax, at most 100 characters, not a reserved scheme. Stored in lower case (schemes
-    are case-insensitive, RFC 3986 §3.1)."""
-    if url_scheme is None:
-        return None
-    if not uris_kit.SCHEME.fullmatch(url_scheme) or len(url_scheme) > 100:
-        raise ApiError(
-            422,
-            "url_scheme: must be a URI scheme without ':' (a letter, then letters, digits, "
-            f"'+', '-' or '.'; at most 100 characters), e.g. com.example.app; got {url_scheme!r}",
-            source="url_scheme",
-        )
-    scheme = url_scheme.lower()
-    if scheme in RESERVED_URL_SCHEMES:
-        raise ApiError(
-            422,
-            f"url_scheme: {scheme!r} is not an application's own scheme "
-            "(use one like com.example.app)",
-            source="url_scheme",
-        )
-    return scheme
-
-
-def validate_redirect_uris(
-    uris: Iterable[str], url_scheme: str | None = None, client_type: str = CONFIDENTIAL
-) -> list[str]:
-    """Absolute URIs without a fragment (RFC 6749 §3.1.2), of RFC 3986 characters only.
-    https with a strictly checked host (`autoport.kit.uris`: a DNS name in ASCII form,
-    valid IDNA, or an IP literal; no user information); plain http only for loopback,
-    as RFC 8252 allows. Native apps may use a private scheme (`com.example.app:/cb`):
-    when the application has a `url_scheme` (validated), only that one; without one any
-    scheme that is not unsafe (`javascript:`, `data:`, ...), as before `url_scheme`
-    existed. A public client may also register its `url_scheme` on its own
-    (`com.example.app`, RFC 8252 §7.1: reverse domain name, so with a dot); the
-    authorization response then goes to `com.example.app:/?code=...`."""
-    result: list[str] = []
-    for index, uri in enumerate(uris):
-        source = f"redirect_uris[{index}]"
-
-        def refuse(problem: str, source: str = source) -> ApiError:
-            return ApiError(422, f"{source}: {problem}", source=source)
-
-        if len(uri) > 2000:
-            raise refuse("must be at most 2000 characters")
-        if uris_kit.is_bare_scheme(uri):
-            _check_bare_scheme(uri, url_scheme, client_type, refuse)
-            if uri not in result:
-                result.append(uri)
-            continue
-        try:
-            parts = urlsplit(uri)
-            parts.hostname  # noqa: B018 (urlsplit checks an IP literal only when asked)
-        except ValueError as error:  # "http://[::1/cb": an unclosed or invalid IP literal
-            raise refuse(f"is not a valid URI: {error}") from None
-        if not parts.scheme or parts.fragment or "#" in uri:
-            raise refuse("must be an absolute URI without a fragment")
-        scheme = parts.scheme  # urlsplit lower-cases it
-        if scheme in ("http", "https") and not parts.netloc:
-            raise refuse("an http(s) URI needs a host")
-        if scheme not in ("http", "https"):
-            problem = uris_kit.characters_problem(uri)
-            if problem:
-                raise refuse(problem)
-        else:
-            try:
-                _, host = uris_kit.parsed_web_uri(uri)
-            except ValueError as error:
-                raise refuse(str(error)) from None
-            if scheme == "http" and host not in ("127.0.0.1", "localhost", "::1"):
-                raise refuse("plain http is allowed only for loopback hosts")
-        if scheme in UNSAFE_SCHEMES:
-            raise refuse(f"the scheme {scheme!r} is not allowed")
-        if scheme not in ("http", "https") and url_scheme is not None and scheme != url_scheme:
-            raise refuse(
-                "a private-scheme redirect URI must use the application's "
-                f"url_scheme {url_scheme!r}, got {scheme!r}"
-            )
-        if uri not in result:
-            result.append(uri)
-    return result
-
-
-def _check_bare_scheme(
-    uri: str, url_scheme: str | None, client_type: str, refuse: Callable[[str], ApiError]
-) -> None:
-    """A bare scheme (`com.example.app`) is a native app's own redirect target: only a
-    public client's, only its registered url_scheme, and a reverse domain name."""
-    if client_type != PUBLIC:
-        raise refuse(
-            "a bare scheme is a mobile app's redirect URI: only public clients may "
-            "register one (others use an https URI)"
-        )
-    if url_scheme is None or uri.lower() != url_scheme:
-        raise refuse(
-            f"a bare scheme must be the application's url_scheme ({url_scheme or 'none set'}); "
-            f"register url_scheme {uri.lower()!r} with it"
-        )
-    if "." not in uri:
-        raise refuse(
-            "a private scheme must be a reverse domain name such as com.example.app (RFC 8252 §7.1)"
-        )
-
-
-def validate_properties(properties: Iterable[str]) -> list[str]:
-    """`capability.property` names of the catalog, in catalog order, without duplicates."""
-    wanted: list[str] = []
-    for index, item in enumerate(properties):
-        capability, _, name = item.partition(".")
-        if CATALOG.get(capability, name) is None:
-            source = f"properties[{index}]"
-            raise ApiError(
-                422,
-                f"{source}: {item!r} is not a catalog property (expected capability.property)",
-                source=source,
-            )
-        wanted.append(item)
-    ordered = (CATALOG.property_for_scope(scope) for scope in CATALOG.scopes_for(wanted))
-    return [f"{prop.capability}.{prop.name}" for prop in ordered]
-
-
-def validate_brands(brands: Iterable[str], environment: Environment) -> list[str]:
-    result: list[str] = []
-    for index, item in enumerate(brands):
-        brand = canonical_brand(item)
-        source = f"brands[{index}]"
-        if brand is None:
-            raise ApiError(422, f"{source}: unknown brand {item!r}", source=source)
-        problem = sandbox_only_problem(brand, environment)
-        if problem is not None:
-            raise ApiError(422, f"{source}: {problem}", source=source)
-        if brand not in result:
-            result.append(brand)
-    return result
 
 
 # -------------------------------------------------------------------------- accounts
@@ -305,6 +139,32 @@ async def list_applications(
     return await repository.list_applications(conn, environment, account_id)
 
 
+async def list_accounts(conn: Connection, *, environment: Environment) -> list[Account]:
+    return await repository.list_accounts(conn, environment)
+
+
+async def application_details(
+    conn: Connection, *, environment: Environment, app_id: str, settings: Settings
+) -> dict[str, Any]:
+    """An application as `application_view` shows it, with its keys and the ids and
+    lifetimes of its secrets (never a secret itself)."""
+    application = await get_application(conn, environment=environment, app_id=app_id)
+    keys = await repository.keys_of(conn, app_id)
+    stored_secrets = await repository.secrets_of(conn, app_id)
+    return {
+        **application_view(application, settings),
+        "keys": [key.as_dict() for key in keys],
+        "secrets": [
+            {
+                "id": row["id"],
+                "created_at": to_iso(row["created_at"]),
+                "expires_at": None if row["expires_at"] is None else to_iso(row["expires_at"]),
+            }
+            for row in stored_secrets
+        ],
+    }
+
+
 class Keep(enum.Enum):
     """The type of KEEP: "leave this setting as it is" where None has a meaning."""
 
@@ -312,20 +172,6 @@ class Keep(enum.Enum):
 
 
 KEEP = Keep.KEEP
-
-
-def _check_registered_uris(uris: Iterable[str], scheme: str | None, client_type: str) -> None:
-    """A new url_scheme must fit the redirect URIs already registered (a 422 naming
-    url_scheme: it is the field being changed)."""
-    try:
-        validate_redirect_uris(uris, scheme, client_type)
-    except ApiError as error:
-        raise ApiError(
-            422,
-            f"url_scheme: does not fit the registered redirect URIs ({error.detail}); "
-            "change redirect_uris in the same request",
-            source="url_scheme",
-        ) from error
 
 
 async def update_application(
@@ -357,7 +203,7 @@ async def update_application(
             validate_redirect_uris(redirect_uris, scheme, current.client_type)
         ).decode()
     elif scheme != current.url_scheme:
-        _check_registered_uris(current.redirect_uris, scheme, current.client_type)
+        check_registered_uris(current.redirect_uris, scheme, current.client_type)
     if properties is not None:
         values["properties"] = orjson.dumps(validate_properties(properties)).decode()
     if brands is not None:
@@ -399,47 +245,6 @@ async def rotate_secret(
 # ---------------------------------------------------------------------- keys (ES256)
 
 
-@dataclass(frozen=True, slots=True)
-class NewKey:
-    key: ClientKey
-    # Only when the service generated the pair: the private JWK, handed out this once.
-    private_jwk: dict[str, Any] | None
-
-
-def parse_public_jwk(jwk: dict[str, Any] | str) -> dict[str, Any]:
-    """An EC P-256 public key as a JWK (dict or JSON) or PEM; private parts refused."""
-    try:
-        if isinstance(jwk, str) and jwk.lstrip().startswith("-----BEGIN"):
-            key = ECKey.import_key(jwk)
-        else:
-            data = orjson.loads(jwk) if isinstance(jwk, str) else dict(jwk)
-            if "d" in data:
-                raise ApiError(
-                    422,
-                    "public_jwk: contains the private key ('d'); register only the public key",
-                    source="public_jwk",
-                )
-            key = ECKey.import_key(data)
-    except (JoseError, ValueError, TypeError, orjson.JSONDecodeError) as error:
-        raise ApiError(
-            422, f"public_jwk: not an EC P-256 public key ({error})", source="public_jwk"
-        ) from error
-    if key.is_private:
-        raise ApiError(
-            422,
-            "public_jwk: contains the private key; register only the public key",
-            source="public_jwk",
-        )
-    public = key.as_dict(private=False)
-    if public.get("crv") != "P-256":
-        raise ApiError(
-            422,
-            f"public_jwk: curve must be P-256 (ES256), got {public.get('crv')}",
-            source="public_jwk",
-        )
-    return {k: public[k] for k in ("kty", "crv", "x", "y")}
-
-
 async def add_key(
     conn: Connection,
     *,
@@ -453,9 +258,7 @@ async def add_key(
     await get_application(conn, environment=environment, app_id=app_id)
     private: dict[str, Any] | None = None
     if public_jwk is None:
-        generated = ECKey.generate_key("P-256")
-        public = parse_public_jwk(generated.as_dict(private=False))
-        private = dict(generated.as_dict(private=True))
+        public, private = generate_pair()
     else:
         public = parse_public_jwk(public_jwk)
     key_id = str(uuid.uuid4())
@@ -493,21 +296,3 @@ def application_view(application: Application, settings: Settings) -> dict[str, 
     """An application as the admin API and the CLI show it: its stored settings and
     the endpoints it uses (never a secret)."""
     return {**application.as_dict(), **endpoints(settings, application.environment)}
-
-
-def credentials_file(
-    *, application: Application, key: NewKey, token_url: str, audience: str
-) -> dict[str, Any]:
-    """The JSON credentials file handed out with a generated key pair."""
-    assert key.private_jwk is not None
-    return {
-        "type": "autoport_client_assertion_key",
-        "app_id": application.id,
-        "client_id": application.client_id,
-        "environment": str(application.environment),
-        "key_id": key.key.id,
-        "token_url": token_url,
-        "audience": audience,
-        "algorithm": "ES256",
-        "private_jwk": key.private_jwk,
-    }

@@ -9,7 +9,7 @@ A connector answers four questions for its brand, each the way its carmaker can:
 - how does an owner prove ownership during consent (a method name, and for
   `vehicle_code` the delivery of the code to the car: `show_vehicle_code`; for
   `oem_login` the carmaker's own login: `oem_login_url` and `oem_login_owner`)?
-- fresh data on demand (`fetch`, the `autoport.ingestion.sources.DataSource` contract),
+- fresh data on demand (`fetch`, the `autoport.brands.sources.DataSource` contract),
   or None when the brand only pushes.
 Data a carmaker pushes enters through `push` (see autoport.brands.push).
 """
@@ -21,12 +21,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import ClassVar, Literal
 
-from autoport.ingestion.sources import FetchResult
+from autoport.brands.sources import FetchResult
 from autoport.kit.environments import Environment
 
 
 class VerificationMethod(enum.StrEnum):
-    """How an owner proves ownership during consent (interface.md, consent flow)."""
+    """How an owner proves ownership during consent (docs/consent.md)."""
 
     instant = "instant"
     vehicle_code = "vehicle_code"

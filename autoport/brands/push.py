@@ -2,10 +2,10 @@
 only push.
 
 Everything a connector receives goes through one small callable, a `PushSink`, with the
-signature of `autoport.ingestion.service.ingest_vehicle_data` (contracts.md): validated
-by the capability catalog, stored, streamed, in one transaction. Connectors never write
-vehicle data themselves. Keeping the sink a parameter lets a connector's translation be
-tested against the real catalog validation without the store.
+signature of `autoport.ingestion.service.ingest_vehicle_data` (docs/vehicle-data.md,
+Ingestion): validated by the capability catalog, stored, streamed, in one transaction.
+Connectors never write vehicle data themselves. Keeping the sink a parameter lets a
+connector's translation be tested against the real catalog validation without the store.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from autoport.brands.base import BrandConnector, DataDelivery, VerificationMethod
-from autoport.ingestion.sources import CapabilityData
+from autoport.brands.sources import CapabilityData
 from autoport.kit.db import Database
 from autoport.kit.environments import Environment
 

@@ -1,7 +1,7 @@
 """Which connector serves which brand, and which brands an application may use.
 
 Brands are spoken in both spellings (`mercedes-benz`, `mercedes_benz`) and stored in the
-canonical one (`autoport.kit.brands.canonical_brand`). In the sandbox environment every
+canonical one (`autoport.catalog.brands.canonical_brand`). In the sandbox environment every
 brand is served by the sandbox connector, so a developer can try the brand values of
 production against the emulated carmaker. In production the `brand_connectors` setting
 decides; brands not listed are served by the push-only connector (data providers that
@@ -10,8 +10,8 @@ The `sandbox` brand and the sandbox connector exist only in the sandbox environm
 production brand served by it (or a production connector offering `instant`) is refused
 at start-up, and production requests never reach it.
 
-At start-up `install_brands` builds the registry and fills `AppState.data_sources` with
-the connectors that fetch on demand (the pull endpoint asks them before serving).
+The app layer builds the registry once (autoport.state); `data_sources` holds the
+connectors that fetch on demand (the pull endpoint asks them before serving).
 """
 
 from __future__ import annotations
@@ -22,19 +22,15 @@ from dataclasses import dataclass, field
 from autoport.brands.base import BrandConnector, VerificationMethod
 from autoport.brands.push import PushOnlyConnector
 from autoport.brands.sandbox import SandboxBehaviour, SandboxConnector, SandboxDefaults
+from autoport.brands.sources import DataSource
+from autoport.catalog.brands import BRANDS, SANDBOX_BRAND, canonical_brand, wmi_problem
 from autoport.config import Settings
 from autoport.kit.auth import Caller
-from autoport.kit.brands import (
-    BRANDS,
-    SANDBOX_BRAND,
-    canonical_brand,
-    sandbox_only_problem,
-    wmi_problem,
-)
 from autoport.kit.clock import Clock
 from autoport.kit.environments import Environment
 from autoport.kit.errors import ApiError
 from autoport.kit.state import AppState
+from autoport.vehicles.access import sandbox_only_problem
 
 
 class ConnectorConfigError(ValueError):
@@ -69,6 +65,12 @@ class BrandRegistry:
     push: BrandConnector = field(default_factory=PushOnlyConnector)
     # Production brands served by something other than the push-only connector.
     production: dict[str, BrandConnector] = field(default_factory=dict)
+    # Brand -> the source the pull endpoint asks for fresh data before serving (the
+    # connectors that fetch on demand); brands without one are served from the store.
+    data_sources: dict[str, DataSource] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.data_sources = dict(self.fetching_connectors())
 
     @classmethod
     def from_settings(cls, settings: Settings, *, clock: Clock | None = None) -> BrandRegistry:
@@ -122,7 +124,7 @@ class BrandRegistry:
         return connector.verification_method
 
     def fetching_connectors(self) -> dict[str, BrandConnector]:
-        """Brands whose connector fetches on demand (for AppState.data_sources): the
+        """Brands whose connector fetches on demand (`data_sources`): the
         production ones, and `sandbox`, the brand of all sandbox data (the pull of the
         sandbox environment asks only it)."""
         found: dict[str, BrandConnector] = {
@@ -138,24 +140,9 @@ class BrandRegistry:
         self.sandbox.behaviour = behaviour
 
 
-def install_brands(state: AppState) -> BrandRegistry:
-    """Build the registry for the app's settings and register the fetching connectors as
-    data sources. Called once by create_app."""
-    registry = BrandRegistry.from_settings(state.settings, clock=state.clock)
-    state.brand_registry = registry
-    state.data_sources.update(registry.fetching_connectors())
-    return registry
-
-
 def registry_of(state: AppState) -> BrandRegistry:
-    """The app's registry (installed on first use when create_app did not)."""
-    if state.brand_registry is None:
-        return install_brands(state)
-    return state.brand_registry
-
-
-def set_sandbox_behaviour(state: AppState, behaviour: SandboxBehaviour) -> None:
-    registry_of(state).set_sandbox_behaviour(behaviour)
+    """The app's registry, built once by the app layer (autoport.state)."""
+    return state.part(BrandRegistry)
 
 
 def activated_brand(

@@ -27,14 +27,14 @@ from autoport.brands.base import (
     RemovalDecision,
     VerificationMethod,
 )
-from autoport.config import Settings
-from autoport.ingestion.sources import (
+from autoport.brands.sources import (
     FetchResult,
     PrivacyModeActive,
     SourceTimeout,
     SourceUnavailable,
     VehicleOffline,
 )
+from autoport.config import Settings
 from autoport.kit.clock import MICROS, Clock, to_iso
 from autoport.kit.environments import Environment
 

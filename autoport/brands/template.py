@@ -61,9 +61,7 @@ from autoport.brands.base import (
     VerificationMethod,
 )
 from autoport.brands.push import Pusher
-from autoport.catalog import CATALOG
-from autoport.config import Settings
-from autoport.ingestion.sources import (
+from autoport.brands.sources import (
     CapabilityData,
     FetchResult,
     PrivacyModeActive,
@@ -71,7 +69,9 @@ from autoport.ingestion.sources import (
     SourceUnavailable,
     VehicleOffline,
 )
-from autoport.kit.brands import canonical_brand
+from autoport.catalog import CATALOG
+from autoport.catalog.brands import canonical_brand
+from autoport.config import Settings
 from autoport.kit.clock import MICROS, to_iso
 from autoport.kit.environments import Environment
 

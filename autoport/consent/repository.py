@@ -8,9 +8,9 @@ from typing import Any
 
 import orjson
 
-from autoport.kit.brands import sandbox_only_problem
 from autoport.kit.db import Connection, Row
 from autoport.kit.environments import Environment
+from autoport.vehicles.access import sandbox_only_problem
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,6 +20,7 @@ from starlette.types import Scope
 from autoport.brands.base import BrandConnector, ConnectorError
 from autoport.brands.registry import registry_of
 from autoport.brands.sandbox import SandboxConnector
+from autoport.catalog.brands import hyphenated
 from autoport.consent import pages, service
 from autoport.consent.schemas import OwnerDecision, OwnerDecisionResult
 from autoport.consent.service import (
@@ -40,7 +41,6 @@ from autoport.consent.verification import (
 )
 from autoport.kit import uris
 from autoport.kit.auth import AdminDep
-from autoport.kit.brands import hyphenated
 from autoport.kit.environments import Environment, environment_of, public_base_url
 from autoport.kit.errors import ApiError
 from autoport.kit.ratelimit import Verdict, client_address, rate_limiter

@@ -8,7 +8,6 @@ the consent's own transaction.
 
 from __future__ import annotations
 
-import re
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -18,6 +17,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 import structlog
 
 from autoport.brands.base import BrandConnector, ConnectorError
+from autoport.catalog.brands import WMI_BRANDS, canonical_brand, wmi_problem
 from autoport.config import Settings
 from autoport.consent import repository, verification
 from autoport.consent.repository import Application, Session
@@ -29,21 +29,20 @@ from autoport.consent.verification import (
     grant_starts_pending,
 )
 from autoport.kit import uris
-from autoport.kit.brands import WMI_BRANDS, canonical_brand, wmi_problem
 from autoport.kit.clock import from_iso
 from autoport.kit.crypto import new_token, same, token_hash
 from autoport.kit.db import Connection, Database
 from autoport.kit.environments import Environment
 from autoport.kit.errors import ApiError
-from autoport.kit.vin import vin_problem
+from autoport.oauth import pkce
 from autoport.oauth import service as oauth
+from autoport.vehicles.vin import vin_problem
 
 log = structlog.get_logger("autoport.consent")
 
 MICROS = 1_000_000
 LOCALES = ("en-GB", "de-DE")
 # RFC 7636 §4.2: 43-128 characters of the unreserved set.
-_CODE_CHALLENGE = re.compile(r"^[A-Za-z0-9._~-]{43,128}$")
 MAX_STATE_LENGTH = 2048
 
 
@@ -199,7 +198,9 @@ async def start(
         return fail("unauthorized_client", "the application has no activated brand")
     if not app.properties:
         return fail("invalid_request", "the application requests no data")
-    problem = _pkce_problem(app, request.code_challenge, request.code_challenge_method)
+    problem = pkce.challenge_problem(
+        request.code_challenge, request.code_challenge_method, public=app.client_type == "public"
+    )
     if problem:
         return fail("invalid_request", problem)
     try:
@@ -266,20 +267,6 @@ async def _insert_session(db: Database, *, key: bytes, token: str, values: dict[
         await repository.insert_session(
             conn, token_hash=session_token_hash(key, token), values=values
         )
-
-
-def _pkce_problem(app: Application, challenge: str | None, method: str | None) -> str | None:
-    if method and method not in ("S256", "plain"):
-        return "code_challenge_method must be S256 or plain"
-    if not challenge:
-        if method:
-            return "code_challenge_method was sent without code_challenge"
-        if app.client_type == "public":
-            return "public clients must send code_challenge (PKCE)"
-        return None
-    if not _CODE_CHALLENGE.match(challenge):
-        return "code_challenge must be 43 to 128 characters of A-Z a-z 0-9 - . _ ~"
-    return None
 
 
 def session_token_hash(key: bytes, token: str) -> str:
@@ -793,7 +780,7 @@ async def report_owner_decision(
 async def current_vehicle_code(
     conn: Connection, *, environment: Environment, vin: str, now_us: int
 ) -> str | None:
-    """The code the vehicle displays now (contracts.md: read by the sandbox emulator)."""
+    """The code the vehicle displays now (read by the sandbox emulator, docs/sandbox.md)."""
     return await verification.current_vehicle_code(
         conn, environment=environment, vin=vin, now_us=now_us
     )

@@ -10,13 +10,12 @@ DELETE only removes what is due.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-from collections.abc import AsyncIterator
 
 import structlog
 
 from autoport.consent import repository
+from autoport.kit import periodic
 from autoport.kit.db import Database
 from autoport.kit.state import AppState
 
@@ -36,24 +35,16 @@ async def purge_expired_sessions(db: Database, *, now_us: int) -> int:
         )
 
 
-async def _purge_forever(state: AppState) -> None:
-    while True:
-        try:
-            removed = await purge_expired_sessions(state.database, now_us=state.clock.now_us())
-            if removed:
-                log.info("expired consent sessions purged", count=removed)
-        except Exception:
-            # A busy or briefly unreachable database: try again next round.
-            log.exception("purging consent sessions failed")
-        await asyncio.sleep(PURGE_EVERY_SECONDS)
+def session_purger(state: AppState) -> contextlib.AbstractAsyncContextManager[None]:
+    async def purge() -> None:
+        removed = await purge_expired_sessions(state.database, now_us=state.clock.now_us())
+        if removed:
+            log.info("expired consent sessions purged", count=removed)
 
-
-@contextlib.asynccontextmanager
-async def session_purger(state: AppState) -> AsyncIterator[None]:
-    task = asyncio.create_task(_purge_forever(state), name="consent-session-purger")
-    try:
-        yield
-    finally:
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
+    return periodic.every(
+        PURGE_EVERY_SECONDS,
+        purge,
+        name="consent-session-purger",
+        failure="purging consent sessions failed",
+        logger=log,
+    )

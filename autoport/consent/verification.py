@@ -23,13 +23,10 @@ The pages call `begin` when the VIN is known and read `Step` to decide what to s
 
 from __future__ import annotations
 
-import base64
 import enum
-import hmac
 import secrets
 import uuid
 from dataclasses import dataclass
-from hashlib import sha256
 from typing import Any, Literal
 
 import orjson
@@ -37,6 +34,7 @@ import orjson
 from autoport.brands.base import VerificationMethod
 from autoport.config import Settings
 from autoport.consent import repository
+from autoport.kit import crypto
 from autoport.kit.crypto import same, token_hash
 from autoport.kit.db import Connection
 from autoport.kit.environments import Environment
@@ -311,33 +309,20 @@ async def current_vehicle_code(
 # -------------------------------------------------------------------------- oem_login
 
 
-def _b64(data: bytes) -> str:
-    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
-
-
-def _unb64(text: str) -> bytes:
-    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
-
-
 def sign(secret: bytes, purpose: str, payload: dict[str, Any]) -> str:
-    """A compact signed token: base64url(JSON) "." base64url(HMAC-SHA256). The purpose
-    is part of the MAC, so a token made for one step is never accepted by another."""
-    body = _b64(orjson.dumps(payload))
-    mac = hmac.new(secret, f"{purpose}.{body}".encode(), sha256).digest()
-    return f"{body}.{_b64(mac)}"
+    """A signed step token (autoport.kit.crypto.sign): the purpose is part of the MAC, so
+    a token made for one step is never accepted by another."""
+    return crypto.sign(secret, purpose, orjson.dumps(payload))
 
 
 def unsign(secret: bytes, purpose: str, token: str, *, now_us: int) -> dict[str, Any] | None:
     """The payload of a token signed for `purpose` and not expired (`exp`, µs); else None."""
-    body, _, mac = token.partition(".")
-    if not body or not mac:
+    data = crypto.verify(secret, purpose, token)
+    if data is None:
         return None
-    expected = hmac.new(secret, f"{purpose}.{body}".encode(), sha256).digest()
     try:
-        if not same(_unb64(mac), expected):
-            return None
-        payload = orjson.loads(_unb64(body))
-    except (ValueError, orjson.JSONDecodeError):
+        payload = orjson.loads(data)
+    except orjson.JSONDecodeError:
         return None
     if not isinstance(payload, dict) or not isinstance(payload.get("exp"), int):
         return None

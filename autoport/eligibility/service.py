@@ -9,7 +9,7 @@ from autoport.brands.base import ConnectorError
 from autoport.brands.registry import BrandRegistry, activated_brand
 from autoport.kit.auth import Caller, require_scope
 from autoport.kit.errors import ApiError
-from autoport.kit.vin import vin_problem
+from autoport.vehicles.vin import vin_problem
 
 SCOPE = "vehicle:eligibility-check"
 # A carmaker that does not answer within this bound gets the caller a 504, not a hang.

@@ -10,10 +10,10 @@ from fastapi import Query, Request
 from starlette.responses import Response
 
 from autoport.brands.registry import registry_of
+from autoport.catalog.brands import canonical_brand
 from autoport.fleet import decisions
 from autoport.fleet.schemas import PendingClearance, PendingClearanceList
 from autoport.kit.auth import AdminDep
-from autoport.kit.brands import canonical_brand
 from autoport.kit.environments import EnvironmentDep
 from autoport.kit.errors import ApiError
 from autoport.kit.routing import api_router, json_response

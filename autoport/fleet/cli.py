@@ -35,8 +35,8 @@ def pending(
 ) -> None:
     """Clearances of push-fed brands still awaiting a decision, oldest first."""
     from autoport.brands.registry import BrandRegistry
+    from autoport.catalog.brands import canonical_brand
     from autoport.fleet import decisions
-    from autoport.kit.brands import canonical_brand
 
     brands = None
     if brand is not None:

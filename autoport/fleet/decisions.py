@@ -20,11 +20,11 @@ from typing import Any
 import orjson
 
 from autoport.brands.registry import BrandRegistry
+from autoport.catalog.brands import BRANDS, SANDBOX_BRAND, hyphenated
 from autoport.fleet import repository
 from autoport.fleet.repository import FleetVehicle, VehicleKey
 from autoport.fleet.service import checked_vin, transition
 from autoport.fleet.states import Status, Trigger
-from autoport.kit.brands import BRANDS, SANDBOX_BRAND, hyphenated
 from autoport.kit.clock import to_iso
 from autoport.kit.db import Database
 from autoport.kit.environments import Environment

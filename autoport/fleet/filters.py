@@ -1,4 +1,4 @@
-"""The `filter` query parameter of `GET /v1/fleets/vehicles` (interface.md): URL-encoded
+"""The `filter` query parameter of `GET /v1/fleets/vehicles` (docs/fleet.md): URL-encoded
 JSON, one member per field. The original documents one operator per field,
 
     {"status": {"operator": "in", "value": ["approved", "pending"]},
@@ -29,14 +29,14 @@ import orjson
 from sqlalchemy import Column, bindparam, text
 from sqlalchemy.sql import ColumnElement, TextClause
 
+from autoport.catalog.brands import canonical_brand
 from autoport.db.tables.fleet import fleet_vehicles
 from autoport.fleet.repository import Condition
 from autoport.fleet.states import Status
-from autoport.kit.brands import canonical_brand
 from autoport.kit.clock import from_iso
 from autoport.kit.db import Dialect
 from autoport.kit.errors import ApiError
-from autoport.kit.vin import vin_problem
+from autoport.vehicles.vin import vin_problem
 
 _SET_OPS = ("eq", "in")
 _TIME_OPS = ("eq", "lt", "gt", "lte", "gte")

@@ -265,3 +265,21 @@ async def select_pending(
         .limit(limit)
     )
     return [FleetVehicle.from_row(row) for row in await conn.fetch_all(statement)]
+
+
+async def auto_approving_provider_name(
+    conn: Connection | Database, *, environment: Environment, brand: str
+) -> str | None:
+    """The name of an active data provider of `brand` that approves its clearance
+    requests unseen (`auto_approve_clearances`, autoport.ingestion.providers), or None.
+    Read here, not through the ingestion package: ingestion's provider routes decide
+    clearances through this package, so it must not depend on them."""
+    rows = await conn.fetch_all(
+        "SELECT name, brands FROM ingest_providers WHERE environment = :environment "
+        "AND revoked_at IS NULL AND auto_approve_clearances ORDER BY created_at, id",
+        {"environment": str(environment)},
+    )
+    for row in rows:
+        if brand in orjson.loads(row["brands"]):
+            return str(row["name"])
+    return None

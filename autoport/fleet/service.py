@@ -7,18 +7,18 @@ from dataclasses import dataclass
 from typing import Any
 
 from autoport.brands.registry import brand_problem
+from autoport.catalog.brands import hyphenated
 from autoport.fleet import repository
 from autoport.fleet.filters import VehicleFilter
 from autoport.fleet.repository import FleetVehicle, VehicleKey
 from autoport.fleet.states import IN_PROGRESS, Status, Trigger, allowed, target
 from autoport.kit import outbox
 from autoport.kit.auth import Caller, CallerKind, require_scope
-from autoport.kit.brands import hyphenated
 from autoport.kit.clock import to_iso
 from autoport.kit.db import Connection, Database
 from autoport.kit.errors import ApiError
 from autoport.kit.paging import decode_cursor, encode_cursor, page_size
-from autoport.kit.vin import vin_problem
+from autoport.vehicles.vin import vin_problem
 
 SCOPE = "fleet:clearance"
 EVENT = "fleet_clearance_changed"

@@ -30,11 +30,11 @@ from autoport.fleet import repository
 from autoport.fleet.repository import Claimed
 from autoport.fleet.service import transition
 from autoport.fleet.states import Status, Trigger
-from autoport.ingestion.providers import auto_approving_provider
-from autoport.kit.brands import sandbox_only_problem
+from autoport.kit import periodic
 from autoport.kit.clock import MICROS, Clock
 from autoport.kit.db import Connection, Database
 from autoport.kit.state import AppState
+from autoport.vehicles.access import sandbox_only_problem
 
 log = structlog.get_logger("autoport.fleet")
 
@@ -152,14 +152,14 @@ async def _provider_outcome(db: Database, item: Claimed) -> Outcome:
     """A push-fed brand: its data provider decides. Only a provider's explicit standing
     approval (`auto_approve_clearances`, off by default) approves here; otherwise the
     vehicle waits, not polled, for POST .../approve or .../reject."""
-    provider = await auto_approving_provider(
+    provider = await repository.auto_approving_provider_name(
         db.reader, environment=item.key.environment, brand=item.brand
     )
     if provider is None:
         return Outcome(None, None, None, awaiting_decision=True)
     return Outcome(
         Status.approved,
-        f"approved by the data provider {provider.name!r} (auto_approve_clearances)",
+        f"approved by the data provider {provider!r} (auto_approve_clearances)",
         None,
     )
 
@@ -203,21 +203,15 @@ async def fleet_worker(state: AppState) -> AsyncIterator[None]:
     worker_id = uuid.uuid4().hex[:12]
     registry = registry_of(state)
 
-    async def loop() -> None:
-        while True:
-            try:
-                done = await process_due(state.database, registry, clock=state.clock, config=config)
-            except Exception:
-                # The database may be briefly away (restart, failover): keep running.
-                log.exception("fleet worker round failed", worker=worker_id)
-                done = 0
-            if done < config.batch_size:
-                await asyncio.sleep(settings.fleet_worker_interval_seconds)
+    async def round_() -> bool:
+        done = await process_due(state.database, registry, clock=state.clock, config=config)
+        return done >= config.batch_size  # a full batch: more may be due at once
 
-    task = asyncio.create_task(loop(), name=f"fleet-worker-{worker_id}")
-    try:
+    async with periodic.every(
+        settings.fleet_worker_interval_seconds,
+        round_,
+        name=f"fleet-worker-{worker_id}",
+        failure="fleet worker round failed",
+        logger=log,
+    ):
         yield
-    finally:
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task

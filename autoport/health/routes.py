@@ -7,10 +7,10 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from starlette.responses import Response
 
 from autoport import __version__
-from autoport.db.migrate import expected_heads, is_current
 from autoport.kit.db import DatabaseUnavailable
 from autoport.kit.environments import EnvironmentDep, public_base_url
 from autoport.kit.errors import RETRY_AFTER_SECONDS, ApiError
+from autoport.kit.migrate import expected_heads, is_current
 from autoport.kit.routing import json_response
 from autoport.kit.state import StateDep, database_of
 

@@ -15,11 +15,12 @@ from typing import Any
 
 import orjson
 
-from autoport.kit.brands import canonical_brand, sandbox_only_problem
+from autoport.catalog.brands import canonical_brand
 from autoport.kit.clock import to_iso
 from autoport.kit.crypto import new_token, same, token_hash
 from autoport.kit.db import Connection, Database, Row
 from autoport.kit.environments import Environment
+from autoport.vehicles.access import sandbox_only_problem
 
 SECRET_PREFIX = "ap_ingest_"  # noqa: S105 - a prefix, not a secret
 
@@ -156,22 +157,6 @@ async def list_providers(db: Database, *, environment: Environment | None) -> li
             {"environment": str(environment)},
         )
     return [Provider.from_row(row) for row in rows]
-
-
-async def auto_approving_provider(
-    conn: Connection | Database, *, environment: Environment, brand: str
-) -> Provider | None:
-    """An active provider of `brand` that approves its clearance requests unseen."""
-    rows = await conn.fetch_all(
-        f"SELECT {_COLUMNS} FROM ingest_providers WHERE environment = :environment "  # noqa: S608
-        "AND revoked_at IS NULL AND auto_approve_clearances ORDER BY created_at, id",
-        {"environment": str(environment)},
-    )
-    for row in rows:
-        provider = Provider.from_row(row)
-        if brand in provider.brands:
-            return provider
-    return None
 
 
 async def revoke_provider(conn: Connection, *, provider_id: str, now_us: int) -> Provider | None:

@@ -12,12 +12,12 @@ from starlette.requests import ClientDisconnect
 from starlette.responses import Response
 
 from autoport.brands.registry import registry_of
+from autoport.catalog.brands import canonical_brand
 from autoport.fleet import decisions
 from autoport.fleet.schemas import PendingClearance, PendingClearanceList
 from autoport.ingestion import providers
 from autoport.ingestion.schemas import IngestAnswer, IngestRejected
 from autoport.ingestion.service import IngestError, ingest_vehicle_data
-from autoport.kit.brands import canonical_brand
 from autoport.kit.environments import environment_of
 from autoport.kit.errors import ApiError, ErrorItem, request_id_of
 from autoport.kit.openapi import PROVIDER_SECURITY

@@ -25,18 +25,14 @@ import orjson
 import structlog
 
 from autoport.catalog import CATALOG, DataPointError, validate_property_value, validate_wrapper
+from autoport.catalog.brands import SANDBOX_BRAND, UNKNOWN_BRAND, canonical_brand
 from autoport.catalog.validation import json_type
 from autoport.ingestion import repository
 from autoport.kit import outbox
-from autoport.kit.brands import (
-    SANDBOX_BRAND,
-    UNKNOWN_BRAND,
-    canonical_brand,
-    sandbox_only_problem,
-)
 from autoport.kit.db import Connection, Database
 from autoport.kit.environments import Environment
-from autoport.kit.vin import vin_problem
+from autoport.vehicles.access import sandbox_only_problem
+from autoport.vehicles.vin import vin_problem
 
 log = structlog.get_logger("autoport.ingestion")
 
@@ -205,7 +201,7 @@ def prepare(
 def resolve_brand(environment: Environment, brand: str | None) -> str | None:
     """The stored spelling of `brand`; None keeps the vehicle's known brand."""
     if environment is Environment.sandbox:
-        return SANDBOX_BRAND  # interface.md: every sandbox vehicle's brand is `sandbox`
+        return SANDBOX_BRAND  # docs/sandbox.md: every sandbox vehicle's brand is `sandbox`
     if brand is None:
         return None
     if brand == UNKNOWN_BRAND:

@@ -61,7 +61,7 @@ class Caller:
     # The properties the application asked for when registered ("capability.property").
     application_properties: frozenset[str]
     grant: Grant | None = None  # set for CallerKind.vehicle
-    # Brands activated for the application (canonical spelling, see kit.brands).
+    # Brands activated for the application (canonical spelling, see catalog.brands).
     application_brands: frozenset[str] = frozenset()
     # When the access token expires (µs): long-lived responses (SSE) end then.
     expires_at_us: int | None = None

@@ -274,8 +274,8 @@ async def open_database(settings: Settings, *, migrate_sqlite: bool = True) -> D
     """The connected database, ready for the code: the embedded SQLite database migrates
     itself (as `serve` does); PostgreSQL must be reachable and migrated (`autoport
     migrate`, once per release), else one line and exit code 1 or 2."""
-    from autoport.db.migrate import current_revisions, expected_heads, upgrade
     from autoport.kit.db import create_database
+    from autoport.kit.migrate import current_revisions, expected_heads, upgrade
 
     expected = expected_heads()
     db = create_database(settings.resolved_database_url, schema=settings.database_schema)

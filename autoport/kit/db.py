@@ -1,9 +1,9 @@
 """Database access for both backends behind one small async interface.
 
-Why not SQLAlchemy's async engine: on this service's hot paths it costs 3x in
-throughput (architecture.md). Tables and migrations are SQLAlchemy/Alembic; queries are
-plain SQL strings with ``:name`` parameters that run unchanged on both backends, or
-SQLAlchemy Core statements for the few dynamic queries, compiled here.
+Why not SQLAlchemy's async engine: on this service's hot paths it costs 3x in throughput
+(docs/development.md, Database rules). Tables and migrations are SQLAlchemy/Alembic;
+queries are plain SQL strings with ``:name`` parameters that run unchanged on both
+backends, or SQLAlchemy Core statements for the few dynamic queries, compiled here.
 
 - SQLite: the standard ``sqlite3`` module called directly on the event loop (a query is
   tens of microseconds; a thread hop costs more). WAL, so readers never wait for the

@@ -1,4 +1,4 @@
-"""The two error shapes of interface.md, and the handlers that guarantee them.
+"""The two error shapes (docs/development.md, Errors), and the handlers that guarantee them.
 
 - Everything but OAuth: ``{"errors": [{"title", "source"?, "detail"}], "request_id"}``.
 - OAuth endpoints (token, revocation, vehicleinfo): RFC 6749 §5.2
@@ -10,7 +10,7 @@ and are logged with the request id (see autoport.kit.middleware).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from http import HTTPStatus
 from typing import Any
@@ -117,21 +117,10 @@ def error_response(
     )
 
 
-# The OAuth endpoints of autoport.oauth.routes, whose every error is in the RFC 6749
-# shape: also those answered before routing (413, by the request pipeline) or by the
-# router (405). Paths as routed, i.e. after the pipeline stripped the sandbox prefix.
-OAUTH_PATHS = frozenset({"/v1/access_tokens", "/v1/access_token", "/v1/revoke", "/v1/vehicleinfo"})
-_ACCOUNT_TOKEN_PREFIX, _ACCOUNT_TOKEN_SUFFIX = "/v1/", "/oauth/access_tokens"  # /v1/{id}/...
-
-
-def is_oauth_path(path: str) -> bool:
-    """Whether errors on `path` (the routed path, without /sandbox) are RFC 6749 ones."""
-    if path in OAUTH_PATHS:
-        return True
-    if not path.endswith(_ACCOUNT_TOKEN_SUFFIX) or not path.startswith(_ACCOUNT_TOKEN_PREFIX):
-        return False
-    account_id = path[len(_ACCOUNT_TOKEN_PREFIX) : -len(_ACCOUNT_TOKEN_SUFFIX)]
-    return account_id != "" and "/" not in account_id
+# Which paths answer errors in the RFC 6749 shape is the OAuth package's knowledge
+# (autoport.oauth.paths.is_oauth_path); the app hands that predicate to the error
+# handlers, the request pipeline and the OpenAPI builder.
+PathPredicate = Callable[[str], bool]
 
 
 OAUTH_NO_STORE = {"Cache-Control": "no-store", "Pragma": "no-cache"}
@@ -196,8 +185,7 @@ async def _oauth_error(request: Request, exc: Exception) -> Response:
     return oauth_error_response(exc)
 
 
-async def _http_error(request: Request, exc: Exception) -> Response:
-    assert isinstance(exc, HTTPException)
+async def _http_error(request: Request, exc: HTTPException, oauth_path: PathPredicate) -> Response:
     status = exc.status_code
     headers = exc.headers
     # The method as the client sent it: HEAD reaches the routers as GET.
@@ -212,7 +200,7 @@ async def _http_error(request: Request, exc: Exception) -> Response:
         detail = TOO_LARGE_DETAIL
     else:
         detail = str(exc.detail)
-    if is_oauth_path(request.scope["path"]):
+    if oauth_path(request.scope["path"]):
         # 405 (or any other router error) on an OAuth endpoint: still RFC 6749.
         return oauth_error_response(OAuthError("invalid_request", detail, status, headers))
     return error_response(request, status, [ErrorItem(HTTPStatus(status).phrase, detail)], headers)
@@ -255,13 +243,13 @@ RETRY_AFTER_SECONDS = 2
 UNAVAILABLE_DETAIL = "the database is unavailable for a moment; retry after a few seconds"
 
 
-def unavailable_response(request: Request, error: DatabaseUnavailable) -> Response:
-    """The 503 of DatabaseUnavailable, in the path's error shape (the FastAPI handler;
-    the request pipeline uses it for the hot routes)."""
+def unavailable_response(request: Request, error: DatabaseUnavailable, *, oauth: bool) -> Response:
+    """The 503 of DatabaseUnavailable, in the path's error shape (RFC 6749 when `oauth`;
+    the FastAPI handler, and the request pipeline for the hot routes)."""
     # One line per outage, not per request (kit.logging.quiet_outages).
     log.warning("database unavailable: answering 503 with Retry-After", exc_info=error)
     headers = {"Retry-After": str(RETRY_AFTER_SECONDS)}
-    if is_oauth_path(request.scope["path"]):
+    if oauth:
         # RFC 6749's code for "the server is overloaded or under maintenance".
         description = oauth_error_body("temporarily_unavailable", UNAVAILABLE_DETAIL)
         return Response(
@@ -271,15 +259,12 @@ def unavailable_response(request: Request, error: DatabaseUnavailable) -> Respon
     return error_response(request, 503, [item], headers)
 
 
-async def _unavailable(request: Request, exc: Exception) -> Response:
-    assert isinstance(exc, DatabaseUnavailable)
-    return unavailable_response(request, exc)
-
-
-def refusal_body(path: str, request_id: str, status: int, detail: str, source: str | None) -> bytes:
+def refusal_body(
+    request_id: str, status: int, detail: str, source: str | None, *, oauth: bool
+) -> bytes:
     """An error answered by the request pipeline before any route (431, 400 for control
-    characters): RFC 6749 shape on the OAuth paths, ours elsewhere."""
-    if is_oauth_path(path):
+    characters): RFC 6749 shape on the OAuth paths (`oauth`), ours elsewhere."""
+    if oauth:
         return oauth_error_body("invalid_request", detail)
     item = ErrorItem(HTTPStatus(status).phrase, detail, source)
     return orjson.dumps({"errors": [item.as_dict()], "request_id": request_id})
@@ -302,10 +287,20 @@ async def _internal_error(request: Request, exc: Exception) -> Response:
     return Response(body, status_code=500, media_type="application/json")
 
 
-def install_error_handlers(app: FastAPI) -> None:
+def install_error_handlers(app: FastAPI, *, oauth_path: PathPredicate) -> None:
+    """Every error in its documented shape: RFC 6749's on the paths `oauth_path` names."""
+
+    async def http_error(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, HTTPException)
+        return await _http_error(request, exc, oauth_path)
+
+    async def unavailable(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, DatabaseUnavailable)
+        return unavailable_response(request, exc, oauth=oauth_path(request.scope["path"]))
+
     app.add_exception_handler(Exception, _internal_error)
     app.add_exception_handler(ApiError, _api_error)
     app.add_exception_handler(OAuthError, _oauth_error)
-    app.add_exception_handler(HTTPException, _http_error)
+    app.add_exception_handler(HTTPException, http_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
-    app.add_exception_handler(DatabaseUnavailable, _unavailable)
+    app.add_exception_handler(DatabaseUnavailable, unavailable)

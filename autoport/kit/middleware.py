@@ -11,7 +11,7 @@ as GET without the body, on every path.
 It also answers the hot routes itself (the vehicle data pull): plain Starlette routes
 whose endpoint takes a Request and returns a Response, with ApiError rendered in the
 errors shape. Everything else goes on to FastAPI, whose middleware layers and router
-cost more than the whole pull (architecture.md); FastAPI keeps documenting the hot
+cost more than the whole pull (docs/development.md, hot routes); FastAPI keeps documenting the hot
 routes in the OpenAPI description.
 """
 
@@ -38,10 +38,10 @@ from autoport.kit.errors import (
     OAUTH_CONTENT_TOO_LARGE_BODY,
     OAUTH_NO_STORE,
     ApiError,
+    PathPredicate,
     content_too_large_body,
     error_response,
     internal_error_body,
-    is_oauth_path,
     refusal_body,
     unavailable_response,
 )
@@ -65,9 +65,12 @@ class RequestPipeline:
         access_log: bool,
         max_body_bytes: int,
         max_header_bytes: int,
+        oauth_path: PathPredicate,
         hot_routes: Sequence[Route] = (),
     ) -> None:
         self.app = app
+        # Paths whose errors are in the RFC 6749 shape (autoport.oauth.paths).
+        self.oauth_path = oauth_path
         self.environments = environments
         self.access_log = access_log
         self.hot_routes = tuple(hot_routes)
@@ -120,7 +123,7 @@ class RequestPipeline:
                     f"the request line and headers ({header_bytes} bytes) are larger than "
                     f"the limit of {self.max_header_bytes} bytes"
                 )
-                await _refuse(send_with_id, path, request_id, 431, detail, None)
+                await self._refuse(send_with_id, path, request_id, 431, detail, None)
                 return
             if method in _BODY_METHODS and scan.length != 0:
                 if scan.length is not None and scan.length > self.max_body_bytes:
@@ -129,7 +132,7 @@ class RequestPipeline:
                     receive, body = await self._buffered(receive)
             if receive is _TOO_LARGE:
                 status = 413
-                if is_oauth_path(path):  # RFC 6749 shape on the OAuth endpoints
+                if self.oauth_path(path):  # RFC 6749 shape on the OAuth endpoints
                     await _send_error(
                         send_with_id, 413, OAUTH_CONTENT_TOO_LARGE_BODY, _OAUTH_HEADERS
                     )
@@ -139,7 +142,7 @@ class RequestPipeline:
             found = control_character_in(path, scope["query_string"], scan.suspect, body)
             if found is not None:
                 status = 400
-                await _refuse(send_with_id, path, request_id, 400, found.detail, found.source)
+                await self._refuse(send_with_id, path, request_id, 400, found.detail, found.source)
                 return
             reply: Send = send_with_id
             if method == "HEAD":
@@ -155,7 +158,9 @@ class RequestPipeline:
         except DatabaseUnavailable as error:
             # Raised where no exception handler runs (a hot route, a streaming body).
             if not response_started:
-                response = unavailable_response(Request(scope, receive), error)
+                response = unavailable_response(
+                    Request(scope, receive), error, oauth=self.oauth_path(scope["path"])
+                )
                 await response(scope, receive, send_with_id)
         except Exception:
             log.exception("unhandled error", path=scope["path"], method=method)
@@ -188,6 +193,13 @@ class RequestPipeline:
                 scope["route"] = route
                 return route
         return None
+
+    async def _refuse(
+        self, send: Send, path: str, request_id: str, status: int, detail: str, source: str | None
+    ) -> None:
+        oauth = self.oauth_path(path)
+        body = refusal_body(request_id, status, detail, source, oauth=oauth)
+        await _send_error(send, status, body, _OAUTH_HEADERS if oauth else ())
 
     async def _buffered(self, receive: Receive) -> tuple[Receive, bytes | None]:
         """Read the whole body (up to the limit), and a receive that replays it. A body
@@ -326,13 +338,6 @@ def _without_body(send: Send) -> Send:
             await send({"type": "http.response.body", "body": b"", "more_body": False})
 
     return headless
-
-
-async def _refuse(
-    send: Send, path: str, request_id: str, status: int, detail: str, source: str | None
-) -> None:
-    headers = _OAUTH_HEADERS if is_oauth_path(path) else ()
-    await _send_error(send, status, refusal_body(path, request_id, status, detail, source), headers)
 
 
 async def _send_error(

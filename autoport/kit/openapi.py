@@ -33,7 +33,7 @@ from autoport.kit.environments import (
     authorization_endpoint,
     token_endpoint,
 )
-from autoport.kit.errors import ErrorsSchema, OAuthErrorSchema, is_oauth_path
+from autoport.kit.errors import ErrorsSchema, OAuthErrorSchema, PathPredicate
 
 OAUTH2 = "oauth2"
 BEARER = "bearerToken"
@@ -149,8 +149,9 @@ def _component_schemas(models: Iterable[type[ErrorsSchema | OAuthErrorSchema]]) 
     return schemas
 
 
-def build(app: FastAPI) -> dict[str, Any]:
-    """The environment-independent document: operations with security and errors."""
+def build(app: FastAPI, *, oauth_path: PathPredicate) -> dict[str, Any]:
+    """The environment-independent document: operations with security and errors (RFC
+    6749's shape on the paths `oauth_path` names)."""
     document = get_openapi(
         title=app.title,
         version=app.version,
@@ -172,7 +173,7 @@ def build(app: FastAPI) -> dict[str, Any]:
                 continue
             if requirements is not None:
                 operation.setdefault("security", requirements)
-            _document_errors(operation, oauth=is_oauth_path(path))
+            _document_errors(operation, oauth=oauth_path(path))
     schemas: dict[str, Any] = document.setdefault("components", {}).setdefault("schemas", {})
     for name in _FASTAPI_VALIDATION:
         schemas.pop(name, None)

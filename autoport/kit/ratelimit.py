@@ -16,6 +16,7 @@ from __future__ import annotations
 import ipaddress
 import math
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -143,15 +144,27 @@ class RateLimiter:
         return count, await redis.get_expiry(key)
 
 
+class RateLimiters:
+    """The app's named limiters (each name is also its storage namespace), made once from
+    the settings by the app layer (autoport.state) and shared by the app's requests (and
+    through Redis by its replicas)."""
+
+    def __init__(self, specs: Mapping[str, str], *, redis_url: str | None) -> None:
+        self.by_name = {
+            name: RateLimiter(spec, redis_url=redis_url, namespace=name)
+            for name, spec in specs.items()
+        }
+
+    def __getitem__(self, name: str) -> RateLimiter:
+        return self.by_name[name]
+
+
 def rate_limiter(state: AppState, name: str, spec: str) -> RateLimiter:
-    """The app's limiter `name` (also its storage namespace) counting against `spec`, a
-    setting in the `limits` notation: made on first use, made again when the setting
-    changed, shared by the app's requests (and through Redis by its replicas)."""
-    limiter = state.rate_limiters.get(name)
-    if limiter is None or limiter.spec != spec:
-        limiter = state.rate_limiters[name] = RateLimiter(
-            spec, redis_url=state.settings.redis_url, namespace=name
-        )
+    """The app's limiter `name`, which counts against `spec` (the caller's setting: a
+    limiter built from another is a wiring mistake, not a reason to make one here)."""
+    limiter = state.part(RateLimiters)[name]
+    if limiter.spec != spec:
+        raise RuntimeError(f"rate limiter {name!r} counts {limiter.spec!r}, not {spec!r}")
     return limiter
 
 

@@ -23,13 +23,11 @@ from collections.abc import Callable
 from typing import Any
 
 import uvicorn
-from fastapi import FastAPI
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 from uvicorn.supervisors import Multiprocess
 
-from autoport.config import Settings, ensure_secrets
+from autoport.config import Settings
 from autoport.kit.errors import refusal_body
-from autoport.kit.logging import configure_logging
 from autoport.kit.state import begin_shutdown_of_served_apps
 
 GRACE_SECONDS = 10
@@ -78,7 +76,7 @@ class HeaderLimitedProtocol(HttpToolsProtocol):
 
     def send_431_response(self) -> None:
         detail = f"the request line and headers are larger than {self.max_header_bytes} bytes"
-        body = refusal_body("", os.urandom(16).hex(), 431, detail, None)
+        body = refusal_body(os.urandom(16).hex(), 431, detail, None, oauth=False)
         self.transport.write(
             b"HTTP/1.1 431 Request Header Fields Too Large\r\n"
             b"content-type: application/json\r\n"
@@ -107,16 +105,6 @@ class Server(uvicorn.Server):
         self.on_stop()
 
 
-def app_from_environment() -> FastAPI:
-    """The factory uvicorn calls, in this process or in each worker process: settings
-    from the environment (and config file), secrets from the data directory."""
-    from autoport.app import create_app
-
-    settings, _ = ensure_secrets(Settings())
-    configure_logging(settings.log_level, settings.log_format)
-    return create_app(settings)
-
-
 def bind(settings: Settings) -> socket.socket:
     """The listening socket, bound before anything else happens (secrets, the demo), so
     that a busy port fails the start before it has shown anything once. OSError when
@@ -138,16 +126,20 @@ def run(
     settings: Settings,
     sock: socket.socket,
     *,
+    factory: str,
     workers: int = 1,
     on_stop: Callable[[], None] = lambda: None,
 ) -> None:
-    """Serve the app on `sock` (from `bind`); `on_stop` runs once it stopped serving.
+    """Serve the app `factory` makes (`module:function`, called with no argument in this
+    process or in each worker process) on `sock` (from `bind`); `on_stop` runs once it
+    stopped serving. A name, not the function: worker processes import it themselves, and
+    the kit does not import the app it serves.
     The host and port are passed on to worker processes through the environment: the
     command line may have set them."""
     os.environ["AUTOPORT_HOST"] = settings.host
     os.environ["AUTOPORT_PORT"] = str(sock.getsockname()[1])
     config = uvicorn.Config(
-        f"{__name__}:app_from_environment",
+        factory,
         factory=True,
         host=settings.host,
         port=settings.port,

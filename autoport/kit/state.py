@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import contextlib
 import weakref
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated, Any, TypeVar, cast
 
 from fastapi import Depends, Request
 
@@ -15,44 +15,63 @@ from autoport.config import Settings
 from autoport.kit.clock import Clock
 from autoport.kit.db import Database
 
-if TYPE_CHECKING:
-    # Imported for the annotations only: those packages import this module.
-    from autoport.brands.registry import BrandRegistry
-    from autoport.ingestion.sources import DataSource
-    from autoport.kit.ratelimit import RateLimiter
-    from autoport.streaming.service import StreamHub
+T = TypeVar("T")
 
 
 @dataclass(eq=False)  # one per app, compared and hashed by identity
 class AppState:
+    """The app's lifetime: settings, database, clock, and the long-lived objects of the
+    features (the brand registry, the stream hub, the rate limiters), each built once by
+    the app layer before the app serves (`autoport.state.build_state`) and reached by its
+    type (`part`). The kit names no feature: a feature asks for its own type."""
+
     settings: Settings
     database: Database
     clock: Clock = field(default_factory=Clock)
-    # Brand -> the connector that can fetch fresh data on demand (filled by the brand
-    # registry at start-up); brands without one are served from the store.
-    data_sources: dict[str, DataSource] = field(default_factory=dict)
-    # Brand -> connector (set by `autoport.brands.registry.install_brands`; reach it
-    # through `registry_of`, which installs it on first use).
-    brand_registry: BrandRegistry | None = None
-    # Wakes this process's SSE streams and MQTT publisher when messages are committed
-    # (created on first use by `autoport.streaming.service.hub_of`).
-    stream_hub: StreamHub | None = None
-    # Request counters by name (vehicle data reads, token requests, consent entries),
-    # created on first use from the settings by `autoport.kit.ratelimit.rate_limiter`.
-    rate_limiters: dict[str, RateLimiter] = field(default_factory=dict)
+    _parts: dict[type[Any], object] = field(default_factory=dict)
+    _on_shutdown: list[Callable[[], None]] = field(default_factory=list)
+    _on_access_changed: list[Callable[[], None]] = field(default_factory=list)
+
+    def provide(
+        self,
+        part: object,
+        *,
+        on_shutdown: Callable[[], None] | None = None,
+        on_access_changed: Callable[[], None] | None = None,
+    ) -> None:
+        """Register a long-lived object under its type (once: a second one of the same
+        type is a wiring mistake), with what it does when the server stops and when
+        access changes."""
+        kind = type(part)
+        if kind in self._parts:
+            raise RuntimeError(f"a {kind.__name__} was already provided")
+        self._parts[kind] = part
+        if on_shutdown is not None:
+            self._on_shutdown.append(on_shutdown)
+        if on_access_changed is not None:
+            self._on_access_changed.append(on_access_changed)
+
+    def part(self, kind: type[T]) -> T:
+        """The object of type `kind` the app layer built; never made here on demand."""
+        try:
+            return cast(T, self._parts[kind])
+        except KeyError:
+            raise RuntimeError(
+                f"no {kind.__name__} was built for this app (autoport.state.build_state)"
+            ) from None
 
     def begin_shutdown(self) -> None:
         """The server stops: long-lived responses (SSE streams) end now, before it waits
         for open requests (autoport.kit.server)."""
-        if self.stream_hub is not None:
-            self.stream_hub.close()
+        for stop in self._on_shutdown:
+            stop()
 
     def access_changed(self) -> None:
         """A token was revoked or an application disabled here: open long-lived
         responses (SSE streams) verify their callers again now, not at their next
         periodic check (which is how other processes' changes reach them)."""
-        if self.stream_hub is not None:
-            self.stream_hub.access_changed()
+        for changed in self._on_access_changed:
+            changed()
 
     @property
     def token_key(self) -> bytes:

@@ -17,7 +17,7 @@ from fastapi import Request
 
 from autoport.kit.auth import Authenticator, Caller, CallerKind, Grant, GrantStatus
 from autoport.kit.crypto import token_hash
-from autoport.kit.db import Row
+from autoport.kit.db import Database, Row
 from autoport.kit.environments import Environment
 from autoport.kit.errors import ApiError
 from autoport.kit.state import AppState
@@ -80,6 +80,16 @@ def check_row(row: Row | None, environment: Environment, now_us: int) -> Row:
     if row["disabled_at"] is not None:
         raise unauthorized("the application is disabled")
     return row
+
+
+async def live_token(
+    db: Database, token_key: bytes, token: str, environment: Environment, now_us: int
+) -> Row:
+    """The row of an access token that authenticates in `environment` now (the 401
+    reasons of `check_row` otherwise), uncached: for the rare reads beside the
+    authenticator (vehicleinfo)."""
+    row = await repository.bearer_lookup(db.reader, token_hash(token_key, token))
+    return check_row(row, environment, now_us)
 
 
 def caller_from_row(row: Row, environment: Environment) -> Caller:

@@ -189,8 +189,8 @@ async def _by_assertion(
     issuer = unverified.get("iss")
     if not isinstance(issuer, str) or not issuer:
         raise invalid_client("client_assertion has no 'iss' (the id of a registered key)")
-    # interface.md: `iss` is the key id. Standard clients (RFC 7523) put the client_id
-    # there instead, naming the key by the header's `kid` or not at all: accepted too.
+    # docs/oauth.md (Token endpoint): `iss` is the key id. Standard clients (RFC 7523) put
+    # the client_id there instead, naming the key by the header's `kid` or not at all: accepted too.
     params = {"iss": issuer, "environment": str(environment)}
     candidates = await conn.fetch_all(_BY_KEY_ID, params)
     if not candidates:

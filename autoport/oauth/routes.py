@@ -9,17 +9,18 @@ from fastapi import APIRouter, Request
 from starlette.responses import Response
 
 from autoport.kit import environments
-from autoport.kit.crypto import token_hash
 from autoport.kit.environments import Environment, environment_of, public_base_url
 from autoport.kit.errors import ApiError, OAuthError
 from autoport.kit.openapi import APPLICATION_SECURITY, CLIENT_SECURITY
-from autoport.kit.ratelimit import client_address, rate_limiter
+from autoport.kit.ratelimit import RateLimiters, client_address
 from autoport.kit.routing import json_response
 from autoport.kit.state import AppState, state_of
-from autoport.oauth import repository, service
-from autoport.oauth.bearer import bearer_token, check_row
+from autoport.oauth import revocation
+from autoport.oauth.bearer import bearer_token, live_token
 from autoport.oauth.client_auth import AuthenticatedClient, authenticate_client
+from autoport.oauth.grants import authorization_code, client_credentials, refresh_token
 from autoport.oauth.schemas import ServerMetadata, TokenAnswer, VehicleInfo, read_params
+from autoport.oauth.tokens import TokenSettings
 
 router = APIRouter(tags=["oauth"])
 
@@ -83,13 +84,13 @@ GRANT_TYPES = ("authorization_code", "refresh_token", "client_credentials")
 
 def audiences(state: AppState, environment: Environment) -> frozenset[str]:
     base = public_base_url(state.settings, environment)
-    # interface.md: aud = <base_url>/v1; the token URL itself is accepted too (RFC 7523).
+    # docs/oauth.md: aud = <base_url>/v1; the token URL itself is accepted too (RFC 7523).
     return frozenset({f"{base}/v1", f"{base}/v1/access_tokens", f"{base}/v1/access_token"})
 
 
-def token_settings(state: AppState) -> service.TokenSettings:
+def token_settings(state: AppState) -> TokenSettings:
     # Built per request (about a microsecond): settings changed at run time apply at once.
-    return service.TokenSettings.from_settings(state.settings, state.token_key)
+    return TokenSettings.from_settings(state.settings, state.token_key)
 
 
 async def _client(
@@ -110,8 +111,9 @@ async def _client(
     )
 
 
-async def _rate_limit(state: AppState, name: str, spec: str, key: str, whose: str) -> None:
-    verdict = await rate_limiter(state, name, spec).hit(key)
+async def _rate_limit(state: AppState, name: str, key: str, whose: str) -> None:
+    # The limiters count against their settings (autoport.state.RATE_LIMITS).
+    verdict = await state.part(RateLimiters)[name].hit(key)
     if not verdict.allowed:
         headers = verdict.headers()
         # RFC 6749 has no rate-limit error; `temporarily_unavailable` is its code for a
@@ -127,12 +129,10 @@ async def _rate_limit(state: AppState, name: str, spec: str, key: str, whose: st
 async def _token(request: Request, account_id: str | None = None) -> Response:
     state = state_of(request)
     environment = environment_of(request)
-    settings = state.settings
     # Every request counts against its address before any work (parsing, client
     # authentication, database): a flood from one place is turned away cheaply.
     await _rate_limit(
-        state, "token-ip", settings.oauth_token_ip_rate_limit, client_address(request),
-        "from this address",
+        state, "token-ip", client_address(request), "from this address",
     )  # fmt: skip
     params = await read_params(request)
     grant_type = params.get("grant_type")
@@ -149,19 +149,18 @@ async def _token(request: Request, account_id: str | None = None) -> Response:
     client = await _client(request, state, environment, params, now_us)
     # Per client only once it is authenticated: nobody else can spend a client's budget.
     await _rate_limit(
-        state, "token-client", settings.oauth_token_client_rate_limit, client.application.id,
-        "of this client",
+        state, "token-client", client.application.id, "of this client",
     )  # fmt: skip
     if account_id is not None and client.application.account_id != account_id:
         raise OAuthError("invalid_client", "the client does not belong to this account", status=401)
     config = token_settings(state)
     body: dict[str, Any]
     if grant_type == "client_credentials":
-        body = await service.client_credentials(
+        body = await client_credentials.grant(
             state.database, environment=environment, client=client, config=config, now_us=now_us
         )
     elif grant_type == "authorization_code":
-        body = await service.authorization_code(
+        body = await authorization_code.grant(
             state.database,
             environment=environment,
             client=client,
@@ -170,7 +169,7 @@ async def _token(request: Request, account_id: str | None = None) -> Response:
             now_us=now_us,
         )
     else:
-        body = await service.refresh_token(
+        body = await refresh_token.grant(
             state.database,
             environment=environment,
             client=client,
@@ -225,7 +224,7 @@ async def _revoke(request: Request) -> Response:
         raise OAuthError("invalid_request", "token is missing")
     now_us = state.clock.now_us()
     client = await _client(request, state, environment, params, now_us)
-    await service.revoke(
+    await revocation.revoke(
         state.database,
         environment=environment,
         client=client,
@@ -278,11 +277,13 @@ async def vehicleinfo(request: Request) -> Response:
     state = state_of(request)
     environment = environment_of(request)
     try:
-        token = bearer_token(request)
-        row = await repository.bearer_lookup(
-            state.database.reader, token_hash(state.token_key, token)
+        row = await live_token(
+            state.database,
+            state.token_key,
+            bearer_token(request),
+            environment,
+            state.clock.now_us(),
         )
-        row = check_row(row, environment, state.clock.now_us())
     except ApiError as error:
         raise OAuthError(
             "invalid_token",

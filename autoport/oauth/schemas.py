@@ -1,5 +1,5 @@
 """Reading OAuth request bodies: JSON objects or application/x-www-form-urlencoded, as
-clients send either (interface.md). Values are strings; a repeated form parameter is
+clients send either (docs/oauth.md). Values are strings; a repeated form parameter is
 refused (RFC 6749 §3.2)."""
 
 from __future__ import annotations

@@ -4,12 +4,11 @@ replicas at once (plain DELETEs of rows nobody can use)."""
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-from collections.abc import AsyncIterator
 
 import structlog
 
+from autoport.kit import periodic
 from autoport.kit.clock import MICROS
 from autoport.kit.state import AppState
 from autoport.oauth import repository
@@ -32,22 +31,17 @@ async def sweep(state: AppState) -> int:
         )
 
 
-@contextlib.asynccontextmanager
-async def housekeeping(state: AppState) -> AsyncIterator[None]:
-    async def loop() -> None:
-        while True:
-            await asyncio.sleep(INTERVAL_SECONDS)
-            try:
-                removed = await sweep(state)
-                if removed:
-                    log.info("oauth_housekeeping", removed=removed)
-            except Exception:  # the next round retries; a failure here must not end the loop
-                log.exception("oauth_housekeeping_failed")
+def housekeeping(state: AppState) -> contextlib.AbstractAsyncContextManager[None]:
+    async def round_() -> None:
+        removed = await sweep(state)
+        if removed:
+            log.info("oauth_housekeeping", removed=removed)
 
-    task = asyncio.create_task(loop(), name="oauth-housekeeping")
-    try:
-        yield
-    finally:
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
+    return periodic.every(
+        INTERVAL_SECONDS,
+        round_,
+        name="oauth-housekeeping",
+        failure="oauth_housekeeping_failed",
+        wait_first=True,
+        logger=log,
+    )

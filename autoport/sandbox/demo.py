@@ -21,10 +21,10 @@ from autoport.fleet.repository import VehicleKey
 from autoport.fleet.states import Status, Trigger
 from autoport.kit.auth import Caller, CallerKind
 from autoport.kit.db import Database
-from autoport.kit.vin import generate_vin
 from autoport.sandbox import service
 from autoport.sandbox.physics import Powertrain, Scenario
 from autoport.sandbox.service import BRAND, ENVIRONMENT, Ingest, NewVehicle
+from autoport.vehicles.vin import generate_vin
 
 DEMO_REDIRECT_URI = "http://localhost:3000/callback"
 DEMO_VEHICLES: tuple[tuple[str, Powertrain, Scenario, int], ...] = (

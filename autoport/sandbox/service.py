@@ -27,7 +27,6 @@ from autoport.kit.clock import MICROS, to_iso
 from autoport.kit.db import Database
 from autoport.kit.environments import Environment
 from autoport.kit.errors import ApiError
-from autoport.kit.vin import generate_vin, vin_problem
 from autoport.sandbox import repository
 from autoport.sandbox.physics import (
     Powertrain,
@@ -48,6 +47,7 @@ from autoport.sandbox.snapshot import (
     to_capabilities,
 )
 from autoport.vehicle_data import freshness
+from autoport.vehicles.vin import generate_vin, vin_problem
 
 log = structlog.get_logger("autoport.sandbox")
 
@@ -64,7 +64,7 @@ TIME_SCALE_RANGE = f"time_scale: must be between {MIN_TIME_SCALE:g} and {MAX_TIM
 
 
 class Ingest(Protocol):
-    """autoport.ingestion.service.ingest_vehicle_data (contracts.md)."""
+    """autoport.ingestion.service.ingest_vehicle_data (docs/vehicle-data.md, Ingestion)."""
 
     async def __call__(
         self,

@@ -125,47 +125,47 @@ def _crash_value(value: Any) -> Producer:
     return produce
 
 
-def _producers() -> list[Producible]:
-    p: list[Producible] = []
-
-    def add(key: str, powertrains: frozenset[Powertrain], produce: Producer) -> None:
-        p.append(Producible(key, powertrains, produce))
-
+# What each property is made of, grouped by capability: the key, the
+# powertrains that have it, and how it is read off the simulated state (and the
+# timebase, for instants). One row per property; a new property is one more row.
+PRODUCERS: tuple[Producible, ...] = (
     # vehicle_location
-    add(
+    Producible(
         "vehicle_location.coordinates",
         ALL,
         lambda s, _: {"latitude": round(s.latitude, 6), "longitude": round(s.longitude, 6)},
-    )
-    add(
+    ),
+    Producible(
         "vehicle_location.fuzzy_coordinates",
         ALL,
         lambda s, _: {"latitude": round(s.latitude, 2), "longitude": round(s.longitude, 2)},
-    )
-    add("vehicle_location.heading", ALL, lambda s, _: _q("degrees", s.heading_deg, 1))
-    add("vehicle_location.altitude", ALL, lambda s, _: _q("meters", s.altitude_m, 1))
-    add("vehicle_location.precision", ALL, lambda s, _: _q("meters", 4.0, 1))
-    add("vehicle_location.gps_source", ALL, lambda s, _: "real")
-    add("vehicle_location.gps_signal_strength", ALL, lambda s, _: 0.9)
+    ),
+    Producible("vehicle_location.heading", ALL, lambda s, _: _q("degrees", s.heading_deg, 1)),
+    Producible("vehicle_location.altitude", ALL, lambda s, _: _q("meters", s.altitude_m, 1)),
+    Producible("vehicle_location.precision", ALL, lambda s, _: _q("meters", 4.0, 1)),
+    Producible("vehicle_location.gps_source", ALL, lambda s, _: "real"),
+    Producible("vehicle_location.gps_signal_strength", ALL, lambda s, _: 0.9),
     # diagnostics
-    add("diagnostics.odometer", ALL, lambda s, _: _q("kilometers", s.odometer_km, 3))
-    add("diagnostics.speed", ALL, lambda s, _: _q("kilometers_per_hour", s.speed_kmh, 1))
-    add(
+    Producible("diagnostics.odometer", ALL, lambda s, _: _q("kilometers", s.odometer_km, 3)),
+    Producible("diagnostics.speed", ALL, lambda s, _: _q("kilometers_per_hour", s.speed_kmh, 1)),
+    Producible(
         "diagnostics.wheel_based_speed",
         ALL,
         lambda s, _: _q("kilometers_per_hour", s.speed_kmh * 1.02, 1),
-    )
-    add("diagnostics.estimated_range", ALL, lambda s, _: _q("kilometers", s.range_km, 1))
-    add("diagnostics.battery_voltage", ALL, lambda s, _: _q("volts", s.twelve_volt_v, 2))
-    add("diagnostics.low_voltage_battery_charge_level", ALL, lambda s, _: _low_voltage_level(s))
-    add("diagnostics.battery_level", BATTERY, lambda s, _: round(s.soc, 4))
-    add(
+    ),
+    Producible("diagnostics.estimated_range", ALL, lambda s, _: _q("kilometers", s.range_km, 1)),
+    Producible("diagnostics.battery_voltage", ALL, lambda s, _: _q("volts", s.twelve_volt_v, 2)),
+    Producible(
+        "diagnostics.low_voltage_battery_charge_level", ALL, lambda s, _: _low_voltage_level(s)
+    ),
+    Producible("diagnostics.battery_level", BATTERY, lambda s, _: round(s.soc, 4)),
+    Producible(
         "diagnostics.fuel_level",
         TANK,
         lambda s, _: round(s.fuel_l / s.tank_l, 4) if s.tank_l else None,
-    )
-    add("diagnostics.fuel_volume", TANK, lambda s, _: _q("liters", s.fuel_l, 2))
-    add(
+    ),
+    Producible("diagnostics.fuel_volume", TANK, lambda s, _: _q("liters", s.fuel_l, 2)),
+    Producible(
         "diagnostics.engine_rpm",
         TANK,
         lambda s, _: _q(
@@ -175,97 +175,97 @@ def _producers() -> list[Producible]:
             else 0.0,
             0,
         ),
-    )
-    add(
+    ),
+    Producible(
         "diagnostics.engine_coolant_temperature",
         TANK,
         lambda s, _: _q("celsius", 90.0 if s.moving else s.outside_c, 1),
-    )
-    add("diagnostics.washer_fluid_level", ALL, lambda s, _: "filled")
-    add(
+    ),
+    Producible("diagnostics.washer_fluid_level", ALL, lambda s, _: "filled"),
+    Producible(
         "diagnostics.tire_pressures",
         ALL,
         lambda s, _: [
             {"location": loc, "pressure": _q("bars", bar, 2)} for loc, bar in _tire_locations(s)
         ],
-    )
-    add(
+    ),
+    Producible(
         "diagnostics.tire_pressure_statuses",
         ALL,
         lambda s, _: [
             {"location": loc, "status": "normal" if bar > 2.0 else "low"}
             for loc, bar in _tire_locations(s)
         ],
-    )
+    ),
     # charging
-    add("charging.battery_level", BATTERY, lambda s, _: round(s.soc, 4))
-    add(
+    Producible("charging.battery_level", BATTERY, lambda s, _: round(s.soc, 4)),
+    Producible(
         "charging.estimated_range",
         BATTERY,
         lambda s, _: _q("kilometers", s.electric_range_km, 1),
-    )
-    add(
+    ),
+    Producible(
         "charging.max_range",
         BATTERY,
         lambda s, _: _q("kilometers", s.battery_capacity_kwh / 17.0 * 100.0, 0),
-    )
-    add(
+    ),
+    Producible(
         "charging.battery_capacity",
         BATTERY,
         lambda s, _: _q("kilowatt_hours", s.battery_capacity_kwh),
-    )
-    add(
+    ),
+    Producible(
         "charging.battery_energy",
         BATTERY,
         lambda s, _: _q("kilowatt_hours", s.soc * s.battery_capacity_kwh, 2),
-    )
-    add("charging.status", BATTERY, lambda s, _: _charging_status(s))
-    add(
+    ),
+    Producible("charging.status", BATTERY, lambda s, _: _charging_status(s)),
+    Producible(
         "charging.charging_rate",
         BATTERY,
         lambda s, _: _q("kilowatts", s.charge_power_kw if s.mode == Mode.charging else 0.0, 2),
-    )
-    add(
+    ),
+    Producible(
         "charging.charger_power",
         BATTERY,
         lambda s, _: _q("kilowatts", s.charge_power_max_kw if s.plugged_in else 0.0, 1),
-    )
-    add(
+    ),
+    Producible(
         "charging.time_to_complete_charge",
         BATTERY,
         lambda s, _: _q("minutes", _time_to_complete_min(s), 1),
-    )
-    add(
+    ),
+    Producible(
         "charging.plugged_in",
         BATTERY,
         lambda s, _: "plugged_in" if s.plugged_in else "disconnected",
-    )
-    add(
+    ),
+    Producible(
         "charging.charge_port_state",
         BATTERY,
         lambda s, _: "open" if s.plugged_in else "closed",
-    )
-    add(
+    ),
+    Producible(
         "charging.plug_lock_status",
         BATTERY,
         lambda s, _: "locked" if s.plugged_in else "unlocked",
-    )
-    add(
+    ),
+    Producible(
         "charging.current_type",
         BATTERY,
         lambda s, _: "direct_current" if s.charge_power_max_kw > 22 else "alternating_current",
-    )
-    add("charging.charge_mode", BATTERY, lambda s, _: "immediate")
-    add("charging.charge_limit", BATTERY, lambda s, _: round(s.charge_limit, 2))
-    add("charging.charging_end_reason", BATTERY, lambda s, _: s.charging_end_reason)
-    add(
+    ),
+    Producible("charging.charge_mode", BATTERY, lambda s, _: "immediate"),
+    Producible("charging.charge_limit", BATTERY, lambda s, _: round(s.charge_limit, 2)),
+    Producible("charging.charging_end_reason", BATTERY, lambda s, _: s.charging_end_reason),
+    Producible(
         "charging.battery_temperature",
         BATTERY,
         lambda s, _: _q("celsius", s.outside_c + (12.0 if s.charge_power_kw > 0 else 4.0), 1),
-    )
-    add("charging.starter_battery_state", ALL, lambda s, _: _starter_battery_state(s))
+    ),
+    Producible("charging.starter_battery_state", ALL, lambda s, _: _starter_battery_state(s)),
     # usage: the running trip ("since start") and the last finished one.
-    add(
+    Producible(
         "usage.distance_over_time",
         ALL,
         lambda s, _: (
@@ -276,13 +276,13 @@ def _producers() -> list[Producible]:
             if s.trip_active
             else None
         ),
-    )
-    add(
+    ),
+    Producible(
         "usage.trip_meters",
         ALL,
         lambda s, _: [{"id": 1, "distance": _q("kilometers", s.trip_distance_km, 3)}],
-    )
-    add(
+    ),
+    Producible(
         "usage.electric_consumption_rate_since_start",
         BATTERY,
         lambda s, _: (
@@ -290,8 +290,8 @@ def _producers() -> list[Producible]:
             if (rate := _electric_rate(s.trip_energy_kwh, s.trip_electric_km)) is None
             else _q("kwh_per_100_kilometers", rate, 2)
         ),
-    )
-    add(
+    ),
+    Producible(
         "usage.current_fuel_consumption",
         TANK,
         lambda s, _: _q(
@@ -299,8 +299,8 @@ def _producers() -> list[Producible]:
             s.current_consumption if s.powertrain == Powertrain.combustion or s.soc <= 0.15 else 0,
             2,
         ),
-    )
-    add(
+    ),
+    Producible(
         "usage.average_speed_last_trip",
         ALL,
         lambda s, _: (
@@ -308,22 +308,22 @@ def _producers() -> list[Producible]:
             if (v := _trip_avg_speed(s.last_trip_distance_km, s.last_trip_duration_s)) is None
             else _q("kilometers_per_hour", v, 1)
         ),
-    )
-    add(
+    ),
+    Producible(
         "usage.driving_duration_last_trip",
         ALL,
         lambda s, _: (
             None if s.last_trip_duration_s is None else _q("seconds", s.last_trip_duration_s, 0)
         ),
-    )
-    add(
+    ),
+    Producible(
         "usage.last_trip_date",
         ALL,
         lambda s, t: (
             None if s.last_trip_end_s is None else t.at(s.last_trip_end_s, s.last_trip_end_us)
         ),
-    )
-    add(
+    ),
+    Producible(
         "usage.odometer_after_last_trip",
         ALL,
         lambda s, _: (
@@ -331,8 +331,8 @@ def _producers() -> list[Producible]:
             if s.last_trip_odometer_km is None
             else _q("kilometers", s.last_trip_odometer_km, 3)
         ),
-    )
-    add(
+    ),
+    Producible(
         "usage.last_trip_energy_consumption",
         BATTERY,
         lambda s, _: (
@@ -340,13 +340,13 @@ def _producers() -> list[Producible]:
             if s.last_trip_energy_kwh is None
             else _q("kilowatt_hours", s.last_trip_energy_kwh, 3)
         ),
-    )
-    add(
+    ),
+    Producible(
         "usage.last_trip_fuel_consumption",
         TANK,
         lambda s, _: None if s.last_trip_fuel_l is None else _q("liters", s.last_trip_fuel_l, 3),
-    )
-    add(
+    ),
+    Producible(
         "usage.electric_distance_last_trip",
         BATTERY,
         lambda s, _: (
@@ -354,13 +354,13 @@ def _producers() -> list[Producible]:
             if s.last_trip_electric_km is None
             else _q("kilometers", s.last_trip_electric_km, 3)
         ),
-    )
-    add(
+    ),
+    Producible(
         "usage.last_trip_battery_remaining",
         BATTERY,
         lambda s, _: None if s.last_trip_soc is None else round(s.last_trip_soc, 4),
-    )
-    add(
+    ),
+    Producible(
         "usage.last_trip_electric_portion",
         frozenset({Powertrain.plug_in_hybrid}),
         lambda s, _: (
@@ -368,56 +368,58 @@ def _producers() -> list[Producible]:
             if not s.last_trip_distance_km or s.last_trip_electric_km is None
             else round(min(1.0, s.last_trip_electric_km / s.last_trip_distance_km), 4)
         ),
-    )
+    ),
     # doors, windows, trunk
-    add(
+    Producible(
         "doors.locks",
         ALL,
         lambda s, _: [
             {"location": loc, "lock_state": _lock(locked)}
             for loc, locked in zip(DOORS, s.door_locked, strict=True)
         ],
-    )
-    add("doors.locks_state", ALL, lambda s, _: _lock(all(s.door_locked)))
-    add(
+    ),
+    Producible("doors.locks_state", ALL, lambda s, _: _lock(all(s.door_locked))),
+    Producible(
         "doors.positions",
         ALL,
         lambda s, _: [
             {"location": loc, "position": "open" if opened else "closed"}
             for loc, opened in zip(DOORS, s.door_open, strict=True)
         ],
-    )
-    add(
+    ),
+    Producible(
         "windows.open_percentages",
         ALL,
         lambda s, _: [
             {"location": loc, "open_percentage": round(value, 2)}
             for loc, value in zip(DOORS, s.window_open, strict=True)
         ],
-    )
-    add(
+    ),
+    Producible(
         "windows.positions",
         ALL,
         lambda s, _: [
             {"location": loc, "position": "closed" if value == 0 else "open"}
             for loc, value in zip(DOORS, s.window_open, strict=True)
         ],
-    )
-    add("trunk.lock", ALL, lambda s, _: _lock(s.trunk_locked))
-    add("trunk.position", ALL, lambda s, _: "open" if s.trunk_open else "closed")
-    add("theft_alarm.status", ALL, lambda s, _: "armed" if all(s.door_locked) else "unarmed")
+    ),
+    Producible("trunk.lock", ALL, lambda s, _: _lock(s.trunk_locked)),
+    Producible("trunk.position", ALL, lambda s, _: "open" if s.trunk_open else "closed"),
+    Producible(
+        "theft_alarm.status", ALL, lambda s, _: "armed" if all(s.door_locked) else "unarmed"
+    ),
     # ignition, engine, parking brake
-    add("ignition.state", ALL, lambda s, _: "on" if s.moving else "lock")
-    add("engine.status", TANK, lambda s, _: "on" if s.moving else "off")
-    add(
+    Producible("ignition.state", ALL, lambda s, _: "on" if s.moving else "lock"),
+    Producible("engine.status", TANK, lambda s, _: "on" if s.moving else "off"),
+    Producible(
         "parking_brake.status", ALL, lambda s, _: "inactive" if s.mode == Mode.driving else "active"
-    )
+    ),
     # climate
-    add("climate.outside_temperature", ALL, lambda s, _: _q("celsius", s.outside_c, 1))
-    add("climate.inside_temperature", ALL, lambda s, _: _q("celsius", s.inside_c, 1))
-    add("climate.hvac_state", ALL, lambda s, _: "active" if s.moving else "inactive")
+    Producible("climate.outside_temperature", ALL, lambda s, _: _q("celsius", s.outside_c, 1)),
+    Producible("climate.inside_temperature", ALL, lambda s, _: _q("celsius", s.inside_c, 1)),
+    Producible("climate.hvac_state", ALL, lambda s, _: "active" if s.moving else "inactive"),
     # dashboard lights
-    add(
+    Producible(
         "dashboard_lights.dashboard_lights",
         ALL,
         lambda s, _: [
@@ -431,23 +433,25 @@ def _producers() -> list[Producible]:
                 "state": "on" if s.twelve_volt_v < 11.9 else "off",
             },
         ],
-    )
+    ),
     # crash: a capability every car has, events once it happened
-    add("crash.automatic_ecall", ALL, lambda s, _: "enabled")
-    add(
+    Producible("crash.automatic_ecall", ALL, lambda s, _: "enabled"),
+    Producible(
         "crash.status",
         ALL,
         lambda s, _: "airbag_triggered" if s.crashed_s is not None else "normal",
-    )
-    add("crash.tipped_state", ALL, lambda s, _: "not_tipped")
-    add("crash.type", ALL, _crash_value("non_pedestrian"))
-    add("crash.severity", ALL, lambda s, _: s.crash_severity if s.crashed_s is not None else 0)
-    add(
+    ),
+    Producible("crash.tipped_state", ALL, lambda s, _: "not_tipped"),
+    Producible("crash.type", ALL, _crash_value("non_pedestrian")),
+    Producible(
+        "crash.severity", ALL, lambda s, _: s.crash_severity if s.crashed_s is not None else 0
+    ),
+    Producible(
         "crash.impact_zone",
         ALL,
         _crash_value(["front_driver_side", "front_passenger_side"]),
-    )
-    add(
+    ),
+    Producible(
         "crash.incidents",
         ALL,
         lambda s, _: (
@@ -461,29 +465,26 @@ def _producers() -> list[Producible]:
             if s.crashed_s is not None
             else None
         ),
-    )
-    add(
+    ),
+    Producible(
         "maintenance.last_ecall",
         ALL,
         lambda s, t: None if s.crashed_s is None else t.at(s.crashed_s, s.crashed_us),
-    )
+    ),
     # maintenance
-    add(
+    Producible(
         "maintenance.distance_to_next_service",
         ALL,
         lambda s, _: _q("kilometers", s.service_distance_km, 1),
-    )
-    add(
+    ),
+    Producible(
         "maintenance.time_to_next_service",
         ALL,
         lambda s, _: _q("days", math.floor(s.service_time_s / 86_400), 0),
-    )
-    add("maintenance.service_status", ALL, lambda s, _: _service_status(s))
-    add("maintenance.inspection_status", ALL, lambda s, _: _service_status(s))
-    return p
-
-
-PRODUCERS: tuple[Producible, ...] = tuple(_producers())
+    ),
+    Producible("maintenance.service_status", ALL, lambda s, _: _service_status(s)),
+    Producible("maintenance.inspection_status", ALL, lambda s, _: _service_status(s)),
+)
 PRODUCER_BY_KEY = {item.key: item for item in PRODUCERS}
 
 for _item in PRODUCERS:  # the catalog is the authority on names; fail at import if not

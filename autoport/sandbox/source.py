@@ -1,7 +1,7 @@
 """The sandbox brand's per-vehicle behaviour, read from the emulator's state.
 
 The `sandbox` brand has one data source: the fleet feature's sandbox connector
-(autoport.brands.sandbox), registered in `AppState.data_sources` by `install_brands`. The
+(autoport.brands.sandbox), registered in the brand registry's `data_sources` (autoport.state). The
 connector asks a `SandboxBehaviour` what each vehicle does; `BehaviourLookup` answers
 from the sandbox vehicles' rows, so what the emulator sets (offline, latency, injected
 failures, eligibility, connectivity, privacy mode) is the one truth a pull sees:
@@ -17,12 +17,10 @@ no fresh data (its stored values are served).
 from __future__ import annotations
 
 from autoport.brands.base import ConnectivityStatus
-from autoport.brands.registry import set_sandbox_behaviour
 from autoport.brands.sandbox import VehicleBehaviour
 from autoport.kit.clock import Clock
 from autoport.kit.db import Database
 from autoport.kit.environments import Environment
-from autoport.kit.state import AppState
 from autoport.sandbox import repository
 from autoport.sandbox.repository import VehicleRow
 from autoport.sandbox.service import current_data
@@ -60,10 +58,3 @@ class BehaviourLookup:
         if vehicle is None:
             return None  # not emulated here: the stored values are served
         return current_data(vehicle, properties=properties or None, now_us=self.clock.now_us())
-
-
-def install_behaviour(state: AppState) -> BehaviourLookup:
-    """Make the sandbox connector ask the emulator (called once at start-up)."""
-    lookup = BehaviourLookup(state.database, state.clock)
-    set_sandbox_behaviour(state, lookup)
-    return lookup

@@ -7,7 +7,6 @@ version), so two runners never deliver the same step twice.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 
@@ -15,6 +14,7 @@ import orjson
 import structlog
 
 from autoport.ingestion.service import ingest_vehicle_data
+from autoport.kit import periodic
 from autoport.kit.handover import hand_over
 from autoport.kit.state import AppState
 from autoport.sandbox import repository, service
@@ -62,31 +62,24 @@ async def seed_demo_if_fresh(state: AppState, ingest: Ingest) -> bool:
     return True
 
 
-async def _loop(state: AppState, ingest: Ingest) -> None:
-    interval = state.settings.sandbox_tick_seconds
-    while True:
-        try:
-            await run_once(state, ingest)
-        except asyncio.CancelledError:
-            raise
-        except Exception:
-            log.exception("sandbox runner round failed")
-        await asyncio.sleep(interval)
-
-
 @contextlib.asynccontextmanager
 async def sandbox_runner(state: AppState, ingest: Ingest | None = None) -> AsyncIterator[None]:
     # Pulls of sandbox vehicles go through the brands' sandbox connector, which asks
-    # the emulator (autoport.sandbox.source, installed by create_app).
+    # the emulator (autoport.sandbox.source, wired by autoport.state).
     ingest = ingest or ingest_vehicle_data
     try:
         await seed_demo_if_fresh(state, ingest)
     except Exception:
         log.exception("the demo sandbox could not be created")
-    task = asyncio.create_task(_loop(state, ingest), name="sandbox-runner")
-    try:
+
+    async def round_() -> None:
+        await run_once(state, ingest)
+
+    async with periodic.every(
+        state.settings.sandbox_tick_seconds,
+        round_,
+        name="sandbox-runner",
+        failure="sandbox runner round failed",
+        logger=log,
+    ):
         yield
-    finally:
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task

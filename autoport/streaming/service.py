@@ -12,15 +12,16 @@ from typing import Any
 
 import structlog
 
-from autoport.kit import access, outbox
-from autoport.kit.access import Reader
-from autoport.kit.brands import UNKNOWN_BRAND
+from autoport.catalog.brands import UNKNOWN_BRAND
+from autoport.kit import outbox
 from autoport.kit.db import Connection, Database
 from autoport.kit.environments import Environment
 from autoport.kit.state import AppState
 from autoport.streaming import repository
 from autoport.streaming.metrics import MESSAGES_BUILT
 from autoport.streaming.schemas import StreamData, encode_message
+from autoport.vehicles import access
+from autoport.vehicles.access import Reader
 
 log = structlog.get_logger("autoport.streaming")
 
@@ -316,10 +317,3 @@ async def renew_stream(state: AppState, key: StreamKey, connection_id: str) -> N
 async def close_stream(state: AppState, connection_id: str) -> None:
     async with state.database.transaction() as conn:
         await repository.close_connection(conn, connection_id)
-
-
-def hub_of(state: AppState) -> StreamHub:
-    """The hub of this app (kept on its AppState: one per app, created on first use)."""
-    if state.stream_hub is None:
-        state.stream_hub = StreamHub()
-    return state.stream_hub

@@ -16,7 +16,7 @@ from autoport.kit.errors import ApiError
 from autoport.kit.state import AppState
 from autoport.streaming import repository
 from autoport.streaming.metrics import MESSAGES_PUBLISHED, PUBLISH_LAG
-from autoport.streaming.service import close_stream, hub_of, renew_stream, wait_for
+from autoport.streaming.service import StreamHub, close_stream, renew_stream, wait_for
 
 PAGE = 500
 # Streams of this process are woken at once; messages written by other replicas are
@@ -94,7 +94,7 @@ def _end(reason: str) -> bytes:
 async def _events(
     state: AppState, access: StreamAccess, cursor: int, preamble: bytes
 ) -> AsyncIterator[bytes]:
-    hub = hub_of(state)
+    hub = state.part(StreamHub)
     caller = access.caller
     key = (caller.environment, caller.application_id)
     keepalive = state.settings.stream_keepalive_seconds

@@ -21,7 +21,7 @@ from autoport.streaming.mosquitto import BrokerAddress, broker_address, topic_of
 from autoport.streaming.service import (
     CONSUMER,
     LostLease,
-    hub_of,
+    StreamHub,
     lookup_readers,
     wait_for,
     write_messages,
@@ -62,24 +62,18 @@ class StreamBuilder:
 
     def __init__(self, state: AppState) -> None:
         self.state = state
-        self.hub = hub_of(state)
+        self.hub = state.part(StreamHub)
         self.worker_id = _worker_id("stream-builder")
         self.batch = BATCH
         self._next_prune = 0.0
-
-    async def _has_work(self) -> bool:
-        value = await self.state.database.fetch_value(
-            "SELECT 1 FROM outbox WHERE consumer = :consumer AND available_at <= :now "
-            "AND (claimed_until IS NULL OR claimed_until < :now) LIMIT 1",
-            {"consumer": CONSUMER, "now": self.state.clock.now_us()},
-        )
-        return value is not None
 
     async def run_once(self) -> int:
         """One batch; returns the number of events handled."""
         db = self.state.database
         # A cheap read first: an idle poll must not take SQLite's write lock.
-        if not await self._has_work():
+        if not await outbox.any_due(
+            self.state.database, consumer=CONSUMER, now_us=self.state.clock.now_us()
+        ):
             return 0
         events = await outbox.claim(
             db,
@@ -142,7 +136,7 @@ class MqttPublisher:
     def __init__(self, state: AppState, address: BrokerAddress) -> None:
         self.state = state
         self.address = address
-        self.hub = hub_of(state)
+        self.hub = state.part(StreamHub)
         self.worker_id = _worker_id("mqtt-publisher")
         self.connected = asyncio.Event()
         self._acks = asyncio.Event()

@@ -11,7 +11,7 @@ from starlette.routing import Route
 
 from autoport.kit.auth import Caller, CallerDep, current_caller
 from autoport.kit.errors import ApiError, request_id_of
-from autoport.kit.ratelimit import RateLimiter, rate_limiter
+from autoport.kit.ratelimit import RateLimiters
 from autoport.kit.routing import api_router, json_response
 from autoport.kit.state import AppState, state_of
 from autoport.vehicle_data import service
@@ -36,12 +36,9 @@ _ERRORS: dict[int | str, dict[str, str]] = {
 }
 
 
-def limiter_of(state: AppState) -> RateLimiter:
-    return rate_limiter(state, "vd", state.settings.vehicle_data_rate_limit)
-
-
 async def _rate_limit(state: AppState, caller: Caller) -> dict[str, str]:
-    verdict = await limiter_of(state).hit(caller.application_id)
+    # Per application, against vehicle_data_rate_limit (autoport.state.RATE_LIMITS).
+    verdict = await state.part(RateLimiters)["vd"].hit(caller.application_id)
     headers = verdict.headers()
     if not verdict.allowed:
         raise ApiError(

@@ -1,12 +1,13 @@
 """The read side of vehicle data: who may read which properties of a VIN, the pull
 answer (optionally refreshed by the brand's data source), and the history.
 
-Access (interface.md): a vehicle token reads its grant's VIN and granted properties while
-the grant is approved and inside its validity window; a client_credentials token with
-`vehicle:data` reads a VIN whose fleet clearance is approved, with the application's
-registered properties. A grant or clearance is for one brand: it reads only data stored
-for that brand (`autoport.kit.access.brand_serves`) and only while the brand is activated
-for the application. Anything else is a 403 that says why.
+Access (docs/vehicle-data.md, Pull): a vehicle token reads its grant's VIN and granted
+properties while the grant is approved and inside its validity window; a
+client_credentials token with `vehicle:data` reads a VIN whose fleet clearance is
+approved, with the application's registered properties. A grant or clearance is for one
+brand: it reads only data stored for that brand
+(`autoport.vehicles.access.brand_serves`) and only while the brand is activated for the
+application. Anything else is a 403 that says why.
 """
 
 from __future__ import annotations
@@ -20,21 +21,22 @@ from typing import Any
 import orjson
 import structlog
 
+from autoport.brands.registry import BrandRegistry
+from autoport.brands.sources import DataSource, DataSourceError
 from autoport.catalog import CATALOG
+from autoport.catalog.brands import SANDBOX_BRAND
 from autoport.ingestion.service import IngestError, ingest_vehicle_data
-from autoport.ingestion.sources import DataSource, DataSourceError
-from autoport.kit.access import approved_clearance_brand, brand_serves
 from autoport.kit.auth import Caller, CallerKind, GrantStatus, require_scope
-from autoport.kit.brands import SANDBOX_BRAND, sandbox_only_problem
 from autoport.kit.clock import from_iso, to_iso
 from autoport.kit.db import Database, Row
 from autoport.kit.environments import Environment
 from autoport.kit.errors import ApiError
 from autoport.kit.paging import decode_cursor, encode_cursor, page_size
 from autoport.kit.state import AppState
-from autoport.kit.vin import vin_problem
 from autoport.vehicle_data import repository
 from autoport.vehicle_data.freshness import windows_of
+from autoport.vehicles.access import approved_clearance_brand, brand_serves, sandbox_only_problem
+from autoport.vehicles.vin import vin_problem
 
 log = structlog.get_logger("autoport.vehicle_data")
 
@@ -141,7 +143,7 @@ async def _refresh(
     has no data source. The window's failure (offline, privacy mode, ...) is raised.
     The sandbox environment's data comes only from the emulated carmaker."""
     sandbox = caller.environment is Environment.sandbox
-    source = state.data_sources.get(SANDBOX_BRAND if sandbox else brand)
+    source = state.part(BrandRegistry).data_sources.get(SANDBOX_BRAND if sandbox else brand)
     if source is None:
         return False
     settings = state.settings
@@ -285,7 +287,9 @@ async def pull(state: AppState, caller: Caller, vin: str, request_id: str) -> by
     rows = _vehicle_rows(state.database)
     row = await rows.get(state.database, env, vin)
     check_brand(caller, brand, row)
-    if state.data_sources and await _refresh(state, caller, vin, brand, properties):
+    if state.part(BrandRegistry).data_sources and await _refresh(
+        state, caller, vin, brand, properties
+    ):
         row = await rows.get(state.database, env, vin)
         check_brand(caller, brand, row)
     if row is None:

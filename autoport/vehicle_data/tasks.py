@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
 
 import structlog
 
+from autoport.kit import periodic
 from autoport.kit.clock import MICROS
 from autoport.kit.state import AppState
 from autoport.vehicle_data import repository
@@ -37,24 +37,18 @@ async def prune_history(state: AppState) -> int:
         await asyncio.sleep(0)
 
 
-@contextlib.asynccontextmanager
-async def history_pruner(state: AppState) -> AsyncIterator[None]:
+def history_pruner(state: AppState) -> contextlib.AbstractAsyncContextManager[None]:
     """Runs `prune_history` every `vehicle_data_history_prune_interval_seconds`."""
 
-    async def loop() -> None:
-        while True:
-            try:
-                deleted = await prune_history(state)
-                if deleted:
-                    log.info("history pruned", rows=deleted)
-            except Exception:
-                log.exception("history pruning failed; retrying at the next interval")
-            await asyncio.sleep(state.settings.vehicle_data_history_prune_interval_seconds)
+    async def prune() -> None:
+        deleted = await prune_history(state)
+        if deleted:
+            log.info("history pruned", rows=deleted)
 
-    task = asyncio.create_task(loop(), name="vehicle-data-history-pruner")
-    try:
-        yield
-    finally:
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
+    return periodic.every(
+        lambda: state.settings.vehicle_data_history_prune_interval_seconds,
+        prune,
+        name="vehicle-data-history-pruner",
+        failure="history pruning failed; retrying at the next interval",
+        logger=log,
+    )

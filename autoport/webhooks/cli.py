@@ -122,7 +122,7 @@ def show(
 
     data = _run(
         lambda db, config: service.show_webhook(
-            db,
+            db.reader,
             environment=environment,
             application_id=application_id,
             config=config,
@@ -147,7 +147,7 @@ def deliveries(
 
     data = _run(
         lambda db, config: service.list_deliveries(
-            db, environment=environment, application_id=application_id, config=config
+            db.reader, environment=environment, application_id=application_id, config=config
         ),
     )
 
@@ -174,16 +174,18 @@ def redeliver(
     """Queue a logged delivery again (same delivery id); the worker sends it."""
     from autoport.webhooks import service
 
-    data = _run(
-        lambda db, config: service.redeliver(
-            db,
-            environment=environment,
-            application_id=application_id,
-            delivery_id=delivery_id,
-            now_us=Clock().now_us(),
-            config=config,
-        ),
-    )
+    async def work(db: Database, config: WebhookConfig) -> dict[str, Any]:
+        async with db.transaction() as conn:
+            return await service.redeliver(
+                conn,
+                environment=environment,
+                application_id=application_id,
+                delivery_id=delivery_id,
+                now_us=Clock().now_us(),
+                config=config,
+            )
+
+    data = _run(work)
     output(data, as_json, lambda d: f"delivery {d['id']} queued again")
 
 

@@ -94,7 +94,7 @@ async def get_webhook(
 ) -> Response:
     """The application's webhook (the secret only with `reveal_secret=true`)."""
     view = await service.show_webhook(
-        state.database,
+        state.database.reader,
         environment=environment,
         application_id=application_id,
         config=config,
@@ -108,12 +108,13 @@ async def delete_webhook(
     application_id: ApplicationId, _: AdminDep, state: StateDep, environment: EnvironmentDep
 ) -> Response:
     """Remove the webhook; queued deliveries are marked failed and stay in the log."""
-    await service.remove_webhook(
-        state.database,
-        environment=environment,
-        application_id=application_id,
-        now_us=state.clock.now_us(),
-    )
+    async with state.database.transaction() as conn:
+        await service.remove_webhook(
+            conn,
+            environment=environment,
+            application_id=application_id,
+            now_us=state.clock.now_us(),
+        )
     return Response(status_code=204)
 
 
@@ -128,7 +129,7 @@ async def list_deliveries(
     """The latest deliveries (newest first), with request and response headers and
     bodies (response bodies truncated)."""
     deliveries = await service.list_deliveries(
-        state.database, environment=environment, application_id=application_id, config=config
+        state.database.reader, environment=environment, application_id=application_id, config=config
     )
     return json_response({"deliveries": deliveries})
 
@@ -146,7 +147,7 @@ async def get_delivery(
 ) -> Response:
     """One delivery of the log."""
     delivery = await service.get_delivery(
-        state.database,
+        state.database.reader,
         environment=environment,
         application_id=application_id,
         delivery_id=delivery_id,
@@ -169,12 +170,13 @@ async def redeliver(
 ) -> Response:
     """Queue the delivery again (same delivery id and body); 409 while an attempt of it
     is in flight."""
-    delivery = await service.redeliver(
-        state.database,
-        environment=environment,
-        application_id=application_id,
-        delivery_id=delivery_id,
-        now_us=state.clock.now_us(),
-        config=config,
-    )
+    async with state.database.transaction() as conn:
+        delivery = await service.redeliver(
+            conn,
+            environment=environment,
+            application_id=application_id,
+            delivery_id=delivery_id,
+            now_us=state.clock.now_us(),
+            config=config,
+        )
     return json_response({"delivery": delivery}, status_code=202)

@@ -1,21 +1,15 @@
 """Webhook secrets at rest.
 
 A signing secret must be available in plaintext to sign, so it cannot be hashed like
-tokens. It is sealed with AES-256-GCM under a key derived (HKDF-SHA256) from the
-configured `token_hmac_key`; the application id is the associated data, so a sealed
-secret copied onto another application's row does not open. A database dump alone
-reveals no secret.
+tokens. It is sealed (autoport.kit.crypto.seal: AES-256-GCM) under a key derived from
+the configured `token_hmac_key`; the application id is the authenticated context, so a
+sealed secret copied onto another application's row does not open. A database dump alone
+reveals no secret. Stored as `v1:<sealed>`: the version names this scheme.
 """
 
 from __future__ import annotations
 
-import base64
-import os
-
-from cryptography.exceptions import InvalidTag
-from cryptography.hazmat.primitives import hashes
-from cryptography.hazmat.primitives.ciphers.aead import AESGCM
-from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+from autoport.kit import crypto
 
 _VERSION = "v1"
 _INFO = b"autoport webhook secret sealing v1"
@@ -26,22 +20,18 @@ class SealError(Exception):
 
 
 def derive_key(master: bytes) -> bytes:
-    return HKDF(algorithm=hashes.SHA256(), length=32, salt=None, info=_INFO).derive(master)
+    return crypto.derive_key(master, _INFO)
 
 
 def seal(key: bytes, secret: str, *, application_id: str) -> str:
-    nonce = os.urandom(12)
-    sealed = AESGCM(key).encrypt(nonce, secret.encode(), application_id.encode())
-    return f"{_VERSION}:" + base64.urlsafe_b64encode(nonce + sealed).decode()
+    return f"{_VERSION}:" + crypto.seal(key, secret.encode(), context=application_id.encode())
 
 
 def unseal(key: bytes, sealed: str, *, application_id: str) -> str:
     version, _, data = sealed.partition(":")
     if version != _VERSION:
         raise SealError(f"unknown sealing version {version!r}")
-    raw = base64.urlsafe_b64decode(data.encode())
-    try:
-        plain = AESGCM(key).decrypt(raw[:12], raw[12:], application_id.encode())
-    except InvalidTag as error:
-        raise SealError("the webhook secret does not open with the configured key") from error
+    plain = crypto.unseal(key, data, context=application_id.encode())
+    if plain is None:
+        raise SealError("the webhook secret does not open with the configured key")
     return plain.decode()

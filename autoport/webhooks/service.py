@@ -201,15 +201,15 @@ async def save_webhook(
 
 
 async def show_webhook(
-    db: Database,
+    conn: Connection,
     *,
     environment: Environment,
     application_id: str,
     config: WebhookConfig,
     reveal_secret: bool = False,
 ) -> dict[str, Any]:
-    await _require_application(db.reader, environment=environment, application_id=application_id)
-    hook = await repo.get_webhook(db.reader, environment=environment, application_id=application_id)
+    await _require_application(conn, environment=environment, application_id=application_id)
+    hook = await repo.get_webhook(conn, environment=environment, application_id=application_id)
     if hook is None:
         raise ApiError(404, f"application {application_id} has no webhook", source="webhook")
     secret = _open_secret(config, hook) if reveal_secret else None
@@ -217,13 +217,13 @@ async def show_webhook(
 
 
 async def remove_webhook(
-    db: Database, *, environment: Environment, application_id: str, now_us: int
+    conn: Connection, *, environment: Environment, application_id: str, now_us: int
 ) -> None:
-    await _require_application(db.reader, environment=environment, application_id=application_id)
-    async with db.transaction() as conn:
-        removed = await repo.delete_webhook(
-            conn, environment=environment, application_id=application_id, now_us=now_us
-        )
+    """Remove the webhook, in the caller's transaction."""
+    await _require_application(conn, environment=environment, application_id=application_id)
+    removed = await repo.delete_webhook(
+        conn, environment=environment, application_id=application_id, now_us=now_us
+    )
     if not removed:
         raise ApiError(404, f"application {application_id} has no webhook", source="webhook")
 
@@ -265,11 +265,11 @@ def delivery_view(row: Row) -> dict[str, Any]:
 
 
 async def list_deliveries(
-    db: Database, *, environment: Environment, application_id: str, config: WebhookConfig
+    conn: Connection, *, environment: Environment, application_id: str, config: WebhookConfig
 ) -> list[dict[str, Any]]:
-    await _require_application(db.reader, environment=environment, application_id=application_id)
+    await _require_application(conn, environment=environment, application_id=application_id)
     rows = await repo.recent_deliveries(
-        db.reader,
+        conn,
         environment=environment,
         application_id=application_id,
         limit=config.deliveries_kept,
@@ -278,11 +278,11 @@ async def list_deliveries(
 
 
 async def get_delivery(
-    db: Database, *, environment: Environment, application_id: str, delivery_id: str
+    conn: Connection, *, environment: Environment, application_id: str, delivery_id: str
 ) -> dict[str, Any]:
-    await _require_application(db.reader, environment=environment, application_id=application_id)
+    await _require_application(conn, environment=environment, application_id=application_id)
     row = await repo.get_delivery(
-        db.reader, environment=environment, application_id=application_id, delivery_id=delivery_id
+        conn, environment=environment, application_id=application_id, delivery_id=delivery_id
     )
     if row is None:
         raise ApiError(404, f"no delivery {delivery_id} for this application", source="delivery_id")
@@ -290,7 +290,7 @@ async def get_delivery(
 
 
 async def redeliver(
-    db: Database,
+    conn: Connection,
     *,
     environment: Environment,
     application_id: str,
@@ -299,35 +299,32 @@ async def redeliver(
     config: WebhookConfig,
 ) -> dict[str, Any]:
     """Queue a logged delivery again, with the same delivery id and body; a worker
-    sends it (and the retry window starts again)."""
-    await _require_application(db.reader, environment=environment, application_id=application_id)
-    async with db.transaction() as conn:
-        hook = await repo.get_webhook(conn, environment=environment, application_id=application_id)
-        if hook is None:
-            raise ApiError(404, f"application {application_id} has no webhook", source="webhook")
-        row = await repo.get_delivery(
-            conn, environment=environment, application_id=application_id, delivery_id=delivery_id
+    sends it (and the retry window starts again). In the caller's transaction."""
+    await _require_application(conn, environment=environment, application_id=application_id)
+    hook = await repo.get_webhook(conn, environment=environment, application_id=application_id)
+    if hook is None:
+        raise ApiError(404, f"application {application_id} has no webhook", source="webhook")
+    row = await repo.get_delivery(
+        conn, environment=environment, application_id=application_id, delivery_id=delivery_id
+    )
+    if row is None:
+        raise ApiError(404, f"no delivery {delivery_id} for this application", source="delivery_id")
+    changed = await repo.requeue_delivery(
+        conn,
+        environment=environment,
+        application_id=application_id,
+        delivery_id=delivery_id,
+        now_us=now_us,
+        expires_at=now_us + config.retry_window_us,
+    )
+    if not changed:
+        raise ApiError(
+            409,
+            "an attempt of this delivery is in flight; try again shortly",
+            source="delivery_id",
         )
-        if row is None:
-            raise ApiError(
-                404, f"no delivery {delivery_id} for this application", source="delivery_id"
-            )
-        changed = await repo.requeue_delivery(
-            conn,
-            environment=environment,
-            application_id=application_id,
-            delivery_id=delivery_id,
-            now_us=now_us,
-            expires_at=now_us + config.retry_window_us,
-        )
-        if not changed:
-            raise ApiError(
-                409,
-                "an attempt of this delivery is in flight; try again shortly",
-                source="delivery_id",
-            )
-        updated = await repo.get_delivery(
-            conn, environment=environment, application_id=application_id, delivery_id=delivery_id
-        )
+    updated = await repo.get_delivery(
+        conn, environment=environment, application_id=application_id, delivery_id=delivery_id
+    )
     assert updated is not None
     return delivery_view(updated)

@@ -175,18 +175,12 @@ class DeliveryWorker:
         done: list[AttemptOutcome] = []
         for _ in range(max_passes):
             outcomes = await self.run_once()
-            if not outcomes and not await self._outbox_due():
+            if not outcomes and not await outbox.any_due(
+                self.db, consumer=CONSUMER, now_us=self.clock.now_us()
+            ):
                 break
             done.extend(outcomes)
         return done
-
-    async def _outbox_due(self) -> bool:
-        value = await self.db.fetch_value(
-            "SELECT 1 FROM outbox WHERE consumer = :c AND available_at <= :now "
-            "AND (claimed_until IS NULL OR claimed_until < :now) LIMIT 1",
-            {"c": CONSUMER, "now": self.clock.now_us()},
-        )
-        return value is not None
 
     async def run(self) -> None:
         """Forever: keep up to `concurrency` attempts in flight, record finished ones in

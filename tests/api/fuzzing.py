@@ -19,7 +19,7 @@ from __future__ import annotations
 import time
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import httpx
 import requests
@@ -399,11 +399,14 @@ async def run_cases(
     started = time.perf_counter()
     for case in cases:
         prepared = _request(case, base_url)
+        body = prepared.body
         response = await client.request(
             str(prepared.method),
             str(prepared.url),
-            headers=dict(prepared.headers),
-            content=prepared.body,
+            headers={
+                k: v if isinstance(v, str) else v.decode() for k, v in prepared.headers.items()
+            },
+            content=body.encode() if isinstance(body, str) else cast(bytes | None, body),
         )
         report.cases += 1
         report.statuses[response.status_code] += 1
@@ -414,8 +417,8 @@ async def run_cases(
             case.validate_response(response, checks=CHECKS)
         except FailureGroup as group:
             failures.extend(group.exceptions)
-        except Failure as failure:
-            failures.append(failure)
+        except Failure as single:
+            failures.append(single)
         if response.status_code >= 500:
             # One server error per case (it is also an undocumented status, etc.).
             report.failures.append(_failure("not_a_server_error", where, response, prepared))
@@ -434,7 +437,8 @@ def _failure(
     prepared: requests.PreparedRequest,
     detail: str = "",
 ) -> tuple[str, str, int, str]:
-    body = prepared.body if isinstance(prepared.body, str | None) else repr(prepared.body[:200])
+    raw = prepared.body
+    body = raw if isinstance(raw, str | None) else repr(cast(bytes, raw)[:200])
     message = f"{detail} answer {response.text[:300]} <- {prepared.url} {body!s:.300}"
     return check, where, response.status_code, message
 

@@ -18,7 +18,7 @@ import uvicorn
 
 from autoport.app import create_app
 from autoport.config import Settings
-from autoport.db.migrate import upgrade_sync
+from autoport.kit.migrate import upgrade_sync
 from tests.consent import test_browser as consent_browser
 from tests.consent.test_browser import free_port
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import AsyncIterator
+from typing import Any
 
 import httpx
 import pytest
@@ -101,7 +102,7 @@ async def test_applications_are_per_environment(client: httpx.AsyncClient) -> No
     ],
 )
 async def test_bad_applications_get_422_naming_the_field(
-    client: httpx.AsyncClient, body: dict[str, object], source: str
+    client: httpx.AsyncClient, body: dict[str, Any], source: str
 ) -> None:
     response = await create(client, **body)
     assert response.status_code in (404, 422), response.text

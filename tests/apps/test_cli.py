@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -48,7 +49,7 @@ def test_create_list_show_rotate(data_dir: Path) -> None:
     assert created["token_url"] == "http://127.0.0.1:8080/sandbox/v1/access_tokens"
     app_id = str(created["app_id"])
     listed = run_json("list", "-e", "sandbox")
-    assert [a["app_id"] for a in listed["applications"]] == [app_id]  # type: ignore[index,union-attr]
+    assert [a["app_id"] for a in listed["applications"]] == [app_id]  # type: ignore[attr-defined]
     assert run_json("list")["applications"] == []
     shown = run_json("show", app_id, "-e", "sandbox")
     assert "client_secret" not in shown
@@ -99,11 +100,12 @@ def test_credentials_carry_auth_uri_token_uri_and_url_scheme(
     assert created["redirect_uris"] == ["com.example.app:/callback"]
     app_id = str(created["app_id"])
     shown = run_json("show", app_id, "-e", environment)
-    [listed] = run_json("list", "-e", environment)["applications"]  # type: ignore[misc]
+    applications: Any = run_json("list", "-e", environment)["applications"]
+    [listed] = applications
     for view in (shown, listed):
-        assert view["auth_uri"] == created["auth_uri"]  # type: ignore[index]
-        assert view["token_uri"] == created["token_uri"]  # type: ignore[index]
-        assert view["url_scheme"] == "com.example.app"  # type: ignore[index]
+        assert view["auth_uri"] == created["auth_uri"]
+        assert view["token_uri"] == created["token_uri"]
+        assert view["url_scheme"] == "com.example.app"
     text = runner.invoke(app, ["apps", "show", app_id, "-e", environment]).stdout
     assert f"auth_uri:      {base}/oauth/new" in text
     assert f"token_uri:     {base}/v1/access_tokens" in text

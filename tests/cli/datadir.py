@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from autoport.config import Settings, ensure_secrets
-from autoport.db.migrate import upgrade_sync
+from autoport.kit.migrate import upgrade_sync
 
 
 def initialised(path: Path) -> Path:

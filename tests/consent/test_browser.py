@@ -35,10 +35,10 @@ import uvicorn
 from autoport.app import create_app
 from autoport.config import Settings
 from autoport.consent.service import current_vehicle_code
-from autoport.db.migrate import upgrade_sync
 from autoport.kit.clock import FrozenClock
 from autoport.kit.db import Database, create_database
 from autoport.kit.environments import Environment
+from autoport.kit.migrate import upgrade_sync
 from tests.conftest import service_missing
 from tests.factories import bearer, pkce_pair
 

@@ -14,10 +14,10 @@ from autoport.brands.registry import BrandRegistry
 from autoport.config import Settings, ensure_secrets
 from autoport.consent import cli as consent_cli
 from autoport.consent import service
-from autoport.db.migrate import upgrade_sync
 from autoport.kit.clock import now_us
 from autoport.kit.db import create_database
 from autoport.kit.environments import Environment
+from autoport.kit.migrate import upgrade_sync
 
 from .conftest import METHODS, VIN, insert_application
 

@@ -60,7 +60,7 @@ async def walk_to_review(
 
 async def stored_authorizations(db: Database) -> list[dict[str, object]]:
     rows = await db.fetch_all("SELECT * FROM authorizations ORDER BY created_at")
-    return [dict(zip(row.keys(), tuple(row), strict=True)) for row in rows]
+    return [{key: row[key] for key in row.keys()} for row in rows]  # noqa: SIM118 - a Row
 
 
 # ----------------------------------------------------------------- entry point checks

@@ -23,15 +23,15 @@ def test_every_template_message_is_translated_to_german() -> None:
                 and german.ngettext(singular, plural, 2) == plural
             ):
                 missing.append(singular)
-        elif german.gettext(message.id) == message.id and message.id not in {"%(brand)s ID"}:
-            missing.append(message.id)
+        elif german.gettext(str(message.id)) == message.id and message.id not in {"%(brand)s ID"}:
+            missing.append(str(message.id))
     assert missing == []
 
 
 def test_translations_keep_their_placeholders() -> None:
     german = pages.translations("de-DE")
     for message in pages.extract_messages():
-        ids = message.id if isinstance(message.id, tuple) else (message.id,)
+        ids = tuple(message.id) if isinstance(message.id, tuple | list) else (str(message.id),)
         if not ids[0]:
             continue
         translated = german.ngettext(ids[0], ids[1], 2) if len(ids) == 2 else german.gettext(ids[0])

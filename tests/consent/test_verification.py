@@ -499,8 +499,8 @@ def test_sandbox_verification_methods_accept_both_brand_spellings_and_refuse_unk
     from autoport.config import Settings
 
     settings = Settings(
-        data_dir=tmp_path,  # type: ignore[arg-type]
-        sandbox_connector_verification_methods={"mercedes-benz": "oem_login"},  # type: ignore[arg-type]
+        data_dir=tmp_path,
+        sandbox_connector_verification_methods={"mercedes-benz": "oem_login"},
         sandbox_connector_verification_method="vehicle_code",
     )
     registry = BrandRegistry.from_settings(settings)
@@ -509,6 +509,6 @@ def test_sandbox_verification_methods_accept_both_brand_spellings_and_refuse_unk
     # Production: the push-only connector's portal, whatever the sandbox says.
     assert registry.verification_method(Environment.production, "mercedes_benz") == "owner_portal"
     with pytest.raises(ValidationError, match="unknown brand 'trabant'"):
-        Settings(sandbox_connector_verification_methods={"trabant": "instant"})  # type: ignore[arg-type]
+        Settings(sandbox_connector_verification_methods={"trabant": "instant"})
     with pytest.raises(ValidationError, match="sandbox_connector_verification_method"):
-        Settings(sandbox_connector_verification_method="carrier_pigeon")  # type: ignore[arg-type]
+        Settings(sandbox_connector_verification_method="carrier_pigeon")

@@ -14,9 +14,9 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import create_engine
 
 from autoport.config import Settings
-from autoport.db.migrate import alembic_config, current_revisions, expected_heads, upgrade_sync
 from autoport.db.tables import metadata
 from autoport.kit.db import Database, create_database
+from autoport.kit.migrate import alembic_config, current_revisions, expected_heads, upgrade_sync
 from tests.conftest import POSTGRES_URL, service_missing
 
 
@@ -109,7 +109,7 @@ async def _downgrade(url: str, schema: str | None, revision: str) -> None:
     from sqlalchemy.engine import Connection as SyncConnection
     from sqlalchemy.ext.asyncio import create_async_engine
 
-    from autoport.db.migrate import alembic_config
+    from autoport.kit.migrate import alembic_config
 
     def run(connection: SyncConnection) -> None:
         config = alembic_config()
@@ -126,8 +126,8 @@ async def _downgrade(url: str, schema: str | None, revision: str) -> None:
         url.replace("postgresql://", "postgresql+asyncpg://", 1),
         connect_args={"server_settings": {"search_path": schema or "public"}},
     )
-    async with async_engine.begin() as connection:
-        await connection.run_sync(run)
+    async with async_engine.begin() as async_connection:
+        await async_connection.run_sync(run)
     await async_engine.dispose()
 
 
@@ -137,8 +137,8 @@ async def test_0009_keeps_existing_applications_and_goes_down_again(
 ) -> None:
     """url_scheme is added to applications that exist (as None) and removed again."""
     from autoport.apps import repository
-    from autoport.db.migrate import upgrade
     from autoport.kit.environments import Environment
+    from autoport.kit.migrate import upgrade
 
     schema: str | None = None
     if backend_name == "sqlite":

@@ -18,24 +18,24 @@ from autoport.brands.push import Pusher, PushOnlyConnector
 from autoport.brands.registry import (
     BrandRegistry,
     ConnectorConfigError,
-    install_brands,
     registry_of,
 )
 from autoport.brands.sandbox import SandboxConnector, SandboxDefaults, VehicleBehaviour
-from autoport.brands.template import TemplateConnector
-from autoport.catalog import DataPointError, validate_capabilities
-from autoport.config import Settings
-from autoport.ingestion.sources import (
+from autoport.brands.sources import (
     DataSource,
     PrivacyModeActive,
     SourceTimeout,
     SourceUnavailable,
     VehicleOffline,
 )
-from autoport.kit.clock import FrozenClock
+from autoport.brands.template import TemplateConnector
+from autoport.catalog import DataPointError, validate_capabilities
+from autoport.config import Settings
+from autoport.kit.clock import Clock, FrozenClock
 from autoport.kit.db import Database, create_database
 from autoport.kit.environments import Environment
 from autoport.kit.state import AppState
+from autoport.state import build_state
 
 VIN = "SBX00000000000001"
 PROD = Environment.production
@@ -299,8 +299,17 @@ def test_registry_refuses_bad_connector_settings(
 def test_start_up_fills_data_sources_with_fetching_connectors(sqlite_settings: Settings) -> None:
     from autoport.kit.db import SqliteDatabase
 
+    state = build_state(sqlite_settings, SqliteDatabase(":memory:"), Clock())
+    registry = registry_of(state)
+    assert registry.data_sources == {"sandbox": registry.sandbox}
+    assert isinstance(registry.data_sources["sandbox"], BrandConnector)
+
+
+def test_nothing_is_made_on_first_use(sqlite_settings: Settings) -> None:
+    """The registry, hub and limiters are built once by the app layer: a state nobody
+    built them for says so instead of making them."""
+    from autoport.kit.db import SqliteDatabase
+
     state = AppState(settings=sqlite_settings, database=SqliteDatabase(":memory:"))
-    registry = install_brands(state)
-    assert registry_of(state) is registry
-    assert state.data_sources == {"sandbox": registry.sandbox}
-    assert isinstance(state.data_sources["sandbox"], BrandConnector)
+    with pytest.raises(RuntimeError, match="no BrandRegistry was built"):
+        registry_of(state)

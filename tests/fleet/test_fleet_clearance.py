@@ -18,10 +18,10 @@ from autoport.brands.base import (
 from autoport.brands.registry import registry_of
 from autoport.brands.sandbox import SandboxDefaults
 from autoport.fleet.tasks import process_due
-from autoport.kit.access import approved_clearance_brand, readers_of
 from autoport.kit.clock import FrozenClock, from_iso
 from autoport.kit.environments import Environment
 from autoport.kit.state import AppState
+from autoport.vehicles.access import approved_clearance_brand, readers_of
 from tests.fleet.conftest import Callers, TestApp
 
 VIN = "SBX00000000000001"

@@ -14,9 +14,9 @@ import orjson
 import pytest
 from fastapi import FastAPI
 
+from autoport.catalog.brands import WMI_BRANDS
 from autoport.fleet.service import LIST_DEFAULT_LIMIT, LIST_MAX_LIMIT
-from autoport.kit.brands import WMI_BRANDS
-from autoport.kit.vin import generate_vin
+from autoport.vehicles.vin import generate_vin
 from tests.fleet.conftest import Callers
 
 COUNT = 1002

@@ -4,6 +4,8 @@ approved. Production's push-fed brands: tests/security/test_clearance.py."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import httpx
 from fastapi import FastAPI
 
@@ -16,7 +18,7 @@ from tests.fleet.test_fleet_clearance import add, vehicle, work
 VIN = "SBX00000000000007"
 URL = f"/sandbox/v1/vehicle-data/autoapi-13/{VIN}"
 TS = "2026-11-23T10:00:00.000000Z"
-DATA = {
+DATA: dict[str, Any] = {
     "charging": {
         "battery_level": {"data": 0.64, "timestamp": TS},
         "status": {"data": "charging", "timestamp": TS},

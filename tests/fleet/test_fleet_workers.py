@@ -22,7 +22,7 @@ from autoport.fleet.tasks import WorkerConfig, _advance, process_due
 from autoport.kit.clock import FrozenClock
 from autoport.kit.db import Database, create_database
 from autoport.kit.environments import Environment
-from autoport.kit.vin import generate_vin
+from autoport.vehicles.vin import generate_vin
 from tests.factories import create_app_credentials
 from tests.fleet.conftest import Callers
 
@@ -207,4 +207,4 @@ async def test_background_worker_runs_with_the_app(settings: Settings) -> None:
                 break
             await asyncio.sleep(0.05)
         assert status == "approved"
-        assert registry_of(state).sandbox is state.data_sources["sandbox"]
+        assert registry_of(state).sandbox is registry_of(state).data_sources["sandbox"]

@@ -26,14 +26,14 @@ from autoport.brands.base import (
     ConnectorError,
     VerificationMethod,
 )
-from autoport.brands.template import TemplateConnector
-from autoport.config import Settings
-from autoport.ingestion.sources import (
+from autoport.brands.sources import (
     PrivacyModeActive,
     SourceTimeout,
     SourceUnavailable,
     VehicleOffline,
 )
+from autoport.brands.template import TemplateConnector
+from autoport.config import Settings
 from autoport.kit.environments import Environment
 
 VIN = "ACM00000000000001"

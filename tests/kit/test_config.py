@@ -62,7 +62,7 @@ def test_missing_config_file_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -
 )
 def test_bad_values_are_refused_with_the_field(field: str, value: object, message: str) -> None:
     with pytest.raises(ValidationError) as error:
-        Settings(**{field: value})
+        Settings(**{field: value})  # type: ignore[arg-type]
     assert field in str(error.value)
     assert message in str(error.value)
 

@@ -17,9 +17,10 @@ import sqlite3
 import subprocess
 import tempfile
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, MutableMapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -28,9 +29,9 @@ from fastapi import FastAPI
 
 from autoport.app import create_app
 from autoport.config import Settings, rotate_admin_token
-from autoport.db.migrate import upgrade_sync
 from autoport.kit.db import SqliteDatabase
 from autoport.kit.logging import OutageGate
+from autoport.kit.migrate import upgrade_sync
 from tests.cli.test_serve import free_port
 from tests.conftest import service_missing
 from tests.factories import bearer, client_credentials_token, create_app_credentials
@@ -93,7 +94,7 @@ def own_postgres() -> Iterator[Cluster]:
 
 
 @pytest.fixture
-def outage_log() -> Iterator[list[dict[str, object]]]:
+def outage_log() -> Iterator[list[MutableMapping[str, Any]]]:
     """What is logged, through a fresh once-per-outage gate as configure_logging has it."""
     with structlog.testing.capture_logs(processors=[OutageGate()]) as logs:
         yield logs

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from typing import Any
 
 import httpx
 import pytest
@@ -12,9 +13,10 @@ from pydantic import BaseModel, Field
 
 from autoport.app import create_app
 from autoport.config import Settings
-from autoport.kit.errors import ApiError, OAuthError, is_oauth_path
+from autoport.kit.errors import ApiError, OAuthError
 from autoport.kit.routing import api_router
 from autoport.oauth import routes as oauth_routes
+from autoport.oauth.paths import is_oauth_path
 
 
 class Vehicle(BaseModel):
@@ -60,9 +62,9 @@ async def probe_client(sqlite_settings: Settings) -> AsyncIterator[httpx.AsyncCl
             yield c
 
 
-def assert_error_shape(response: httpx.Response, status: int) -> dict:
+def assert_error_shape(response: httpx.Response, status: int) -> dict[str, Any]:
     assert response.status_code == status, response.text
-    body = response.json()
+    body: dict[str, Any] = response.json()
     assert set(body) == {"errors", "request_id"}
     assert body["request_id"] == response.headers["x-request-id"]
     assert body["errors"] and all({"title", "detail"} <= set(e) for e in body["errors"])

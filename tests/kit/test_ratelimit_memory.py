@@ -15,7 +15,7 @@ def test_a_window_counts_until_it_ends_then_a_new_one_opens() -> None:
 
 def test_windows_that_ended_are_pruned_once_many_exist() -> None:
     counts = WindowCounts()
-    counts.PRUNE_AT = 3  # type: ignore[misc]
+    counts.PRUNE_AT = 3
     for key in ("a", "b", "c"):
         counts.hit(key, 10, now=0.0)
     counts.hit("d", 10, now=20.0)

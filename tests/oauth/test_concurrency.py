@@ -14,8 +14,9 @@ from autoport.config import Settings
 from autoport.kit.crypto import token_hash
 from autoport.kit.db import Database, create_database
 from autoport.kit.errors import OAuthError
-from autoport.oauth import service
 from autoport.oauth.client_auth import AuthenticatedClient
+from autoport.oauth.grants import authorization_code, refresh_token
+from autoport.oauth.tokens import TokenSettings
 from tests.factories import (
     AppCredentials,
     create_app_credentials,
@@ -46,8 +47,8 @@ async def authenticated(db: Database, creds: AppCredentials) -> AuthenticatedCli
     return AuthenticatedClient(application, "client_secret_post")
 
 
-def config(grace_seconds: float) -> service.TokenSettings:
-    return service.TokenSettings(
+def config(grace_seconds: float) -> TokenSettings:
+    return TokenSettings(
         token_key=b"k" * 32,
         access_seconds=3600,
         refresh_seconds=86_400,
@@ -77,7 +78,7 @@ async def test_one_code_redeemed_twice_at_once_has_one_winner(
         results = await asyncio.gather(
             *(
                 outcome(
-                    service.authorization_code(
+                    authorization_code.grant(
                         db,
                         environment=creds.environment,
                         client=client,
@@ -115,7 +116,7 @@ async def test_one_refresh_token_used_twice_at_once_mints_one_pair(
         results = await asyncio.gather(
             *(
                 outcome(
-                    service.refresh_token(
+                    refresh_token.grant(
                         db,
                         environment=creds.environment,
                         client=client,
@@ -159,7 +160,7 @@ async def test_without_grace_a_concurrent_refresh_has_one_winner(
         results = await asyncio.gather(
             *(
                 outcome(
-                    service.refresh_token(
+                    refresh_token.grant(
                         db,
                         environment=creds.environment,
                         client=client,
@@ -176,11 +177,11 @@ async def test_without_grace_a_concurrent_refresh_has_one_winner(
 
 
 async def redeem_fresh_code(
-    db: Database, creds: AppCredentials, client: AuthenticatedClient, cfg: service.TokenSettings
+    db: Database, creds: AppCredentials, client: AuthenticatedClient, cfg: TokenSettings
 ) -> dict[str, object]:
     authorization_id = await create_authorization(db, creds, vin=VIN)
     code = await issue_code(db, creds, authorization_id)
-    return await service.authorization_code(
+    return await authorization_code.grant(
         db,
         environment=creds.environment,
         client=client,

@@ -88,12 +88,13 @@ class TokenLifecycle(RuleBasedStateMachine):
 
     def post_refresh(self, app: int, refresh: str) -> httpx.Response:
         creds = self.apps[app]
-        return self.run(
+        response: httpx.Response = self.run(
             self.client.post(
                 creds.token_path,
                 data={"grant_type": "refresh_token", "refresh_token": refresh, **creds.auth()},
             )
         )
+        return response
 
     def remember(self, family: int, body: dict[str, Any]) -> None:
         self.access.append(

@@ -4,6 +4,7 @@ authorization status changes and their outbox events, and RFC 8414 metadata."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from typing import Any
 
 import httpx
 import orjson
@@ -56,7 +57,7 @@ async def app(settings: Settings, clock: FrozenClock) -> AsyncIterator[FastAPI]:
         yield application
 
 
-async def outbox_events(db: Database) -> list[dict[str, object]]:
+async def outbox_events(db: Database) -> list[dict[str, Any]]:
     rows = await db.fetch_all(
         "SELECT consumer, event_type, vin, application_id, payload FROM outbox ORDER BY id"
     )

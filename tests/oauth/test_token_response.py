@@ -1,6 +1,6 @@
 """The token response of every grant: the original types each field as a non-nullable
-string or integer, so a field without a value is left out, never null (interface.md,
-Token responses). Strict clients refuse a null."""
+string or integer, so a field without a value is left out, never null (docs/oauth.md,
+Token endpoint). Strict clients refuse a null."""
 
 from __future__ import annotations
 

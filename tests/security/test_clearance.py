@@ -522,7 +522,7 @@ async def test_a_sandbox_pull_never_asks_a_production_carmaker(
     """The other direction: a sandbox grant for `bmw` (the sandbox emulates every brand)
     never makes the pull ask the production BMW connector about a real VIN."""
     bmw = _RecordingSource()
-    state_of(app).data_sources["bmw"] = bmw  # type: ignore[assignment]
+    registry_of(state_of(app)).data_sources["bmw"] = bmw
     sandboxed = await application(app, ["bmw"], environment=Environment.sandbox)
     issued = await vehicle_token(
         client, state_of(app).database, sandboxed, vin=BMW_VIN, brand="bmw", now_us=clock.now_us()

@@ -258,7 +258,7 @@ def test_chromium_does_not_frame_the_approve_page_for_a_hostile_uri(
     browser: Any,  # noqa: F811 - the fixture imported below
     framer: tuple[str, type[_Framer]],
 ) -> None:
-    from tests.consent.test_browser import VIN
+    from tests.consent.test_browser import VIN  # type: ignore[attr-defined]
 
     consent = server.application()
 

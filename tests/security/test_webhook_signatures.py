@@ -180,14 +180,15 @@ async def test_a_redelivery_is_signed_afresh_and_accepted_while_the_capture_is_n
     _, captured = await deliver_one(worker, config, clock, receiver, scheme)
     delivery_id, timestamp, _ = HEADERS[scheme]
     clock.advance(600)
-    await service.redeliver(
-        worker.db,
-        environment=Environment.production,
-        application_id=APP_ID,
-        delivery_id=captured.headers[delivery_id],
-        now_us=clock.now_us(),
-        config=config,
-    )
+    async with worker.db.transaction() as conn:
+        await service.redeliver(
+            conn,
+            environment=Environment.production,
+            application_id=APP_ID,
+            delivery_id=captured.headers[delivery_id],
+            now_us=clock.now_us(),
+            config=config,
+        )
     [again] = await worker.run_until_idle()
     assert again.status == "succeeded" and again.result.response_status == 200
     resent = receiver.requests[-1]

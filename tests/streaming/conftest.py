@@ -37,6 +37,7 @@ from autoport.kit.db import Database
 from autoport.kit.environments import Environment
 from autoport.oauth import repository as oauth_repository
 from autoport.oauth import service as oauth_service
+from autoport.oauth.tokens import ACCESS_PREFIX
 from autoport.streaming import mosquitto, repository
 from tests.conftest import service_missing
 from tests.factories import (
@@ -160,7 +161,7 @@ async def ingest(
     environment: Environment = Environment.sandbox,
     at_us: int | None = None,
 ) -> None:
-    """The outbox row exactly as ingestion writes it (contracts.md)."""
+    """The outbox row exactly as ingestion writes it (autoport.ingestion.service)."""
     async with db.transaction() as conn:
         await outbox.emit(
             conn,
@@ -229,7 +230,7 @@ class StreamTokens:
         hands out today (to prove the stream checks scopes itself)."""
         state = self.app.state.autoport
         creds = CREDENTIALS[application_id]
-        token = new_token(oauth_service.ACCESS_PREFIX)
+        token = new_token(ACCESS_PREFIX)
         now = state.clock.now_us()
         async with state.database.transaction() as conn:
             await oauth_repository.insert_token(

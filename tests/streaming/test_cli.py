@@ -401,6 +401,7 @@ def test_an_unmigrated_postgresql_database_is_refused_with_the_command_to_run(
         service_missing("PostgreSQL leg: AUTOPORT_TEST_POSTGRES_URL is not set")
     ensure_secrets(Settings(data_dir=tmp_path, database_url=None))
     monkeypatch.setenv("AUTOPORT_DATA_DIR", str(tmp_path))
+    assert url is not None
     monkeypatch.setenv("AUTOPORT_DATABASE_URL", url)
     # A schema nobody migrated (never created: nothing to clean up).
     monkeypatch.setenv("AUTOPORT_DATABASE_SCHEMA", f"autoport_unmigrated_{uuid.uuid4().hex[:8]}")

@@ -406,7 +406,7 @@ async def test_concurrent_builders_write_each_message_exactly_once(
 async def test_batched_reader_lookup_agrees_with_kit_access(
     app: FastAPI, clock: FrozenClock
 ) -> None:
-    from autoport.kit.access import Reader, readers_of, readers_of_many
+    from autoport.vehicles.access import Reader, readers_of, readers_of_many
 
     db = db_of(app)
     now = clock.now_us()

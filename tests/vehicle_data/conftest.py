@@ -16,6 +16,7 @@ from autoport.kit.db import Database
 from autoport.kit.environments import Environment
 from autoport.oauth import repository as oauth_repository
 from autoport.oauth import service as oauth_service
+from autoport.oauth.tokens import ACCESS_PREFIX
 from tests.factories import (
     AppCredentials,
     client_credentials_token,
@@ -72,7 +73,7 @@ class TestCallers:
         """An access-token row as the authorization server stores it, with scopes no grant
         hands out today (to prove the routes check scopes themselves)."""
         creds = self.credentials[application_id]
-        token = new_token(oauth_service.ACCESS_PREFIX)
+        token = new_token(ACCESS_PREFIX)
         now = self.clock.now_us()
         async with self.db.transaction() as conn:
             await oauth_repository.insert_token(

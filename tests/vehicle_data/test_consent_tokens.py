@@ -26,7 +26,7 @@ from tests.factories import (
 VIN = "WBA00000000000011"
 URL = f"/v1/vehicle-data/autoapi-13/{VIN}"
 TS = "2026-11-23T09:00:00.000000Z"
-DATA = {
+DATA: dict[str, Any] = {
     "charging": {
         "battery_level": {"data": 0.42, "timestamp": TS},
         "status": {"data": "charging", "timestamp": TS},

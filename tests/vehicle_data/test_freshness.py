@@ -11,8 +11,9 @@ from collections.abc import AsyncIterator
 import httpx
 from fastapi import FastAPI
 
+from autoport.brands.registry import registry_of
+from autoport.brands.sources import FetchResult, VehicleOffline
 from autoport.config import Settings
-from autoport.ingestion.sources import FetchResult, VehicleOffline
 from autoport.kit.clock import FrozenClock
 from autoport.kit.db import Connection, Database, create_database
 from autoport.kit.errors import ApiError
@@ -26,7 +27,7 @@ FRESH = {"data": 0.55, "timestamp": "2024-05-02T10:00:00.000000Z"}
 def source_of(app: FastAPI) -> TestSource:
     source = TestSource()
     source.result = FetchResult(data={"charging": {"battery_level": FRESH}})
-    app.state.autoport.data_sources["bmw"] = source
+    registry_of(app.state.autoport).data_sources["bmw"] = source
     return source
 
 

@@ -9,21 +9,23 @@ import httpx
 import pytest
 from fastapi import FastAPI
 
-from autoport.ingestion.service import ingest_vehicle_data
-from autoport.ingestion.sources import (
+from autoport.brands.registry import registry_of
+from autoport.brands.sources import (
     FetchResult,
     PrivacyModeActive,
     SourceTimeout,
     SourceUnavailable,
     VehicleOffline,
 )
+from autoport.ingestion.service import ingest_vehicle_data
 from autoport.kit.environments import Environment
+from autoport.kit.ratelimit import RateLimiter, RateLimiters
 from tests.vehicle_data.conftest import TestCallers
 
 VIN = "WBA00000000000001"
 OTHER_VIN = "WBA00000000000002"
 TS = "2024-05-01T10:00:00.000000Z"
-DATA = {
+DATA: dict[str, Any] = {
     "charging": {
         "battery_level": {"data": 0.8, "timestamp": TS},
         "status": {"data": "charging", "timestamp": TS},
@@ -201,8 +203,8 @@ async def test_a_malformed_vin_is_400_naming_the_vin(
 async def test_the_rate_limit_answers_429_with_headers(
     client: httpx.AsyncClient, app: FastAPI, callers: TestCallers
 ) -> None:
-    state = app.state.autoport
-    state.settings = state.settings.model_copy(update={"vehicle_data_rate_limit": "3/minute"})
+    # As if built from vehicle_data_rate_limit=3/minute (autoport.state).
+    app.state.autoport.part(RateLimiters).by_name["vd"] = RateLimiter("3/minute", namespace="vd")
     await store(app)
     app_id = await callers.application(properties=ALL)
     token = await callers.vehicle_token(app_id, vin=VIN, properties=ALL)
@@ -259,7 +261,7 @@ async def test_data_source_failures_map_to_408_503_504(
 ) -> None:
     source = TestSource()
     source.error = error
-    app.state.autoport.data_sources["bmw"] = source
+    registry_of(app.state.autoport).data_sources["bmw"] = source
     response = await client.get(URL, headers=await reader(callers))
     assert response.status_code == status
     assert response.json()["errors"][0]["detail"] == str(error)
@@ -274,7 +276,7 @@ async def test_a_vehicle_in_privacy_mode_is_403_and_serves_nothing(
     await store(app)
     source = TestSource()
     source.error = PrivacyModeActive()
-    app.state.autoport.data_sources["bmw"] = source
+    registry_of(app.state.autoport).data_sources["bmw"] = source
     headers = await reader(callers)
     response = await client.get(URL, headers=headers)
     assert response.status_code == 403, response.text
@@ -314,7 +316,7 @@ async def test_a_data_source_slower_than_the_timeout_is_504(
     state.settings = state.settings.model_copy(update={"vehicle_data_fetch_timeout_seconds": 0.05})
     source = TestSource()
     source.delay = 2.0
-    state.data_sources["bmw"] = source
+    registry_of(state).data_sources["bmw"] = source
     await store(app)
     response = await client.get(URL, headers=await reader(callers))
     assert response.status_code == 504
@@ -327,7 +329,7 @@ async def test_fresh_data_from_the_source_is_ingested_and_served(
     source = TestSource()
     fresh = {"data": 0.55, "timestamp": "2024-05-02T10:00:00.000000Z"}
     source.result = FetchResult(data={"charging": {"battery_level": fresh}})
-    state.data_sources["bmw"] = source
+    registry_of(state).data_sources["bmw"] = source
     app_id = await callers.application(properties=ALL)
     token = await callers.vehicle_token(app_id, vin=VIN, properties=["charging.battery_level"])
     response = await client.get(URL, headers=bearer(token))

@@ -8,7 +8,7 @@ from typing import Any
 
 import httpx
 from fastapi import FastAPI
-from jsonschema import Draft202012Validator
+from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
 
 from autoport.catalog import (
     CATALOG,

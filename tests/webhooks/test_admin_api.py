@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import httpx
 import pytest
@@ -126,10 +127,12 @@ async def test_delete_removes_the_webhook(
 async def test_every_route_needs_the_admin_token(
     client: httpx.AsyncClient, applications: Database, method: str, suffix: str
 ) -> None:
-    kwargs = {"json": {"url": "https://hooks.example.com/"}} if method == "PUT" else {}
-    missing = await client.request(method, PATH + suffix, **kwargs)  # type: ignore[arg-type]
+    kwargs: dict[str, Any] = (
+        {"json": {"url": "https://hooks.example.com/"}} if method == "PUT" else {}
+    )
+    missing = await client.request(method, PATH + suffix, **kwargs)
     assert missing.status_code == 401
-    wrong = await client.request(  # type: ignore[arg-type]
+    wrong = await client.request(
         method, PATH + suffix, headers={"authorization": "Bearer nope"}, **kwargs
     )
     assert wrong.status_code == 401

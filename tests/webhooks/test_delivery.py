@@ -180,7 +180,7 @@ async def test_unreachable_receivers_are_retried_then_failed_after_the_window(
     assert {a.delivery_id for a in attempts} == {attempts[0].delivery_id}
     assert all(a.result.error for a in attempts)
     log = await service.list_deliveries(
-        db, environment=Environment.production, application_id=APP_ID, config=config
+        db.reader, environment=Environment.production, application_id=APP_ID, config=config
     )
     failed = next(d for d in log if d["event_type"] == "fleet_clearance_changed")
     assert failed["status"] == "failed"
@@ -188,14 +188,15 @@ async def test_unreachable_receivers_are_retried_then_failed_after_the_window(
     # A failed delivery can be redelivered, same id, once the receiver is back.
     await receiver.start()
     await configure(db, config, clock, receiver.url, events=["fleet_clearance_changed"])
-    await service.redeliver(
-        db,
-        environment=Environment.production,
-        application_id=APP_ID,
-        delivery_id=failed["id"],
-        now_us=clock.now_us(),
-        config=config,
-    )
+    async with db.transaction() as conn:
+        await service.redeliver(
+            conn,
+            environment=Environment.production,
+            application_id=APP_ID,
+            delivery_id=failed["id"],
+            now_us=clock.now_us(),
+            config=config,
+        )
     [again] = await worker.run_once()
     assert again.status == "succeeded"
     assert again.delivery_id == failed["id"]
@@ -254,7 +255,7 @@ async def test_the_log_keeps_the_last_deliveries_with_request_and_truncated_resp
         )
     await worker.run_until_idle()
     log = await service.list_deliveries(
-        db, environment=Environment.production, application_id=APP_ID, config=config
+        db.reader, environment=Environment.production, application_id=APP_ID, config=config
     )
     assert len(log) == settings.webhook_deliveries_kept == 10
     assert await db.fetch_value("SELECT COUNT(*) FROM webhook_deliveries") == 10
@@ -296,9 +297,10 @@ async def test_removing_the_webhook_fails_queued_deliveries_visibly(
     receiver.behaviour = lambda _: Answer(status=500)
     await emit(db, clock, "fleet_clearance_changed", VIN, {"action": "approved"})
     await worker.run_once()
-    await service.remove_webhook(
-        db, environment=Environment.production, application_id=APP_ID, now_us=clock.now_us()
-    )
+    async with db.transaction() as conn:
+        await service.remove_webhook(
+            conn, environment=Environment.production, application_id=APP_ID, now_us=clock.now_us()
+        )
     clock.advance(config.retry_max_delay_us / MICROS)
     assert await worker.run_once() == []
     row = await db.fetch_one(
@@ -380,7 +382,7 @@ async def test_the_log_shows_the_headers_each_attempt_sent(
         [row] = [
             d
             for d in await service.list_deliveries(
-                db, environment=Environment.production, application_id=APP_ID, config=config
+                db.reader, environment=Environment.production, application_id=APP_ID, config=config
             )
             if d["event_type"] == "fleet_clearance_changed"
         ]
@@ -398,15 +400,16 @@ async def test_the_log_shows_the_headers_each_attempt_sent(
 
     first = await logged()
     clock.advance(600)
-    await service.redeliver(
-        db,
-        environment=Environment.production,
-        application_id=APP_ID,
-        delivery_id=receiver.requests[-1].headers.get("X-Svc-Delivery")
-        or receiver.requests[-1].headers["webhook-id"],
-        now_us=clock.now_us(),
-        config=config,
-    )
+    async with db.transaction() as conn:
+        await service.redeliver(
+            conn,
+            environment=Environment.production,
+            application_id=APP_ID,
+            delivery_id=receiver.requests[-1].headers.get("X-Svc-Delivery")
+            or receiver.requests[-1].headers["webhook-id"],
+            now_us=clock.now_us(),
+            config=config,
+        )
     await worker.run_until_idle()
     second = await logged()
     changed = {name for name in first if first[name] != second[name]}

@@ -13,7 +13,7 @@ import subprocess
 import sys
 import time
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 
 import pytest
 
@@ -116,7 +116,7 @@ async def setup_events(db: Database, config: WebhookConfig, url: str, count: int
     return vins
 
 
-async def wait_until(predicate, timeout: float, what: str) -> None:  # type: ignore[no-untyped-def]
+async def wait_until(predicate: Callable[[], Awaitable[bool]], timeout: float, what: str) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if await predicate():
@@ -130,7 +130,7 @@ async def queue_state(db: Database) -> str:
         "SELECT status, COUNT(*) AS n, MAX(attempts) AS a FROM webhook_deliveries GROUP BY status"
     )
     left = await db.fetch_value("SELECT COUNT(*) FROM outbox WHERE consumer = 'webhooks'")
-    return f"deliveries {[tuple(r) for r in rows]}, outbox {left}"
+    return f"deliveries {[(r['status'], r['n'], r['a']) for r in rows]}, outbox {left}"
 
 
 async def all_delivered(db: Database, count: int) -> bool:

@@ -1,4 +1,4 @@
-"""Alembic environment: the connection is handed over by autoport.db.migrate."""
+"""Alembic environment: the connection is handed over by autoport.kit.migrate."""
 
 from alembic import context
 

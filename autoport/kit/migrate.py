@@ -20,7 +20,8 @@ from sqlalchemy.ext.asyncio import create_async_engine
 
 from autoport.kit.db import Database, asyncpg_dsn, sqlite_path
 
-MIGRATIONS_DIR = Path(__file__).parent / "migrations"
+# The revisions live with the tables they create (autoport/db/migrations).
+MIGRATIONS_DIR = Path(__file__).parent.parent / "db" / "migrations"
 
 
 def alembic_config() -> Config:

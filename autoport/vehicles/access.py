@@ -15,9 +15,18 @@ from dataclasses import dataclass
 import orjson
 from sqlalchemy import bindparam, text
 
-from autoport.kit.brands import SANDBOX_BRAND, UNKNOWN_BRAND
+from autoport.catalog.brands import SANDBOX_BRAND, UNKNOWN_BRAND
 from autoport.kit.db import Connection
 from autoport.kit.environments import Environment
+
+
+def sandbox_only_problem(brand: str, environment: Environment) -> str | None:
+    """Why `brand` cannot be used in `environment`, or None. The sandbox brand proves no
+    ownership (instant consent, timed clearances, a public carmaker password), so it never
+    exists in production."""
+    if brand == SANDBOX_BRAND and environment is not Environment.sandbox:
+        return "the sandbox brand exists only in the sandbox environment"
+    return None
 
 
 def brand_serves(granted: str, stored: str, environment: Environment) -> bool:

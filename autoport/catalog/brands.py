@@ -7,8 +7,6 @@ Facts from the public level-13 interface description (vendored under reference/)
 
 from __future__ import annotations
 
-from autoport.kit.environments import Environment
-
 BRANDS: frozenset[str] = frozenset(
     {
         "abarth", "alfaromeo", "alpine", "audi", "bmw", "cadillac", "chevrolet", "chrysler",
@@ -37,15 +35,6 @@ def hyphenated(brand: str) -> str:
 
 # The pseudo-brand of the emulated carmaker: it exists only in the sandbox environment.
 SANDBOX_BRAND = "sandbox"
-
-
-def sandbox_only_problem(brand: str, environment: Environment) -> str | None:
-    """Why `brand` cannot be used in `environment`, or None. The sandbox brand proves no
-    ownership (instant consent, timed clearances, a public carmaker password), so it never
-    exists in production."""
-    if brand == SANDBOX_BRAND and environment is not Environment.sandbox:
-        return "the sandbox brand exists only in the sandbox environment"
-    return None
 
 
 # World manufacturer identifiers (ISO 3780, the first three characters of a VIN) of the
