@@ -45,6 +45,7 @@ def feature_routers() -> Sequence[APIRouter]:
     from autoport.fleet.routes import router as fleet_router
     from autoport.ingestion.routes import router as ingestion_router
     from autoport.oauth.routes import router as oauth_router
+    from autoport.owner.routes import owner_router
     from autoport.sandbox.routes import router as sandbox_router
     from autoport.streaming.routes import router as streaming_router
     from autoport.vehicle_data.routes import router as vehicle_data_router
@@ -64,6 +65,7 @@ def feature_routers() -> Sequence[APIRouter]:
         webhooks_router,
         sandbox_router,
         consent_router,
+        owner_router,
         apidocs_router,
     ]
 
@@ -79,6 +81,7 @@ def background_tasks() -> Sequence[BackgroundTask]:
     from autoport.consent.tasks import session_purger
     from autoport.fleet.tasks import fleet_worker
     from autoport.oauth.tasks import housekeeping
+    from autoport.owner.tasks import read_flusher
     from autoport.sandbox.tasks import sandbox_runner
     from autoport.streaming.tasks import streaming_worker
     from autoport.vehicle_data.tasks import history_pruner
@@ -92,6 +95,7 @@ def background_tasks() -> Sequence[BackgroundTask]:
         session_purger,
         sandbox_runner,
         webhook_worker,
+        read_flusher,
     ]
 
 
@@ -171,6 +175,9 @@ def create_app(
     install_error_handlers(app)
     for router in feature_routers():
         app.include_router(router)
+    from autoport.owner.routes import install_page_errors
+
+    install_page_errors(app)  # the owner portal's error pages
     app.pipeline = RequestPipeline(
         app.framework,
         environments=EnvironmentRouter.from_settings(settings),

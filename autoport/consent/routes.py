@@ -30,6 +30,7 @@ from autoport.consent.service import (
     VehicleUnreachable,
 )
 from autoport.consent.verification import (
+    BACK_TO_OWNER,
     CodeCheck,
     Method,
     Refusal,
@@ -668,7 +669,12 @@ async def oem_login_submit(request: Request, brand: str) -> Response:
             switch=None,
         )
     result = oem_result(secret, state=payload, account=account, now_us=now)
-    return _see_other(f"{_page_url(request, 'oem-callback')}?{urlencode({'result': result})}")
+    back = (
+        f"{_prefix(request)}/owner/oem-callback"
+        if payload.get("back") == BACK_TO_OWNER
+        else _page_url(request, "oem-callback")
+    )
+    return _see_other(f"{back}?{urlencode({'result': result})}")
 
 
 # ---------------------------------------------------------------------- admin API
