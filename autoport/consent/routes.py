@@ -185,6 +185,8 @@ def _common(request: Request, ctx: Context, step: str) -> dict[str, Any]:
         "languages": pages.LANGUAGE_NAMES,
         "stylesheet": _page_url(request, "static/consent.css"),
         "brand_label": brand_label,
+        # Where the owner withdraws later (autoport.owner): linked from every page.
+        "owner_portal": f"{public_base_url(state.settings, ctx.session.environment)}/owner",
     }
 
 

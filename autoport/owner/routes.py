@@ -50,11 +50,20 @@ admin_router = api_router(tags=["admin"])
 
 
 class PageError(Exception):
-    def __init__(self, kind: str, status: int, headers: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        kind: str,
+        status: int,
+        headers: dict[str, str] | None = None,
+        *,
+        drop_cookie: bool = False,
+    ) -> None:
         super().__init__(kind)
         self.kind = kind
         self.status = status
         self.headers = headers or {}
+        # No live session behind the cookie: the browser forgets it.
+        self.drop_cookie = drop_cookie
 
 
 # ----------------------------------------------------------------------- helpers
@@ -168,7 +177,7 @@ def _render_error(request: Request, problem: PageError) -> Response:
         **{**_common(request, _locale(request), ""), "switch": None},
     )
     response.headers.update(problem.headers)
-    if problem.kind == "signed_out":
+    if problem.drop_cookie:
         _drop_cookie(request, response, COOKIE)
     return response
 
@@ -195,8 +204,10 @@ async def _session(request: Request, *, signed_in: bool = True) -> OwnerSession:
         token=request.cookies.get(COOKIE),
         now_us=state.clock.now_us(),
     )
-    if session is None or (signed_in and not session.signed_in):
-        raise PageError("signed_out", 401)
+    if session is None:
+        raise PageError("signed_out", 401, drop_cookie=bool(request.cookies.get(COOKIE)))
+    if signed_in and not session.signed_in:
+        raise PageError("signed_out", 401)  # the proof is not finished: the cookie stays
     lang = request.query_params.get("lang")
     if lang and lang in pages.LOCALES and lang != session.locale:
         async with state.database.transaction() as conn:
