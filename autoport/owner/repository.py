@@ -51,7 +51,7 @@ async def prove(
     for oem_login only with the session's current nonce, which is taken."""
     nonce_clause = " AND oem_nonce_hash = :nonce_hash" if nonce_hash is not None else ""
     changed = await conn.execute(
-        "UPDATE owner_sessions SET token_hash = :new_hash, subject = :subject, "
+        "UPDATE owner_sessions SET token_hash = :new_hash, subject = :subject, "  # noqa: S608 - constant clauses
         "verified_at = :now, oem_nonce_hash = NULL, expires_at = :expires_at "
         "WHERE id = :id AND token_hash = :old_hash AND verified_at IS NULL "
         f"AND expires_at > :now{nonce_clause}",
@@ -202,7 +202,9 @@ async def reads_per_day(
 # ------------------------------------------------------------------------- your data
 
 
-async def latest_document(db: Database, *, environment: str, vin: str) -> Row | None:
+async def latest_document(
+    db: Database | Connection, *, environment: str, vin: str
+) -> Row | None:
     return await db.fetch_one(
         "SELECT brand, document, updated_at FROM vehicles "
         "WHERE environment = :environment AND vin = :vin",
@@ -226,7 +228,7 @@ HISTORY_START = ("", "", -(2**62), "")
 
 
 async def history_page(
-    db: Database,
+    db: Database | Connection,
     *,
     environment: str,
     vin: str,

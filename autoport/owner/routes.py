@@ -319,9 +319,7 @@ async def sign_in_submit(request: Request) -> Response:
     registry = registry_of(state)
     method = registry.verification_method(env, brand)
     if method is Method.owner_portal:
-        return pages.render(
-            "elsewhere.html", locale, brand=brand, **_common(request, locale, "")
-        )
+        return pages.render("elsewhere.html", locale, brand=brand, **_common(request, locale, ""))
     key, _ = _keys(state)
     started = await service.start(
         state.database,
@@ -432,8 +430,8 @@ async def verify_submit(request: Request) -> Response:
                 request, session, status=422, notice="wrong", attempts_left=result.attempts_left
             )
         if result.outcome is CodeCheck.locked and result.locked_until_us is not None:
-            refused = Refusal("locked", result.locked_until_us)
-            return _verify_page(request, session, status=429, refused=refused)
+            locked = Refusal("locked", result.locked_until_us)
+            return _verify_page(request, session, status=429, refused=locked)
         return _verify_page(request, session, status=422, notice="expired_code")
     if action == "new_code" and session.method is Method.vehicle_code:
         try:
@@ -572,8 +570,10 @@ async def vehicle_page(request: Request, vin: str) -> Response:
         done=request.query_params.get("done"),
         groups=lambda properties: _grouped(properties, locale),
         command_label=lambda scope: _command_label(scope, locale),
-        withdraw_url=lambda grant: _url(request, f"vehicles/{vin}/withdraw")
-        + (f"?{urlencode({'grant': grant})}" if grant else ""),
+        withdraw_url=lambda grant: (
+            _url(request, f"vehicles/{vin}/withdraw")
+            + (f"?{urlencode({'grant': grant})}" if grant else "")
+        ),
         download_url=lambda name: _url(request, f"vehicles/{vin}/{name}"),
         **_common(request, locale, _csrf(state, request), session),
     )
@@ -609,7 +609,7 @@ async def withdraw_page(request: Request, vin: str) -> Response:
 
 @router.post(BASE + "/vehicles/{vin}/withdraw")
 async def withdraw_submit(request: Request, vin: str) -> Response:
-    state, session, vin = await _vehicle(request, vin)
+    state, _, vin = await _vehicle(request, vin)
     form = await _checked_form(request)
     env = environment_of(request)
     wanted = form.get("grant", "")
@@ -692,7 +692,9 @@ async def revoke_authorization(request: Request, authorization_id: str, _: Admin
             409, f"authorization {authorization_id} was already revoked or rejected",
             source="authorization_id",
         )  # fmt: skip
-    return json_response(RevokeResult(authorization_id=authorization_id, status="revoked").model_dump())
+    return json_response(
+        RevokeResult(authorization_id=authorization_id, status="revoked").model_dump()
+    )
 
 
 owner_router = APIRouter()

@@ -78,7 +78,7 @@ def csrf_valid(secret: bytes, cookie: str, sent: str | None) -> bool:
     return bool(cookie) and bool(sent) and same(csrf_token(secret, cookie), sent or "")
 
 
-def _session(row: Row) -> OwnerSession:
+def _session(row: Row | dict[str, Any]) -> OwnerSession:
     return OwnerSession(
         id=row["id"],
         environment=Environment(row["environment"]),
@@ -311,15 +311,22 @@ async def begin_oem_login(
     nonce = verification.new_oem_nonce()
     async with db.transaction() as conn:
         ok = await repository.set_nonce(
-            conn, session_id=session.id, nonce_hash=verification.nonce_hash(key, nonce),
+            conn,
+            session_id=session.id,
+            nonce_hash=verification.nonce_hash(key, nonce),
             now_us=now_us,
-        )  # fmt: skip
+        )
     if not ok:
         return None
     return verification.oem_state(
-        secret, session_id=session.id, brand=session.brand, vin=session.vin, nonce=nonce,
-        now_us=now_us, back=verification.BACK_TO_OWNER,
-    )  # fmt: skip
+        secret,
+        session_id=session.id,
+        brand=session.brand,
+        vin=session.vin,
+        nonce=nonce,
+        now_us=now_us,
+        back=verification.BACK_TO_OWNER,
+    )
 
 
 async def finish_oem_login(
@@ -345,9 +352,15 @@ async def finish_oem_login(
     ):
         return None
     return await _accept_account(
-        db, session, settings=settings, key=key, token=token, nonce=payload["nonce"],
-        account=payload["account"], now_us=now_us,
-    )  # fmt: skip
+        db,
+        session,
+        settings=settings,
+        key=key,
+        token=token,
+        nonce=payload["nonce"],
+        account=payload["account"],
+        now_us=now_us,
+    )
 
 
 async def finish_connector_oem_login(
@@ -385,9 +398,15 @@ async def finish_connector_oem_login(
     if not account:
         return None
     return await _accept_account(
-        db, session, settings=settings, key=key, token=token, nonce=payload["nonce"],
-        account=account, now_us=now_us,
-    )  # fmt: skip
+        db,
+        session,
+        settings=settings,
+        key=key,
+        token=token,
+        nonce=payload["nonce"],
+        account=account,
+        now_us=now_us,
+    )
 
 
 async def _accept_account(
@@ -403,9 +422,15 @@ async def _accept_account(
 ) -> str | None:
     subject = verification.account_subject(key, session.environment, session.brand, account)
     return await _rotate(
-        db, session, key=key, settings=settings, old_token=token, subject=subject,
-        now_us=now_us, nonce=nonce,
-    )  # fmt: skip
+        db,
+        session,
+        key=key,
+        settings=settings,
+        old_token=token,
+        subject=subject,
+        now_us=now_us,
+        nonce=nonce,
+    )
 
 
 # -------------------------------------------------------------------------- vehicles
@@ -590,16 +615,17 @@ def _iso(us: int | None) -> str | None:
     return None if us is None else to_iso(us)
 
 
-async def _history(
-    db: Database, environment: Environment, vin: str
-) -> AsyncIterator[list[Row]]:
+async def _history(db: Database, environment: Environment, vin: str) -> AsyncIterator[list[Row]]:
     """The whole history in keyset pages: one page in memory at a time."""
     after = repository.HISTORY_START
     while True:
         page = await repository.history_page(
-            db.reader, environment=str(environment), vin=vin, after=after,
+            db.reader,
+            environment=str(environment),
+            vin=vin,
+            after=after,
             limit=HISTORY_PAGE_ROWS,
-        )  # fmt: skip
+        )
         if not page:
             return
         yield page
@@ -623,9 +649,7 @@ def _timestamp_of(value: Any) -> Any:
     return value.get("timestamp") if isinstance(value, dict) else None
 
 
-async def export_json(
-    state: AppState, environment: Environment, vin: str
-) -> AsyncIterator[bytes]:
+async def export_json(state: AppState, environment: Environment, vin: str) -> AsyncIterator[bytes]:
     """{"vin", "environment", "exported_at", "latest": {...}, "history": [...]}, written
     as it is read."""
     db = state.database
@@ -667,9 +691,7 @@ def _csv_rows(rows: list[Sequence[Any]]) -> bytes:
     return buffer.getvalue().encode()
 
 
-async def export_csv(
-    state: AppState, environment: Environment, vin: str
-) -> AsyncIterator[bytes]:
+async def export_csv(state: AppState, environment: Environment, vin: str) -> AsyncIterator[bytes]:
     """One row per value: `latest` rows first, then every `history` row; `value` is the
     stored wrapper as JSON."""
     db = state.database
@@ -679,18 +701,30 @@ async def export_csv(
         document = orjson.loads(latest["document"])
         yield _csv_rows(
             [
-                ("latest", capability, name, _timestamp_of(value) or "", "",
-                 orjson.dumps(value).decode())
+                (
+                    "latest",
+                    capability,
+                    name,
+                    _timestamp_of(value) or "",
+                    "",
+                    orjson.dumps(value).decode(),
+                )
                 for capability, name, value in _latest_items(document)
-            ]  # fmt: skip
+            ]
         )
     async for page in _history(db, environment, vin):
         yield _csv_rows(
             [
-                ("history", row["capability"], row["property"], to_iso(row["timestamp"]),
-                 to_iso(row["received_at"]), row["value"])
+                (
+                    "history",
+                    row["capability"],
+                    row["property"],
+                    to_iso(row["timestamp"]),
+                    to_iso(row["received_at"]),
+                    row["value"],
+                )
                 for row in page
-            ]  # fmt: skip
+            ]
         )
 
 
@@ -703,8 +737,11 @@ async def access_record(state: AppState, environment: Environment, vin: str) -> 
     days: dict[str, list[dict[str, Any]]] = {}
     for row in per_day:
         days.setdefault(row["authorization_id"], []).append(
-            {"day": to_iso(row["day"] * DAY_US)[:10], "reads": row["reads"],
-             "last_read_at": to_iso(row["last_read_at"])}  # fmt: skip
+            {
+                "day": to_iso(row["day"] * DAY_US)[:10],
+                "reads": row["reads"],
+                "last_read_at": to_iso(row["last_read_at"]),
+            }
         )
     record = {
         "vin": vin,

@@ -7,9 +7,7 @@ import re
 from dataclasses import dataclass
 
 import httpx
-import pytest
 
-from autoport.kit.db import Database
 from tests.consent.conftest import (  # noqa: F401 - fixtures re-exported
     VIN,
     ConsentApp,
@@ -54,9 +52,7 @@ async def grant_through_consent(
     assert started.status_code == 303, started.text
     for step, form in (("brand", {"brand": "sandbox"}), ("vehicle", {"vin": vin})):
         page = await client.get(f"{CONSENT}/{step}")
-        answer = await client.post(
-            f"{CONSENT}/{step}", data={"csrf_token": csrf_of(page), **form}
-        )
+        answer = await client.post(f"{CONSENT}/{step}", data={"csrf_token": csrf_of(page), **form})
         assert answer.status_code == 303, answer.text
     review = await client.get(f"{CONSENT}/review")
     decided = await client.post(
@@ -78,8 +74,3 @@ async def sign_in(
     return await client.post(
         f"{prefix}/sign-in", data={"csrf_token": csrf_of(page), "brand": brand, "vin": vin}
     )
-
-
-@pytest.fixture
-async def owner_db(db: Database) -> Database:
-    return db

@@ -267,7 +267,7 @@ def consent(page: Any, server: Server, app: ConsentApp, verifier_challenge: tupl
     page.screenshot(path=str(ARTIFACTS / "consent-review-with-portal-link.png"), full_page=True)
     page.get_by_role("button", name="Approve").click()
     page.wait_for_url(f"{server.callback}?*")
-    return parse_qs(urlsplit(page.url).query)["code"][0]
+    return str(parse_qs(urlsplit(page.url).query)["code"][0])
 
 
 TEXT = {

@@ -22,11 +22,11 @@ from autoport.kit.clock import FrozenClock
 from autoport.kit.db import Database
 from autoport.owner import reads
 from autoport.owner.reads import DAY_US, ReadCounter
-from tests.consent.conftest import consent_settings, store_vehicle_data
+from tests.consent.conftest import VIN, consent_settings, insert_application, store_vehicle_data
 from tests.consent.test_browser import free_port
 from tests.factories import bearer
 
-from .conftest import OWNER, VIN, grant_through_consent, insert_application, sign_in
+from .conftest import OWNER, grant_through_consent, sign_in
 
 POINTS = 100_000
 
@@ -134,10 +134,15 @@ async def _history(db: Database, vin: str, count: int, start_us: int) -> None:
     for offset in range(0, count, batch):
         rows = [
             {
-                "environment": "sandbox", "vin": vin, "capability": "charging",
-                "property": "battery_level", "timestamp": start_us + i, "digest": f"d{i}",
-                "value": value, "received_at": start_us + i,
-            }  # fmt: skip
+                "environment": "sandbox",
+                "vin": vin,
+                "capability": "charging",
+                "property": "battery_level",
+                "timestamp": start_us + i,
+                "digest": f"d{i}",
+                "value": value,
+                "received_at": start_us + i,
+            }
             for i in range(offset, min(count, offset + batch))
         ]
         async with db.transaction() as conn:
@@ -173,7 +178,9 @@ async def test_export_of_100k_points_downloads_completely_with_bounded_memory(
                     _, peak = tracemalloc.get_traced_memory()
                 finally:
                     tracemalloc.stop()
-                print(f"{name}: {size / 1e6:.1f} MB streamed, peak Python memory {peak / 1e6:.2f} MB")
+                print(
+                    f"{name}: {size / 1e6:.1f} MB streamed, peak Python memory {peak / 1e6:.2f} MB"
+                )
                 assert peak < 8_000_000 and peak < size / 3, (name, size, peak)
                 assert count_rows(tail, size) is True
             # Complete: the JSON parses whole and holds every point.
@@ -189,4 +196,3 @@ def _json_rows(tail: bytes, size: int) -> bool:
 
 def _csv_rows(tail: bytes, size: int) -> bool:
     return tail.endswith(b"\r\n") and size > POINTS * 50
-

@@ -19,19 +19,16 @@ from autoport.consent.service import current_vehicle_code
 from autoport.kit.clock import FrozenClock
 from autoport.kit.db import Database
 from autoport.kit.environments import Environment
-from tests.consent.conftest import consent_settings, store_vehicle_data
-from tests.factories import bearer
-
-from .conftest import (
-    CONSENT,
-    OWNER,
+from tests.consent.conftest import (
     VIN,
-    csrf_of,
-    grant_through_consent,
+    consent_settings,
     insert_application,
     query_of,
-    sign_in,
+    store_vehicle_data,
 )
+from tests.factories import bearer
+
+from .conftest import CONSENT, OWNER, csrf_of, grant_through_consent, sign_in
 
 ADMIN = "ap_admin_owner-portal-test"
 CSRF = re.compile(r'name="csrf_token" value="[^"]+"')
@@ -173,10 +170,10 @@ async def test_vehicle_code_sign_in_rotates_the_session(
         db.reader, environment=Environment.sandbox, vin=VIN, now_us=clock.now_us()
     )
     assert code is not None
+    other = "000000" if code != "000000" else "111111"
     wrong = await browser_client.post(
-        f"{OWNER}/verify",
-        data={"csrf_token": csrf_of(page), "action": "code", "code": "000000" if code != "000000" else "111111"},
-    )  # fmt: skip
+        f"{OWNER}/verify", data={"csrf_token": csrf_of(page), "action": "code", "code": other}
+    )
     assert wrong.status_code == 422 and "Attempts left: 4" in wrong.text
     right = await browser_client.post(
         f"{OWNER}/verify", data={"csrf_token": csrf_of(page), "action": "code", "code": code}
@@ -340,7 +337,9 @@ async def test_another_vehicle_is_out_of_reach(
 ) -> None:
     """VIN swap in the URL: an owner signed in for one vehicle reaches nothing of another,
     and the answer does not say whether that VIN is known."""
-    theirs = await grant_through_consent(browser_client, await insert_application(db), vin=OTHER_VIN)
+    theirs = await grant_through_consent(
+        browser_client, await insert_application(db), vin=OTHER_VIN
+    )
     mine = await grant_through_consent(browser_client, await insert_application(db))
     await sign_in(browser_client)
     known = await browser_client.get(f"{OWNER}/vehicles/{OTHER_VIN}")
@@ -430,6 +429,7 @@ async def test_sign_in_never_says_whether_a_vin_is_known(
     known = await wrong_code(VIN)
     unknown = await wrong_code("SBXTEST0000000008")
     assert known.status_code == unknown.status_code == 422
+
     def said(page: httpx.Response, vin: str) -> str:
         # The same page but for the VIN and the session's own form token.
         return CSRF.sub("", page.text.replace(vin, "V"))
@@ -442,14 +442,19 @@ async def test_sign_in_attempts_are_throttled_per_vin_and_per_address(
 ) -> None:
     app = create_app(
         consent_settings(
-            settings, owner_sign_in_vin_rate_limit="3/minute", owner_sign_in_ip_rate_limit="5/minute"
+            settings,
+            owner_sign_in_vin_rate_limit="3/minute",
+            owner_sign_in_ip_rate_limit="5/minute",
         ),
         clock=clock,
         run_background=False,
     )
     async with app.router.lifespan_context(app):
         transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1:8080") as client:
+        async with httpx.AsyncClient(
+            transport=transport, base_url="http://127.0.0.1:8080"
+        ) as client:
+
             async def attempt(vin: str = VIN) -> httpx.Response:
                 client.cookies.clear()
                 return await sign_in(client, vin=vin)
