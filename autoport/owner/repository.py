@@ -126,8 +126,9 @@ FROM authorizations z
 JOIN applications a ON a.id = z.application_id
 JOIN accounts c ON c.id = a.account_id
 WHERE z.environment = :environment AND z.vin = :vin
-  AND (z.status IN ('approved', 'pending') OR z.updated_at >= :ended_since
-       OR (z.valid_until IS NOT NULL AND z.valid_until >= :ended_since))
+  AND ((z.status IN ('approved', 'pending')
+        AND (z.valid_until IS NULL OR z.valid_until >= :ended_since))
+       OR (z.status IN ('revoked', 'rejected') AND z.updated_at >= :ended_since))
 ORDER BY z.created_at DESC, z.id
 """
 
@@ -202,9 +203,7 @@ async def reads_per_day(
 # ------------------------------------------------------------------------- your data
 
 
-async def latest_document(
-    db: Database | Connection, *, environment: str, vin: str
-) -> Row | None:
+async def latest_document(db: Database | Connection, *, environment: str, vin: str) -> Row | None:
     return await db.fetch_one(
         "SELECT brand, document, updated_at FROM vehicles "
         "WHERE environment = :environment AND vin = :vin",

@@ -210,10 +210,7 @@ async def _session(request: Request, *, signed_in: bool = True) -> OwnerSession:
         raise PageError("signed_out", 401)  # the proof is not finished: the cookie stays
     lang = request.query_params.get("lang")
     if lang and lang in pages.LOCALES and lang != session.locale:
-        async with state.database.transaction() as conn:
-            from autoport.owner import repository
-
-            await repository.set_locale(conn, session_id=session.id, locale=lang)
+        await service.set_locale(state.database, session, lang)
     return session
 
 
@@ -508,10 +505,7 @@ async def sign_out(request: Request) -> Response:
     state = _state(request)
     session = await _session(request, signed_in=False)
     await _checked_form(request)
-    async with state.database.transaction() as conn:
-        from autoport.owner import repository
-
-        await repository.delete_session(conn, session_id=session.id)
+    await service.sign_out(state.database, session)
     response = _see_other(_url(request, ""))
     _drop_cookie(request, response, COOKIE)
     return response

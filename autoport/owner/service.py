@@ -108,6 +108,17 @@ async def load(
     return None if row is None else _session(row)
 
 
+async def set_locale(db: Database, session: OwnerSession, locale: str) -> None:
+    async with db.transaction() as conn:
+        await repository.set_locale(conn, session_id=session.id, locale=locale)
+
+
+async def sign_out(db: Database, session: OwnerSession) -> None:
+    """The session and its codes go at once (not at expiry)."""
+    async with db.transaction() as conn:
+        await repository.delete_session(conn, session_id=session.id)
+
+
 class FormProblem(Exception):
     """The sign-in form's input is wrong: the field and what to say."""
 

@@ -481,3 +481,52 @@ async def test_wrong_codes_lock_the_vin_across_consent_and_portal(
         )
         statuses.append(answer.status_code)
     assert statuses[:4] == [422] * 4 and statuses[4:] == [429, 429]
+
+
+async def test_production_portal_offers_no_sandbox_brand_and_keeps_its_own_sessions(
+    browser_client: httpx.AsyncClient,
+) -> None:
+    page = await browser_client.get("/owner")
+    assert page.status_code == 200
+    assert 'value="sandbox"' not in page.text and 'value="bmw"' in page.text
+    refused = await browser_client.post(
+        "/owner/sign-in", data={"csrf_token": csrf_of(page), "brand": "sandbox", "vin": VIN}
+    )
+    assert refused.status_code == 422 and "Choose the carmaker" in refused.text
+    # Production brands without a team's connector are push-fed: the carmaker's portal.
+    elsewhere = await browser_client.post(
+        "/owner/sign-in", data={"csrf_token": csrf_of(page), "brand": "bmw", "vin": VIN}
+    )
+    assert elsewhere.status_code == 200 and "Manage access at BMW" in elsewhere.text
+
+
+async def test_ended_grants_show_for_30_days_and_sign_out_ends_the_session(
+    browser_client: httpx.AsyncClient, db: Database, clock: FrozenClock
+) -> None:
+    granted = await grant_through_consent(browser_client, await insert_application(db))
+    await sign_in(browser_client)
+    assert (await withdraw(browser_client, granted.authorization_id)).status_code == 303
+    clock.advance(29 * 86_400)
+    browser_client.cookies.clear()
+    await sign_in(browser_client)
+    page = await browser_client.get(f"{OWNER}/vehicles/{VIN}")
+    assert "Withdrawn on" in page.text and "Withdraw access of" not in page.text
+    clock.advance(2 * 86_400)
+    page = await browser_client.get(f"{OWNER}/vehicles/{VIN}")
+    assert page.status_code == 401  # the session itself expired meanwhile
+    browser_client.cookies.clear()
+    await sign_in(browser_client)
+    page = await browser_client.get(f"{OWNER}/vehicles/{VIN}")
+    assert "Fleet Tracker" not in page.text and "none had in the last 30 days" in page.text
+
+    out = await browser_client.post(f"{OWNER}/sign-out", data={"csrf_token": csrf_of(page)})
+    assert out.status_code == 303 and out.headers["location"] == OWNER
+    assert (
+        await db.fetch_value(
+            "SELECT COUNT(*) FROM owner_sessions "
+            "WHERE verified_at IS NOT NULL AND expires_at > :now",
+            {"now": clock.now_us()},
+        )
+        == 0
+    )
+    assert (await browser_client.get(f"{OWNER}/vehicles/{VIN}")).status_code == 401
