@@ -150,6 +150,10 @@ def _common(
     request: Request, locale: str, csrf: str, session: OwnerSession | None = None
 ) -> dict[str, Any]:
     path = urlsplit(str(request.url)).path
+    if request.method != "GET":
+        # A page answering a POST (a form problem, the carmaker's-portal page): the
+        # switch leads to the sign-in page, where a GET is served.
+        path = _url(request, "")
     return {
         "url": lambda name: _url(request, name),
         "csrf_token": csrf,

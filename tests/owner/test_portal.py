@@ -530,3 +530,15 @@ async def test_ended_grants_show_for_30_days_and_sign_out_ends_the_session(
         == 0
     )
     assert (await browser_client.get(f"{OWNER}/vehicles/{VIN}")).status_code == 401
+
+
+async def test_language_switch_of_a_page_answering_a_post_leads_to_a_get(
+    browser_client: httpx.AsyncClient,
+) -> None:
+    page = await browser_client.get(OWNER)
+    answer = await browser_client.post(
+        f"{OWNER}/sign-in", data={"csrf_token": csrf_of(page), "brand": "ford", "vin": VIN}
+    )
+    assert f'href="{OWNER}?lang=de-DE"' in answer.text
+    german = await browser_client.get(f"{OWNER}?lang=de-DE")
+    assert german.status_code == 200 and 'lang="de-DE"' in german.text
