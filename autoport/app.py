@@ -46,6 +46,7 @@ def feature_routers() -> Sequence[APIRouter]:
     from autoport.fleet.routes import router as fleet_router
     from autoport.ingestion.routes import router as ingestion_router
     from autoport.oauth.routes import router as oauth_router
+    from autoport.owner.routes import owner_router
     from autoport.sandbox.routes import router as sandbox_router
     from autoport.streaming.routes import router as streaming_router
     from autoport.vehicle_data.routes import router as vehicle_data_router
@@ -65,6 +66,7 @@ def feature_routers() -> Sequence[APIRouter]:
         webhooks_router,
         sandbox_router,
         consent_router,
+        owner_router,
         apidocs_router,
     ]
 
@@ -80,6 +82,7 @@ def background_tasks() -> Sequence[BackgroundTask]:
     from autoport.consent.tasks import session_purger
     from autoport.fleet.tasks import fleet_worker
     from autoport.oauth.tasks import housekeeping
+    from autoport.owner.tasks import read_flusher
     from autoport.sandbox.tasks import sandbox_runner
     from autoport.streaming.tasks import streaming_worker
     from autoport.vehicle_data.tasks import history_pruner
@@ -93,6 +96,7 @@ def background_tasks() -> Sequence[BackgroundTask]:
         session_purger,
         sandbox_runner,
         webhook_worker,
+        read_flusher,
     ]
 
 
@@ -172,6 +176,9 @@ def create_app(
     install_error_handlers(app, oauth_path=is_oauth_path)
     for router in feature_routers():
         app.include_router(router)
+    from autoport.owner.routes import install_page_errors
+
+    install_page_errors(app)  # the owner portal's error pages
     app.pipeline = RequestPipeline(
         app.framework,
         environments=EnvironmentRouter.from_settings(settings),

@@ -218,6 +218,14 @@ class Settings(BaseSettings):
     consent_vehicle_code_lockout_seconds: int = Field(default=900, ge=0, le=86_400)
     consent_vehicle_code_issues: int = Field(default=5, ge=1, le=100)
     consent_vehicle_code_ip_issues: int = Field(default=20, ge=1, le=10_000)
+    # --- owner portal (/owner)
+    # How long an owner stays signed in after proving ownership (and to finish the proof).
+    owner_session_seconds: int = Field(default=900, ge=60, le=86_400)
+    # Sign-in attempts per client address (IPv6: per /64) and per VIN, `limits` notation.
+    owner_sign_in_ip_rate_limit: str = "20/minute"
+    owner_sign_in_vin_rate_limit: str = "10/minute"
+    # How often each process writes its counted reads of vehicle data (grant_reads).
+    owner_read_flush_seconds: float = Field(default=5.0, gt=0, le=3600)
     # --- sandbox
     # How often the simulator's runner advances running sandbox vehicles (seconds).
     sandbox_tick_seconds: float = Field(default=1.0, gt=0, le=60)

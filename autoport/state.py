@@ -29,6 +29,9 @@ RATE_LIMITS: dict[str, str] = {
     "token-client": "oauth_token_client_rate_limit",
     "entry-ip": "consent_entry_ip_rate_limit",
     "entry-client": "consent_entry_client_rate_limit",
+    # Owner-portal sign-ins per address and per VIN (the same for a VIN nobody knows).
+    "owner-ip": "owner_sign_in_ip_rate_limit",
+    "owner-vin": "owner_sign_in_vin_rate_limit",
 }
 
 

@@ -31,6 +31,7 @@ from autoport.consent.service import (
     VehicleUnreachable,
 )
 from autoport.consent.verification import (
+    BACK_TO_OWNER,
     CodeCheck,
     Method,
     Refusal,
@@ -184,6 +185,8 @@ def _common(request: Request, ctx: Context, step: str) -> dict[str, Any]:
         "languages": pages.LANGUAGE_NAMES,
         "stylesheet": _page_url(request, "static/consent.css"),
         "brand_label": brand_label,
+        # Where the owner withdraws later (autoport.owner): linked from every page.
+        "owner_portal": f"{public_base_url(state.settings, ctx.session.environment)}/owner",
     }
 
 
@@ -668,7 +671,12 @@ async def oem_login_submit(request: Request, brand: str) -> Response:
             switch=None,
         )
     result = oem_result(secret, state=payload, account=account, now_us=now)
-    return _see_other(f"{_page_url(request, 'oem-callback')}?{urlencode({'result': result})}")
+    back = (
+        f"{_prefix(request)}/owner/oem-callback"
+        if payload.get("back") == BACK_TO_OWNER
+        else _page_url(request, "oem-callback")
+    )
+    return _see_other(f"{back}?{urlencode({'result': result})}")
 
 
 # ---------------------------------------------------------------------- admin API

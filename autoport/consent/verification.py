@@ -45,6 +45,10 @@ VEHICLE_CODE_DIGITS = 6
 SANDBOX_OEM_PASSWORD = "sandbox"  # noqa: S105 - a documented sandbox credential
 OEM_STATE_SECONDS = 600
 OEM_RESULT_SECONDS = 120
+# Where the carmaker's login returns the owner: the consent pages (default) or the
+# owner portal's sign-in (autoport.owner), which proves ownership the same way.
+BACK_TO_CONSENT = "consent"
+BACK_TO_OWNER = "owner"
 
 
 # The method names are the brand connectors' (autoport.brands): the registry decides
@@ -340,15 +344,24 @@ def nonce_hash(key: bytes, nonce: str) -> str:
 
 
 def oem_state(
-    secret: bytes, *, session_id: str, brand: str, vin: str, nonce: str, now_us: int
+    secret: bytes,
+    *,
+    session_id: str,
+    brand: str,
+    vin: str,
+    nonce: str,
+    now_us: int,
+    back: str = BACK_TO_CONSENT,
 ) -> str:
-    """What the consent pages send to the carmaker's login (the `state` it returns)."""
+    """What the consent pages (or the owner portal: `back`) send to the carmaker's login
+    (the `state` it returns)."""
     payload = {
         "sid": session_id,
         "brand": brand,
         "vin": vin,
         "nonce": nonce,
         "exp": now_us + OEM_STATE_SECONDS * MICROS,
+        "back": back,
     }
     return sign(secret, "oem-state", payload)
 
@@ -362,6 +375,7 @@ def oem_result(secret: bytes, *, state: dict[str, Any], account: str, now_us: in
         "vin": state["vin"],
         "account": account,
         "exp": now_us + OEM_RESULT_SECONDS * MICROS,
+        "back": state.get("back", BACK_TO_CONSENT),
     }
     return sign(secret, "oem-result", payload)
 

@@ -14,6 +14,7 @@ from autoport.kit.errors import ApiError, request_id_of
 from autoport.kit.ratelimit import RateLimiters
 from autoport.kit.routing import api_router, json_response
 from autoport.kit.state import AppState, state_of
+from autoport.owner import reads
 from autoport.vehicle_data import service
 from autoport.vehicle_data.schemas import history_response_schema, pull_response_schema
 
@@ -62,6 +63,8 @@ async def pull(request: Request, vin: str, caller: Caller) -> Response:
     except ApiError as error:
         error.headers = {**headers, **(error.headers or {})}
         raise
+    # For the owner portal's "last read": an in-memory count, flushed off the request path.
+    reads.record(state, caller, state.clock.now_us())
     return Response(body, media_type="application/json", headers=headers)
 
 
@@ -138,4 +141,5 @@ async def get_vehicle_data_history(
     except ApiError as error:
         error.headers = {**headers, **(error.headers or {})}
         raise
+    reads.record(state, caller, state.clock.now_us())
     return json_response(content, headers=headers)

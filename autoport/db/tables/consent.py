@@ -56,7 +56,9 @@ consent_vehicle_codes = Table(
     Column("id", Text, primary_key=True),
     Column("environment", Text, nullable=False),
     Column("vin", Text, nullable=False),
-    Column("session_id", Text, ForeignKey("consent_sessions.id"), nullable=False),
+    # A consent session's or an owner-portal session's (owner_sessions) id: no foreign
+    # key since migration 0016; each purge deletes its own sessions' codes.
+    Column("session_id", Text, nullable=False),
     Column("code_hash", Text, nullable=False),
     Column("display_code", Text, nullable=True),
     Column("created_at", BigInteger, nullable=False),

@@ -1,0 +1,249 @@
+"""SQL of the owner portal. Every read is scoped by environment and by the vehicles the
+owner's session proved; the service decides which those are before calling."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy import TextClause, bindparam, text
+
+from autoport.kit.db import Connection, Database, Row
+
+_SESSION_COLUMNS = (
+    "id, environment, token_hash, locale, brand, vin, method, subject, verified_at, "
+    "oem_nonce_hash, created_at, expires_at"
+)
+
+
+async def insert_session(conn: Connection, values: dict[str, Any]) -> None:
+    await conn.execute(
+        "INSERT INTO owner_sessions (id, environment, token_hash, locale, brand, vin, method, "
+        "subject, verified_at, oem_nonce_hash, created_at, expires_at) VALUES (:id, "
+        ":environment, :token_hash, :locale, :brand, :vin, :method, :subject, :verified_at, "
+        ":oem_nonce_hash, :created_at, :expires_at)",
+        values,
+    )
+
+
+async def session_by_token(
+    db: Database | Connection, *, environment: str, token_hash: str, now_us: int
+) -> Row | None:
+    return await db.fetch_one(
+        f"SELECT {_SESSION_COLUMNS} FROM owner_sessions "  # noqa: S608 - constant columns
+        "WHERE token_hash = :token_hash AND environment = :environment AND expires_at > :now",
+        {"token_hash": token_hash, "environment": environment, "now": now_us},
+    )
+
+
+async def prove(
+    conn: Connection,
+    *,
+    session_id: str,
+    old_hash: str,
+    new_hash: str,
+    subject: str,
+    expires_at: int,
+    now_us: int,
+    nonce_hash: str | None = None,
+) -> bool:
+    """Ownership proven: the session gets its subject and a new token (rotation), once;
+    for oem_login only with the session's current nonce, which is taken."""
+    nonce_clause = " AND oem_nonce_hash = :nonce_hash" if nonce_hash is not None else ""
+    changed = await conn.execute(
+        "UPDATE owner_sessions SET token_hash = :new_hash, subject = :subject, "  # noqa: S608 - constant clauses
+        "verified_at = :now, oem_nonce_hash = NULL, expires_at = :expires_at "
+        "WHERE id = :id AND token_hash = :old_hash AND verified_at IS NULL "
+        f"AND expires_at > :now{nonce_clause}",
+        {
+            "id": session_id,
+            "old_hash": old_hash,
+            "new_hash": new_hash,
+            "subject": subject,
+            "expires_at": expires_at,
+            "now": now_us,
+            "nonce_hash": nonce_hash,
+        },
+    )
+    return changed == 1
+
+
+async def set_nonce(conn: Connection, *, session_id: str, nonce_hash: str, now_us: int) -> bool:
+    changed = await conn.execute(
+        "UPDATE owner_sessions SET oem_nonce_hash = :nonce_hash "
+        "WHERE id = :id AND verified_at IS NULL AND expires_at > :now",
+        {"id": session_id, "nonce_hash": nonce_hash, "now": now_us},
+    )
+    return changed == 1
+
+
+async def set_locale(conn: Connection, *, session_id: str, locale: str) -> None:
+    await conn.execute(
+        "UPDATE owner_sessions SET locale = :locale WHERE id = :id",
+        {"id": session_id, "locale": locale},
+    )
+
+
+async def delete_session(conn: Connection, *, session_id: str) -> None:
+    await conn.execute(
+        "DELETE FROM consent_vehicle_codes WHERE session_id = :id", {"id": session_id}
+    )
+    await conn.execute("DELETE FROM owner_sessions WHERE id = :id", {"id": session_id})
+
+
+async def delete_expired_sessions(conn: Connection, *, before_us: int) -> int:
+    await conn.execute(
+        "DELETE FROM consent_vehicle_codes WHERE session_id IN "
+        "(SELECT id FROM owner_sessions WHERE expires_at < :before)",
+        {"before": before_us},
+    )
+    return await conn.execute(
+        "DELETE FROM owner_sessions WHERE expires_at < :before", {"before": before_us}
+    )
+
+
+# ------------------------------------------------------------------------- vehicles
+
+
+async def vins_of_subject(
+    db: Database | Connection, *, environment: str, brand: str, subject: str
+) -> list[str]:
+    """Every vehicle a carmaker account granted access to (oem_login)."""
+    rows = await db.fetch_all(
+        "SELECT DISTINCT vin FROM authorizations "
+        "WHERE environment = :environment AND brand = :brand AND subject = :subject "
+        "ORDER BY vin",
+        {"environment": environment, "brand": brand, "subject": subject},
+    )
+    return [str(row["vin"]) for row in rows]
+
+
+_GRANTS = """
+SELECT z.id, z.application_id, z.vin, z.brand, z.properties, z.status, z.valid_from,
+       z.valid_until, z.created_at, z.updated_at, a.name AS app_name,
+       c.name AS operator
+FROM authorizations z
+JOIN applications a ON a.id = z.application_id
+JOIN accounts c ON c.id = a.account_id
+WHERE z.environment = :environment AND z.vin = :vin
+  AND ((z.status IN ('approved', 'pending')
+        AND (z.valid_until IS NULL OR z.valid_until >= :ended_since))
+       OR (z.status IN ('revoked', 'rejected') AND z.updated_at >= :ended_since))
+ORDER BY z.created_at DESC, z.id
+"""
+
+
+async def grants_of_vin(
+    db: Database | Connection, *, environment: str, vin: str, ended_since: int
+) -> list[Row]:
+    return await db.fetch_all(
+        _GRANTS, {"environment": environment, "vin": vin, "ended_since": ended_since}
+    )
+
+
+async def grant_of_vin(
+    conn: Database | Connection, *, environment: str, vin: str, authorization_id: str
+) -> Row | None:
+    return await conn.fetch_one(
+        "SELECT id, status, vin FROM authorizations "
+        "WHERE id = :id AND environment = :environment AND vin = :vin",
+        {"id": authorization_id, "environment": environment, "vin": vin},
+    )
+
+
+async def live_grant_ids(conn: Connection, *, environment: str, vin: str) -> list[str]:
+    rows = await conn.fetch_all(
+        "SELECT id FROM authorizations WHERE environment = :environment AND vin = :vin "
+        "AND status IN ('approved', 'pending') ORDER BY id",
+        {"environment": environment, "vin": vin},
+    )
+    return [str(row["id"]) for row in rows]
+
+
+async def reads_of(
+    db: Database | Connection, *, authorization_ids: Sequence[str], since_day: int
+) -> list[Row]:
+    """Per grant: reads since `since_day` (UTC day number) and the last read ever."""
+    if not authorization_ids:
+        return []
+    return await db.fetch_all(
+        _with_ids(
+            "SELECT authorization_id, "
+            "SUM(CASE WHEN day >= :since_day THEN reads ELSE 0 END) AS recent, "
+            "MAX(last_read_at) AS last_read_at FROM grant_reads "
+            "WHERE authorization_id IN :ids GROUP BY authorization_id",
+            authorization_ids,
+            since_day=since_day,
+        )
+    )
+
+
+def _with_ids(sql: str, ids: Sequence[str], **params: Any) -> TextClause:
+    # An expanding IN is rendered when the statement is compiled, which needs the values.
+    return text(sql).bindparams(
+        bindparam("ids", value=list(ids), expanding=True),
+        *(bindparam(name, value=value) for name, value in params.items()),
+    )
+
+
+async def reads_per_day(
+    db: Database | Connection, *, authorization_ids: Sequence[str]
+) -> list[Row]:
+    if not authorization_ids:
+        return []
+    return await db.fetch_all(
+        _with_ids(
+            "SELECT authorization_id, day, reads, last_read_at FROM grant_reads "
+            "WHERE authorization_id IN :ids ORDER BY authorization_id, day",
+            authorization_ids,
+        )
+    )
+
+
+# ------------------------------------------------------------------------- your data
+
+
+async def latest_document(db: Database | Connection, *, environment: str, vin: str) -> Row | None:
+    return await db.fetch_one(
+        "SELECT brand, document, updated_at FROM vehicles "
+        "WHERE environment = :environment AND vin = :vin",
+        {"environment": environment, "vin": vin},
+    )
+
+
+# Keyset pages in the order of the table's unique index (environment, vin, capability,
+# property, timestamp, digest): each page is an index range, never a sort of the whole
+# history, and nothing but one page is held in memory.
+_HISTORY_PAGE = """
+SELECT capability, property, timestamp, digest, value, received_at
+FROM vehicle_data_history
+WHERE environment = :environment AND vin = :vin
+  AND (capability, property, timestamp, digest) > (:capability, :property, :timestamp, :digest)
+ORDER BY capability, property, timestamp, digest
+LIMIT :limit
+"""
+
+HISTORY_START = ("", "", -(2**62), "")
+
+
+async def history_page(
+    db: Database | Connection,
+    *,
+    environment: str,
+    vin: str,
+    after: tuple[str, str, int, str],
+    limit: int,
+) -> list[Row]:
+    capability, prop, timestamp, digest = after
+    return await db.fetch_all(
+        _HISTORY_PAGE,
+        {
+            "environment": environment,
+            "vin": vin,
+            "capability": capability,
+            "property": prop,
+            "timestamp": timestamp,
+            "digest": digest,
+            "limit": limit,
+        },
+    )

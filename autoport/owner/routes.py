@@ -1,0 +1,700 @@
+"""The owner portal's pages (`/owner`, in the sandbox `/sandbox/owner`): server-rendered,
+no JavaScript, the consent pages' protections (HttpOnly SameSite cookie, CSRF token on
+every form, strict CSP, 303 after every POST); and the admin API's revocation of a grant.
+
+Routes stay thin: read the cookie and form, call the service, render or redirect. Errors
+the owner sees are raised as `PageError` and rendered by one handler.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+from urllib.parse import parse_qs, urlencode, urlsplit
+
+import structlog
+from fastapi import APIRouter, FastAPI, Request
+from starlette.responses import RedirectResponse, Response, StreamingResponse
+
+from autoport.brands.base import ConnectorError
+from autoport.brands.registry import registry_of
+from autoport.brands.sandbox import SandboxConnector
+from autoport.catalog import UnknownProperty
+from autoport.catalog.catalog import CATALOG
+from autoport.catalog.labels import group_for_consent, label
+from autoport.consent.routes import brand_label
+from autoport.consent.service import locale_from
+from autoport.consent.verification import CodeCheck, Method, Refusal
+from autoport.kit.auth import AdminDep
+from autoport.kit.crypto import new_token
+from autoport.kit.environments import Environment, environment_of, public_base_url
+from autoport.kit.errors import ApiError
+from autoport.kit.ratelimit import client_address, rate_limiter
+from autoport.kit.routing import api_router, json_response
+from autoport.kit.state import AppState
+from autoport.owner import pages, service
+from autoport.owner.schemas import RevokeResult
+from autoport.owner.service import OwnerSession
+
+log = structlog.get_logger("autoport.owner")
+
+COOKIE = "autoport_owner"
+# Before the sign-in: a random value only this browser holds, so that the sign-in
+# form's CSRF token can be checked (login CSRF) before any session exists.
+FORM_COOKIE = "autoport_owner_form"
+BASE = "/owner"
+OEM = "/oauth/oem"
+
+router = APIRouter(include_in_schema=False)
+admin_router = api_router(tags=["admin"])
+
+
+class PageError(Exception):
+    def __init__(
+        self,
+        kind: str,
+        status: int,
+        headers: dict[str, str] | None = None,
+        *,
+        drop_cookie: bool = False,
+    ) -> None:
+        super().__init__(kind)
+        self.kind = kind
+        self.status = status
+        self.headers = headers or {}
+        # No live session behind the cookie: the browser forgets it.
+        self.drop_cookie = drop_cookie
+
+
+# ----------------------------------------------------------------------- helpers
+
+
+def _state(request: Request) -> AppState:
+    state: AppState = request.app.state.autoport
+    return state
+
+
+def _keys(state: AppState) -> tuple[bytes, bytes]:
+    secret = state.settings.session_secret
+    if secret is None:
+        raise RuntimeError("secrets were not loaded (config.ensure_secrets)")
+    return state.token_key, secret.get_secret_value().encode()
+
+
+def _prefix(request: Request) -> str:
+    return str(request.scope.get("root_path", ""))
+
+
+def _url(request: Request, path: str) -> str:
+    return f"{_prefix(request)}{BASE}{'/' + path if path else ''}"
+
+
+def _see_other(url: str) -> Response:
+    return pages.security_headers(RedirectResponse(url, status_code=303))
+
+
+async def _form(request: Request) -> dict[str, str]:
+    body = (await request.body()).decode("utf-8", errors="replace")
+    return {name: values[-1] for name, values in parse_qs(body, keep_blank_values=True).items()}
+
+
+def _locale(request: Request, session: OwnerSession | None = None) -> str:
+    asked = request.query_params.get("lang")
+    if asked or session is None:
+        return locale_from(asked, request.headers.get("accept-language"))
+    return session.locale
+
+
+def _secure(state: AppState) -> bool:
+    return state.settings.base_url.startswith("https://")
+
+
+def _set_cookie(request: Request, response: Response, name: str, value: str, seconds: int) -> None:
+    response.set_cookie(
+        name,
+        value,
+        max_age=seconds,
+        path=_prefix(request) + BASE,
+        httponly=True,
+        secure=_secure(_state(request)),
+        samesite="lax",
+    )
+
+
+def _drop_cookie(request: Request, response: Response, name: str) -> None:
+    response.delete_cookie(name, path=_prefix(request) + BASE)
+
+
+def _grouped(properties: tuple[str, ...], locale: str) -> list[Any]:
+    known = []
+    for item in properties:
+        try:
+            group_for_consent([item], locale)
+        except (UnknownProperty, KeyError, ValueError):
+            continue  # a scope the catalog does not describe: not shown as data
+        known.append(item)
+    return list(pages.consent_groups(tuple(known), locale))
+
+
+def _command_label(scope: str, locale: str) -> str:
+    """`charging.set.start` -> "Charging: start" (the catalog's capability label)."""
+    capability, _, rest = scope.partition(".set.")
+    try:
+        cap_label = label(CATALOG.capability(capability), locale)
+    except (KeyError, AttributeError):
+        cap_label = capability.replace("_", " ").capitalize()
+    return f"{cap_label}: {rest.replace('_', ' ')}"
+
+
+def _common(
+    request: Request, locale: str, csrf: str, session: OwnerSession | None = None
+) -> dict[str, Any]:
+    path = urlsplit(str(request.url)).path
+    if request.method != "GET":
+        # A page answering a POST (a form problem, the carmaker's-portal page): the
+        # switch leads to the sign-in page, where a GET is served.
+        path = _url(request, "")
+    return {
+        "url": lambda name: _url(request, name),
+        "csrf_token": csrf,
+        "switch": {code: f"{path}?{urlencode({'lang': code})}" for code in pages.LOCALES},
+        "languages": pages.LANGUAGE_NAMES,
+        "stylesheet": _url(request, "static/owner.css"),
+        "brand_label": brand_label,
+        "session": session,
+        "signed_in": session is not None and session.signed_in,
+    }
+
+
+def _csrf(state: AppState, request: Request, cookie: str = COOKIE) -> str:
+    _, secret = _keys(state)
+    return service.csrf_token(secret, request.cookies.get(cookie, ""))
+
+
+def _render_error(request: Request, problem: PageError) -> Response:
+    response = pages.render(
+        "error.html",
+        _locale(request),
+        status=problem.status,
+        kind=problem.kind,
+        retry_after=int(problem.headers.get("Retry-After", 0)),
+        **{**_common(request, _locale(request), ""), "switch": None},
+    )
+    response.headers.update(problem.headers)
+    if problem.drop_cookie:
+        _drop_cookie(request, response, COOKIE)
+    return response
+
+
+async def page_error_handler(request: Request, error: Exception) -> Response:
+    assert isinstance(error, PageError)
+    return _render_error(request, error)
+
+
+def install_page_errors(app: FastAPI) -> None:
+    """One handler renders every PageError the portal's routes raise."""
+    app.add_exception_handler(PageError, page_error_handler)
+
+
+async def _session(request: Request, *, signed_in: bool = True) -> OwnerSession:
+    """The request's live session of this environment (a cookie of another environment,
+    forged, expired or signed out finds none)."""
+    state = _state(request)
+    key, _ = _keys(state)
+    session = await service.load(
+        state.database,
+        key=key,
+        environment=environment_of(request),
+        token=request.cookies.get(COOKIE),
+        now_us=state.clock.now_us(),
+    )
+    if session is None:
+        raise PageError("signed_out", 401, drop_cookie=bool(request.cookies.get(COOKIE)))
+    if signed_in and not session.signed_in:
+        raise PageError("signed_out", 401)  # the proof is not finished: the cookie stays
+    lang = request.query_params.get("lang")
+    if lang and lang in pages.LOCALES and lang != session.locale:
+        await service.set_locale(state.database, session, lang)
+    return session
+
+
+async def _checked_form(request: Request, cookie: str = COOKIE) -> dict[str, str]:
+    state = _state(request)
+    _, secret = _keys(state)
+    form = await _form(request)
+    if not service.csrf_valid(secret, request.cookies.get(cookie, ""), form.get("csrf_token")):
+        raise PageError("csrf", 403)
+    return form
+
+
+# ---------------------------------------------------------------------- sign-in
+
+
+@router.get(BASE + "/static/owner.css")
+async def owner_stylesheet() -> Response:
+    return Response(
+        pages.stylesheet(),
+        media_type="text/css",
+        headers={"Cache-Control": "public, max-age=3600", "X-Content-Type-Options": "nosniff"},
+    )
+
+
+def _sign_in_page(
+    request: Request,
+    *,
+    form_value: str,
+    status: int = 200,
+    problem: service.FormProblem | None = None,
+    brand: str = "",
+    vin: str = "",
+    locale: str | None = None,
+) -> Response:
+    state = _state(request)
+    _, secret = _keys(state)
+    chosen = locale or _locale(request)
+    response = pages.render(
+        "sign_in.html",
+        chosen,
+        status=status,
+        problem=problem,
+        brands=service.brands_for(environment_of(request)),
+        brand=brand,
+        vin=vin,
+        **_common(request, chosen, service.csrf_token(secret, form_value)),
+    )
+    if request.cookies.get(FORM_COOKIE) != form_value:
+        _set_cookie(request, response, FORM_COOKIE, form_value, 3600)
+    return response
+
+
+@router.get(BASE)
+async def sign_in_page(request: Request) -> Response:
+    try:
+        await _session(request)
+    except PageError:
+        pass
+    else:
+        return _see_other(_url(request, "vehicles"))
+    prefill = request.query_params
+    return _sign_in_page(
+        request,
+        form_value=request.cookies.get(FORM_COOKIE) or new_token(),
+        brand=prefill.get("brand", ""),
+        vin=prefill.get("vin", "")[:40],
+    )
+
+
+async def _throttle(request: Request, state: AppState, vin: str) -> None:
+    """Sign-ins per client address, then per VIN (the same for a VIN nobody knows)."""
+    settings = state.settings
+    checks = (
+        ("owner-ip", settings.owner_sign_in_ip_rate_limit, client_address(request)),
+        ("owner-vin", settings.owner_sign_in_vin_rate_limit, vin[:40]),
+    )
+    for name, spec, subject in checks:
+        verdict = await rate_limiter(state, name, spec).hit(subject)
+        if not verdict.allowed:
+            raise PageError("busy", 429, verdict.headers())
+
+
+@router.post(BASE + "/sign-in")
+async def sign_in_submit(request: Request) -> Response:
+    state = _state(request)
+    env = environment_of(request)
+    form = await _checked_form(request, FORM_COOKIE)
+    locale = locale_from(form.get("locale"), request.headers.get("accept-language"))
+    vin_typed = form.get("vin", "")
+    await _throttle(request, state, "".join(vin_typed.split()).upper())
+    try:
+        brand, vin = service.check_sign_in(env, form.get("brand"), vin_typed)
+    except service.FormProblem as problem:
+        return _sign_in_page(
+            request,
+            form_value=request.cookies.get(FORM_COOKIE, ""),
+            status=422,
+            problem=problem,
+            brand=form.get("brand", ""),
+            vin=vin_typed[:40],
+            locale=locale,
+        )
+    registry = registry_of(state)
+    method = registry.verification_method(env, brand)
+    if method is Method.owner_portal:
+        return pages.render("elsewhere.html", locale, brand=brand, **_common(request, locale, ""))
+    key, _ = _keys(state)
+    started = await service.start(
+        state.database,
+        settings=state.settings,
+        key=key,
+        environment=env,
+        brand=brand,
+        vin=vin,
+        method=method,
+        locale=locale,
+        now_us=state.clock.now_us(),
+    )
+    target = "vehicles" if started.session.signed_in else "verify"
+    if method is Method.vehicle_code:
+        try:
+            refused = await service.issue_code(
+                state.database,
+                started.session,
+                settings=state.settings,
+                key=key,
+                connector=registry.connector_for(env, brand),
+                address=client_address(request),
+                now_us=state.clock.now_us(),
+            )
+            target = "verify" if refused is None else "verify?refused=1"
+        except service.VehicleUnreachable:
+            target = "verify?unreachable=1"
+    response = _see_other(_url(request, target))
+    _set_cookie(request, response, COOKIE, started.token, state.settings.owner_session_seconds)
+    _drop_cookie(request, response, FORM_COOKIE)
+    return response
+
+
+def _verify_page(
+    request: Request,
+    session: OwnerSession,
+    *,
+    status: int = 200,
+    notice: str | None = None,
+    attempts_left: int | None = None,
+    refused: Refusal | None = None,
+) -> Response:
+    state = _state(request)
+    locale = _locale(request, session)
+    if notice is None and request.query_params.get("unreachable"):
+        notice = "unreachable"
+    response = pages.render(
+        "verify.html",
+        locale,
+        status=status,
+        notice=notice,
+        attempts_left=attempts_left,
+        locked_until=refused.until_us if refused and refused.reason == "locked" else None,
+        codes_until=refused.until_us if refused and refused.reason == "codes" else None,
+        request_sent=request.query_params.get("sent") == "1",
+        **_common(request, locale, _csrf(state, request), session),
+    )
+    if refused is not None and status == 429:
+        wait_us = refused.until_us - state.clock.now_us()
+        response.headers["Retry-After"] = str(max(1, -(-wait_us // 1_000_000)))
+    return response
+
+
+@router.get(BASE + "/verify")
+async def verify_page(request: Request) -> Response:
+    session = await _session(request, signed_in=False)
+    if session.signed_in:
+        return _see_other(_url(request, "vehicles"))
+    refused = None
+    if session.method is Method.vehicle_code:
+        state = _state(request)
+        key, _ = _keys(state)
+        refused = await service.code_refusal(
+            state.database, session, key=key, address=client_address(request),
+            now_us=state.clock.now_us(),
+        )  # fmt: skip
+    return _verify_page(request, session, refused=refused)
+
+
+def _oem_callback_url(state: AppState, env: Environment) -> str:
+    return f"{public_base_url(state.settings, env)}{BASE}/oem-callback"
+
+
+@router.post(BASE + "/verify")
+async def verify_submit(request: Request) -> Response:
+    state = _state(request)
+    env = environment_of(request)
+    session = await _session(request, signed_in=False)
+    form = await _checked_form(request)
+    if session.signed_in:
+        return _see_other(_url(request, "vehicles"))
+    key, secret = _keys(state)
+    now = state.clock.now_us()
+    action = form.get("action", "")
+    connector = registry_of(state).connector_for(env, session.brand)
+    if action == "code" and session.method is Method.vehicle_code:
+        token = request.cookies.get(COOKIE, "")
+        answer = await service.check_code(
+            state.database, session, settings=state.settings, key=key, token=token,
+            code=form.get("code"), address=client_address(request), now_us=now,
+        )  # fmt: skip
+        if answer.token is not None:
+            return _signed_in(request, state, answer.token)
+        result = answer.result
+        if result.outcome is CodeCheck.wrong:
+            # Said the same way for every VIN, known to anyone or not.
+            return _verify_page(
+                request, session, status=422, notice="wrong", attempts_left=result.attempts_left
+            )
+        if result.outcome is CodeCheck.locked and result.locked_until_us is not None:
+            locked = Refusal("locked", result.locked_until_us)
+            return _verify_page(request, session, status=429, refused=locked)
+        return _verify_page(request, session, status=422, notice="expired_code")
+    if action == "new_code" and session.method is Method.vehicle_code:
+        try:
+            refused = await service.issue_code(
+                state.database, session, settings=state.settings, key=key, connector=connector,
+                address=client_address(request), now_us=now,
+            )  # fmt: skip
+        except service.VehicleUnreachable:
+            return _verify_page(request, session, status=503, notice="unreachable")
+        if refused is not None:
+            return _verify_page(request, session, status=429, refused=refused)
+        return _see_other(_url(request, "verify") + "?sent=1")
+    if action == "oem_login" and session.method is Method.oem_login:
+        signed = await service.begin_oem_login(
+            state.database, session, key=key, secret=secret, now_us=now
+        )
+        if signed is None:
+            raise PageError("signed_out", 401)
+        if isinstance(connector, SandboxConnector):
+            target = f"{_prefix(request)}{OEM}/{session.brand}/login"
+            return _see_other(f"{target}?{urlencode({'state': signed})}")
+        try:
+            login_url = await connector.oem_login_url(
+                environment=env, vin=session.vin, state=signed,
+                redirect_uri=_oem_callback_url(state, env),
+            )  # fmt: skip
+        except ConnectorError as error:
+            log.warning("carmaker login unavailable", error=str(error))
+            return _verify_page(request, session, status=503, notice="oem_unreachable")
+        return _see_other(login_url)
+    return _verify_page(request, session, status=400)
+
+
+def _signed_in(request: Request, state: AppState, token: str) -> Response:
+    """Ownership proven: the rotated session token replaces the cookie."""
+    response = _see_other(_url(request, "vehicles"))
+    _set_cookie(request, response, COOKIE, token, state.settings.owner_session_seconds)
+    return response
+
+
+@router.get(BASE + "/oem-callback")
+async def oem_callback(request: Request) -> Response:
+    state = _state(request)
+    env = environment_of(request)
+    session = await _session(request, signed_in=False)
+    if session.signed_in:
+        return _see_other(_url(request, "vehicles"))
+    key, secret = _keys(state)
+    token = request.cookies.get(COOKIE, "")
+    connector = registry_of(state).connector_for(env, session.brand)
+    now = state.clock.now_us()
+    if isinstance(connector, SandboxConnector):
+        new = await service.finish_oem_login(
+            state.database, session, settings=state.settings, key=key, secret=secret,
+            token=token, result=request.query_params.get("result"), now_us=now,
+        )  # fmt: skip
+    else:
+        try:
+            new = await service.finish_connector_oem_login(
+                state.database, session, settings=state.settings, key=key, secret=secret,
+                token=token, connector=connector, callback=dict(request.query_params),
+                redirect_uri=_oem_callback_url(state, env), now_us=now,
+            )  # fmt: skip
+        except ConnectorError as error:
+            log.warning("carmaker login not confirmed", error=str(error))
+            return _verify_page(request, session, status=503, notice="oem_unreachable")
+    if new is None:
+        return _verify_page(request, session, status=403, notice="oem_failed")
+    return _signed_in(request, state, new)
+
+
+@router.post(BASE + "/sign-out")
+async def sign_out(request: Request) -> Response:
+    state = _state(request)
+    session = await _session(request, signed_in=False)
+    await _checked_form(request)
+    await service.sign_out(state.database, session)
+    response = _see_other(_url(request, ""))
+    _drop_cookie(request, response, COOKIE)
+    return response
+
+
+# ------------------------------------------------------------------------- vehicles
+
+
+def _vehicle_url(request: Request) -> Callable[[str], str]:
+    return lambda vin: _url(request, f"vehicles/{vin}")
+
+
+@router.get(BASE + "/vehicles")
+async def vehicles_page(request: Request) -> Response:
+    state = _state(request)
+    session = await _session(request)
+    vins = await service.vehicles_of(state.database, session)
+    if len(vins) == 1:
+        return _see_other(_url(request, f"vehicles/{vins[0]}"))
+    locale = _locale(request, session)
+    return pages.render(
+        "vehicles.html",
+        locale,
+        vins=vins,
+        vehicle_url=_vehicle_url(request),
+        **_common(request, locale, _csrf(state, request), session),
+    )
+
+
+async def _vehicle(request: Request, vin: str) -> tuple[AppState, OwnerSession, str]:
+    """The session and the VIN, only when the session's proof covers the VIN; any other
+    VIN (known or not) gets the same 404."""
+    state = _state(request)
+    session = await _session(request)
+    try:
+        await service.require_vehicle(state.database, session, vin)
+    except service.NotYours:
+        raise PageError("not_found", 404) from None
+    return state, session, vin
+
+
+@router.get(BASE + "/vehicles/{vin}")
+async def vehicle_page(request: Request, vin: str) -> Response:
+    state, session, vin = await _vehicle(request, vin)
+    env = environment_of(request)
+    grants = await service.grants(state, env, vin)
+    locale = _locale(request, session)
+    vins = await service.vehicles_of(state.database, session)
+    return pages.render(
+        "vehicle.html",
+        locale,
+        vin=vin,
+        grants=grants,
+        live_count=sum(1 for grant in grants if grant.live),
+        several=len(vins) > 1,
+        done=request.query_params.get("done"),
+        groups=lambda properties: _grouped(properties, locale),
+        command_label=lambda scope: _command_label(scope, locale),
+        withdraw_url=lambda grant: (
+            _url(request, f"vehicles/{vin}/withdraw")
+            + (f"?{urlencode({'grant': grant})}" if grant else "")
+        ),
+        download_url=lambda name: _url(request, f"vehicles/{vin}/{name}"),
+        **_common(request, locale, _csrf(state, request), session),
+    )
+
+
+@router.get(BASE + "/vehicles/{vin}/withdraw")
+async def withdraw_page(request: Request, vin: str) -> Response:
+    """The confirmation page: nothing is withdrawn by a GET."""
+    state, session, vin = await _vehicle(request, vin)
+    env = environment_of(request)
+    wanted = request.query_params.get("grant", "")
+    grants = await service.grants(state, env, vin)
+    live = [grant for grant in grants if grant.live]
+    grant = next((g for g in grants if g.id == wanted), None)
+    if wanted != "all" and grant is None:
+        raise PageError("not_found", 404)
+    if grant is not None and not grant.live:
+        return _see_other(_url(request, f"vehicles/{vin}") + "?done=already")
+    if wanted == "all" and not live:
+        return _see_other(_url(request, f"vehicles/{vin}") + "?done=none")
+    locale = _locale(request, session)
+    return pages.render(
+        "confirm.html",
+        locale,
+        vin=vin,
+        grant=grant,
+        live=live,
+        vehicle_url=_vehicle_url(request),
+        withdraw_url=lambda _: _url(request, f"vehicles/{vin}/withdraw"),
+        **_common(request, locale, _csrf(state, request), session),
+    )
+
+
+@router.post(BASE + "/vehicles/{vin}/withdraw")
+async def withdraw_submit(request: Request, vin: str) -> Response:
+    state, _, vin = await _vehicle(request, vin)
+    form = await _checked_form(request)
+    env = environment_of(request)
+    wanted = form.get("grant", "")
+    back = _url(request, f"vehicles/{vin}")
+    if wanted == "all":
+        count = await service.withdraw_all(state, env, vin)
+        return _see_other(f"{back}?done={'withdrawn' if count else 'none'}")
+    outcomes = await service.revoke_grant(
+        state,
+        environment=env,
+        authorization_ids=[wanted],
+        detail="the owner withdrew consent in the owner portal",
+        vin=vin,
+    )
+    outcome = outcomes[wanted]
+    if outcome is service.Outcome.not_found:
+        raise PageError("not_found", 404)
+    log.info("owner withdrew a grant", authorization_id=wanted, outcome=str(outcome))
+    return _see_other(f"{back}?done={outcome}")
+
+
+# ------------------------------------------------------------------------ your data
+
+
+def _download(body: Any, *, filename: str, media_type: str) -> Response:
+    headers = {
+        "Content-Disposition": f'attachment; filename="{filename}"',
+        "Cache-Control": "no-store",
+        "X-Content-Type-Options": "nosniff",
+    }
+    if isinstance(body, bytes):
+        return Response(body, media_type=media_type, headers=headers)
+    return StreamingResponse(body, media_type=media_type, headers=headers)
+
+
+@router.get(BASE + "/vehicles/{vin}/data.json")
+async def export_json(request: Request, vin: str) -> Response:
+    state, _, vin = await _vehicle(request, vin)
+    body = service.export_json(state, environment_of(request), vin)
+    return _download(body, filename=f"{vin}-data.json", media_type="application/json")
+
+
+@router.get(BASE + "/vehicles/{vin}/data.csv")
+async def export_csv(request: Request, vin: str) -> Response:
+    state, _, vin = await _vehicle(request, vin)
+    body = service.export_csv(state, environment_of(request), vin)
+    return _download(body, filename=f"{vin}-data.csv", media_type="text/csv; charset=utf-8")
+
+
+@router.get(BASE + "/vehicles/{vin}/access.json")
+async def export_access(request: Request, vin: str) -> Response:
+    state, _, vin = await _vehicle(request, vin)
+    body = await service.access_record(state, environment_of(request), vin)
+    return _download(body, filename=f"{vin}-access.json", media_type="application/json")
+
+
+# ------------------------------------------------------------------------ admin API
+
+
+@admin_router.post(
+    "/admin/v1/consent/authorizations/{authorization_id}/revoke",
+    responses={200: {"model": RevokeResult}},
+)
+async def revoke_authorization(request: Request, authorization_id: str, _: AdminDep) -> Response:
+    """End an owner's grant (approved or pending) on the owner's behalf: every token of it
+    stops working at once and `authorization_changed` (`revoked`) is emitted; the same
+    as a withdrawal in the owner portal. 409 when it was already revoked or rejected."""
+    state = _state(request)
+    outcomes = await service.revoke_grant(
+        state,
+        environment=environment_of(request),
+        authorization_ids=[authorization_id],
+        detail="revoked through the admin API",
+    )
+    outcome = outcomes[authorization_id]
+    if outcome is service.Outcome.not_found:
+        raise ApiError(404, f"no authorization {authorization_id!r}", source="authorization_id")
+    if outcome is service.Outcome.already:
+        raise ApiError(
+            409, f"authorization {authorization_id} was already revoked or rejected",
+            source="authorization_id",
+        )  # fmt: skip
+    return json_response(
+        RevokeResult(authorization_id=authorization_id, status="revoked").model_dump()
+    )
+
+
+owner_router = APIRouter()
+owner_router.include_router(router)
+owner_router.include_router(admin_router)

@@ -1,0 +1,781 @@
+"""The owner portal's logic: sign-in by proof of ownership (the consent flow's methods,
+autoport.consent.verification), what the owner sees of each grant, withdrawing, and the
+vehicle's data for download. Routes (routes.py) parse forms and render what this returns.
+
+Access rule: a session reaches only the vehicles its proof covers (`vehicles_of`): the
+VIN signed in with, and for a carmaker login every vehicle granted by that account.
+"""
+
+from __future__ import annotations
+
+import csv
+import enum
+import io
+import uuid
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+import structlog
+
+from autoport.brands.base import BrandConnector, ConnectorError
+from autoport.catalog.brands import BRANDS, canonical_brand, wmi_problem
+from autoport.config import Settings
+from autoport.consent import verification
+from autoport.consent.verification import CodeCheck, CodeResult, Method, Refusal
+from autoport.kit.clock import to_iso
+from autoport.kit.crypto import new_token, same, token_hash
+from autoport.kit.db import Database, Row
+from autoport.kit.environments import Environment
+from autoport.kit.errors import ApiError
+from autoport.kit.state import AppState
+from autoport.oauth import service as oauth
+from autoport.owner import reads, repository
+from autoport.vehicles.access import sandbox_only_problem
+from autoport.vehicles.vin import vin_problem
+
+log = structlog.get_logger("autoport.owner")
+
+MICROS = 1_000_000
+DAY_US = reads.DAY_US
+# "Recently ended" grants and the read count look back this far.
+RECENT_DAYS = 30
+HISTORY_PAGE_ROWS = 1000
+
+
+# ---------------------------------------------------------------------- the session
+
+
+@dataclass(frozen=True, slots=True)
+class OwnerSession:
+    id: str
+    environment: Environment
+    locale: str
+    brand: str
+    vin: str
+    method: Method
+    subject: str | None
+    verified_at: int | None
+    oem_nonce_hash: str | None
+    expires_at: int
+
+    @property
+    def signed_in(self) -> bool:
+        return self.verified_at is not None and self.subject is not None
+
+
+def session_token_hash(key: bytes, token: str) -> str:
+    # Its own purpose string: a consent session's token never finds an owner session.
+    return token_hash(key, f"owner-session:{token}")
+
+
+def csrf_token(secret: bytes, cookie: str) -> str:
+    """The form token, derived from the cookie it protects (owner or sign-in cookie)."""
+    return token_hash(secret, f"owner-csrf:{cookie}")
+
+
+def csrf_valid(secret: bytes, cookie: str, sent: str | None) -> bool:
+    return bool(cookie) and bool(sent) and same(csrf_token(secret, cookie), sent or "")
+
+
+def _session(row: Row | dict[str, Any]) -> OwnerSession:
+    return OwnerSession(
+        id=row["id"],
+        environment=Environment(row["environment"]),
+        locale=row["locale"],
+        brand=row["brand"],
+        vin=row["vin"],
+        method=Method(row["method"]),
+        subject=row["subject"],
+        verified_at=row["verified_at"],
+        oem_nonce_hash=row["oem_nonce_hash"],
+        expires_at=row["expires_at"],
+    )
+
+
+async def load(
+    db: Database, *, key: bytes, environment: Environment, token: str | None, now_us: int
+) -> OwnerSession | None:
+    """The live session of this cookie in this environment, or None."""
+    if not token:
+        return None
+    row = await repository.session_by_token(
+        db.reader,
+        environment=str(environment),
+        token_hash=session_token_hash(key, token),
+        now_us=now_us,
+    )
+    return None if row is None else _session(row)
+
+
+async def set_locale(db: Database, session: OwnerSession, locale: str) -> None:
+    async with db.transaction() as conn:
+        await repository.set_locale(conn, session_id=session.id, locale=locale)
+
+
+async def sign_out(db: Database, session: OwnerSession) -> None:
+    """The session and its codes go at once (not at expiry)."""
+    async with db.transaction() as conn:
+        await repository.delete_session(conn, session_id=session.id)
+
+
+class FormProblem(Exception):
+    """The sign-in form's input is wrong: the field and what to say."""
+
+    def __init__(self, field: str, kind: str, detail: str) -> None:
+        super().__init__(detail)
+        self.field = field
+        self.kind = kind
+        self.detail = detail
+
+
+def brands_for(environment: Environment) -> list[str]:
+    return sorted(b for b in BRANDS if sandbox_only_problem(b, environment) is None)
+
+
+def check_sign_in(environment: Environment, brand: str | None, vin: str | None) -> tuple[str, str]:
+    """(canonical brand, cleaned VIN), or FormProblem naming the field."""
+    chosen = canonical_brand(brand or "")
+    if chosen is None or sandbox_only_problem(chosen, environment) is not None:
+        raise FormProblem("brand", "brand", "choose the carmaker of your vehicle")
+    cleaned = "".join((vin or "").split()).upper()
+    problem = vin_problem(cleaned) or wmi_problem(cleaned, chosen)
+    if problem is not None:
+        raise FormProblem("vin", "vin", f"vin: {problem}")
+    return chosen, cleaned
+
+
+@dataclass(frozen=True, slots=True)
+class Started:
+    token: str
+    session: OwnerSession
+
+
+async def start(
+    db: Database,
+    *,
+    settings: Settings,
+    key: bytes,
+    environment: Environment,
+    brand: str,
+    vin: str,
+    method: Method,
+    locale: str,
+    now_us: int,
+) -> Started:
+    """Open a sign-in for `vin` with the brand's method. `instant` (the sandbox's) proves
+    ownership at once; the other methods continue on the proof page."""
+    token = new_token()
+    session_id = f"own_{uuid.uuid4().hex}"
+    values: dict[str, Any] = {
+        "id": session_id,
+        "environment": str(environment),
+        "token_hash": session_token_hash(key, token),
+        "locale": locale,
+        "brand": brand,
+        "vin": vin,
+        "method": str(method),
+        "subject": None,
+        "verified_at": None,
+        "oem_nonce_hash": None,
+        "created_at": now_us,
+        "expires_at": now_us + settings.owner_session_seconds * MICROS,
+    }
+    instant = method is Method.instant
+    if instant:
+        values |= {
+            "subject": verification.vehicle_subject(key, environment, vin),
+            "verified_at": now_us,
+        }
+    async with db.transaction() as conn:
+        await repository.insert_session(conn, values)
+    return Started(token, _session(values))
+
+
+async def _rotate(
+    db: Database,
+    session: OwnerSession,
+    *,
+    key: bytes,
+    settings: Settings,
+    old_token: str,
+    subject: str,
+    now_us: int,
+    nonce: str | None = None,
+) -> str | None:
+    """Proven: a new token replaces the sign-in's (a cookie planted before the proof is
+    worth nothing after it); None when the session was proven or changed meanwhile."""
+    new = new_token()
+    async with db.transaction() as conn:
+        ok = await repository.prove(
+            conn,
+            session_id=session.id,
+            old_hash=session_token_hash(key, old_token),
+            new_hash=session_token_hash(key, new),
+            subject=subject,
+            expires_at=now_us + settings.owner_session_seconds * MICROS,
+            now_us=now_us,
+            nonce_hash=None if nonce is None else verification.nonce_hash(key, nonce),
+        )
+    return new if ok else None
+
+
+# -------------------------------------------------------------------- vehicle_code
+
+
+class VehicleUnreachable(Exception):
+    """The code could not be put on the vehicle's display."""
+
+
+def _claim(key: bytes, session: OwnerSession, address: str) -> verification.Claim:
+    # The consent flow's counters: tries for a VIN count across both flows.
+    return verification.claim(key, session.environment, session.vin, address)
+
+
+async def issue_code(
+    db: Database,
+    session: OwnerSession,
+    *,
+    settings: Settings,
+    key: bytes,
+    connector: BrandConnector,
+    address: str,
+    now_us: int,
+) -> Refusal | None:
+    """A new code on the vehicle's display (the consent flow's counters and limits)."""
+    async with db.transaction() as conn:
+        issued = await verification.issue_vehicle_code(
+            conn,
+            key=key,
+            settings=settings,
+            who=_claim(key, session, address),
+            session_id=session.id,
+            keep_display_code=connector.code_display_in_store,
+            now_us=now_us,
+        )
+    if isinstance(issued, Refusal):
+        return issued
+    try:
+        await connector.show_vehicle_code(
+            environment=session.environment,
+            vin=session.vin,
+            code=issued.code,
+            expires_at_us=issued.expires_at_us,
+        )
+    except ConnectorError as error:
+        log.warning("vehicle code not delivered", error=str(error))
+        raise VehicleUnreachable(str(error)) from None
+    return None
+
+
+async def code_refusal(
+    db: Database, session: OwnerSession, *, key: bytes, address: str, now_us: int
+) -> Refusal | None:
+    return await verification.refusal(db.reader, _claim(key, session, address), now_us=now_us)
+
+
+@dataclass(frozen=True, slots=True)
+class CodeAnswer:
+    result: CodeResult
+    token: str | None = None  # the rotated session token once accepted
+
+
+async def check_code(
+    db: Database,
+    session: OwnerSession,
+    *,
+    settings: Settings,
+    key: bytes,
+    token: str,
+    code: str | None,
+    address: str,
+    now_us: int,
+) -> CodeAnswer:
+    async with db.transaction() as conn:
+        result = await verification.check_vehicle_code(
+            conn,
+            key=key,
+            settings=settings,
+            who=_claim(key, session, address),
+            session_id=session.id,
+            code=code or "",
+            now_us=now_us,
+        )
+    if result.outcome is not CodeCheck.accepted:
+        return CodeAnswer(result)
+    subject = verification.vehicle_subject(key, session.environment, session.vin)
+    new = await _rotate(
+        db, session, key=key, settings=settings, old_token=token, subject=subject, now_us=now_us
+    )
+    if new is None:
+        return CodeAnswer(CodeResult(CodeCheck.expired))
+    return CodeAnswer(result, new)
+
+
+# ----------------------------------------------------------------------- oem_login
+
+
+async def begin_oem_login(
+    db: Database, session: OwnerSession, *, key: bytes, secret: bytes, now_us: int
+) -> str | None:
+    """The signed state for the carmaker's login (returns to the owner portal)."""
+    nonce = verification.new_oem_nonce()
+    async with db.transaction() as conn:
+        ok = await repository.set_nonce(
+            conn,
+            session_id=session.id,
+            nonce_hash=verification.nonce_hash(key, nonce),
+            now_us=now_us,
+        )
+    if not ok:
+        return None
+    return verification.oem_state(
+        secret,
+        session_id=session.id,
+        brand=session.brand,
+        vin=session.vin,
+        nonce=nonce,
+        now_us=now_us,
+        back=verification.BACK_TO_OWNER,
+    )
+
+
+async def finish_oem_login(
+    db: Database,
+    session: OwnerSession,
+    *,
+    settings: Settings,
+    key: bytes,
+    secret: bytes,
+    token: str,
+    result: str | None,
+    now_us: int,
+) -> str | None:
+    """The simulated carmaker's signed answer: the rotated token, or None (forged,
+    expired, another session's, used)."""
+    payload = verification.unsign(secret, "oem-result", result or "", now_us=now_us)
+    if (
+        payload is None
+        or payload.get("sid") != session.id
+        or payload.get("vin") != session.vin
+        or not isinstance(payload.get("nonce"), str)
+        or not isinstance(payload.get("account"), str)
+    ):
+        return None
+    return await _accept_account(
+        db,
+        session,
+        settings=settings,
+        key=key,
+        token=token,
+        nonce=payload["nonce"],
+        account=payload["account"],
+        now_us=now_us,
+    )
+
+
+async def finish_connector_oem_login(
+    db: Database,
+    session: OwnerSession,
+    *,
+    settings: Settings,
+    key: bytes,
+    secret: bytes,
+    token: str,
+    connector: BrandConnector,
+    callback: dict[str, str],
+    redirect_uri: str,
+    now_us: int,
+) -> str | None:
+    """A real carmaker's answer (a team's connector): our state first, then the
+    connector exchanges the answer for the owner's account. ConnectorError propagates."""
+    payload = verification.unsign(secret, "oem-state", callback.get("state", ""), now_us=now_us)
+    if (
+        payload is None
+        or payload.get("sid") != session.id
+        or payload.get("vin") != session.vin
+        or payload.get("brand") != session.brand
+        or not isinstance(payload.get("nonce"), str)
+        or session.oem_nonce_hash is None
+        or not same(session.oem_nonce_hash, verification.nonce_hash(key, payload["nonce"]))
+    ):
+        return None
+    account = await connector.oem_login_owner(
+        environment=session.environment,
+        vin=session.vin,
+        callback=callback,
+        redirect_uri=redirect_uri,
+    )
+    if not account:
+        return None
+    return await _accept_account(
+        db,
+        session,
+        settings=settings,
+        key=key,
+        token=token,
+        nonce=payload["nonce"],
+        account=account,
+        now_us=now_us,
+    )
+
+
+async def _accept_account(
+    db: Database,
+    session: OwnerSession,
+    *,
+    settings: Settings,
+    key: bytes,
+    token: str,
+    nonce: str,
+    account: str,
+    now_us: int,
+) -> str | None:
+    subject = verification.account_subject(key, session.environment, session.brand, account)
+    return await _rotate(
+        db,
+        session,
+        key=key,
+        settings=settings,
+        old_token=token,
+        subject=subject,
+        now_us=now_us,
+        nonce=nonce,
+    )
+
+
+# -------------------------------------------------------------------------- vehicles
+
+
+async def vehicles_of(db: Database, session: OwnerSession) -> list[str]:
+    """The vehicles this session may see: the one signed in with, and with a carmaker
+    login every vehicle that account granted access to."""
+    if not session.signed_in or session.subject is None:
+        return []
+    vins = {session.vin}
+    if session.method is Method.oem_login:
+        vins.update(
+            await repository.vins_of_subject(
+                db.reader,
+                environment=str(session.environment),
+                brand=session.brand,
+                subject=session.subject,
+            )
+        )
+    return sorted(vins)
+
+
+class NotYours(Exception):
+    """Another vehicle than the session proved (the page says the same as for a VIN
+    nobody knows: nothing about it is revealed)."""
+
+
+async def require_vehicle(db: Database, session: OwnerSession, vin: str) -> str:
+    if vin not in await vehicles_of(db, session):
+        raise NotYours(vin)
+    return vin
+
+
+@dataclass(frozen=True, slots=True)
+class GrantView:
+    id: str
+    application: str
+    operator: str
+    brand: str
+    properties: tuple[str, ...]
+    status: str  # approved | pending | rejected | revoked | expired
+    valid_from: int
+    valid_until: int | None
+    granted_at: int
+    ended_at: int | None
+    last_read_at: int | None
+    reads_30_days: int
+
+    @property
+    def live(self) -> bool:
+        return self.status in ("approved", "pending")
+
+    @property
+    def commands(self) -> tuple[str, ...]:
+        # Scopes that let the application act on the vehicle (`capability.set.x`).
+        return tuple(p for p in self.properties if ".set." in p)
+
+    @property
+    def data(self) -> tuple[str, ...]:
+        return tuple(p for p in self.properties if ".set." not in p)
+
+
+async def grants(state: AppState, environment: Environment, vin: str) -> list[GrantView]:
+    """Every grant of the vehicle that is live or ended in the last 30 days, with its
+    reads (this process's unflushed counts are written first, so they show)."""
+    db = state.database
+    now = state.clock.now_us()
+    await reads.flush(state)
+    since = now - RECENT_DAYS * DAY_US
+    rows = await repository.grants_of_vin(
+        db.reader, environment=str(environment), vin=vin, ended_since=since
+    )
+    counted = {
+        row["authorization_id"]: row
+        for row in await repository.reads_of(
+            db.reader,
+            authorization_ids=[row["id"] for row in rows],
+            since_day=(now // DAY_US) - RECENT_DAYS + 1,
+        )
+    }
+    views = []
+    for row in rows:
+        status = row["status"]
+        ended_at = row["updated_at"] if status in ("revoked", "rejected") else None
+        if status == "approved" and row["valid_until"] is not None and row["valid_until"] <= now:
+            status, ended_at = "expired", row["valid_until"]
+        read = counted.get(row["id"])
+        views.append(
+            GrantView(
+                id=row["id"],
+                application=row["app_name"],
+                operator=row["operator"],
+                brand=row["brand"],
+                properties=tuple(orjson.loads(row["properties"])),
+                status=status,
+                valid_from=row["valid_from"],
+                valid_until=row["valid_until"],
+                granted_at=row["created_at"],
+                ended_at=ended_at,
+                last_read_at=None if read is None else read["last_read_at"],
+                reads_30_days=0 if read is None else int(read["recent"] or 0),
+            )
+        )
+    return views
+
+
+# -------------------------------------------------------------------------- withdraw
+
+
+class Outcome(enum.StrEnum):
+    withdrawn = "withdrawn"
+    # Revoked or rejected before: nothing changed, nothing emitted.
+    already = "already"
+    not_found = "not_found"
+
+
+async def revoke_grant(
+    state: AppState,
+    *,
+    environment: Environment,
+    authorization_ids: Sequence[str],
+    detail: str,
+    vin: str | None = None,
+) -> dict[str, Outcome]:
+    """End grants at once: status `revoked`, every access and refresh token of them
+    revoked, `authorization_changed` (`action: revoked`) emitted, and open SSE streams
+    told to check their tokens now. Stream messages are built only for approved grants
+    (autoport.vehicles.access), so none follows. The owner portal (with `vin`: only grants of
+    that vehicle) and the admin API both call this."""
+    outcomes: dict[str, Outcome] = {}
+    now = state.clock.now_us()
+    async with state.database.transaction() as conn:
+        for authorization_id in authorization_ids:
+            if vin is not None and (
+                await repository.grant_of_vin(
+                    conn, environment=str(environment), vin=vin, authorization_id=authorization_id
+                )
+                is None
+            ):
+                outcomes[authorization_id] = Outcome.not_found
+                continue
+            try:
+                changed = await oauth.set_authorization_status(
+                    conn,
+                    environment=environment,
+                    authorization_id=authorization_id,
+                    status="revoked",
+                    now_us=now,
+                    detail=detail,
+                )
+            except ApiError as error:
+                # 404: no such grant here; 409: it was rejected (it never started).
+                outcomes[authorization_id] = (
+                    Outcome.not_found if error.status == 404 else Outcome.already
+                )
+                continue
+            outcomes[authorization_id] = Outcome.withdrawn if changed else Outcome.already
+    if Outcome.withdrawn in outcomes.values():
+        state.access_changed()
+    return outcomes
+
+
+async def withdraw_all(state: AppState, environment: Environment, vin: str) -> int:
+    """Withdraw every live grant of the vehicle; how many were withdrawn."""
+    async with state.database.transaction() as conn:
+        ids = await repository.live_grant_ids(conn, environment=str(environment), vin=vin)
+    outcomes = await revoke_grant(
+        state,
+        environment=environment,
+        authorization_ids=ids,
+        detail="the owner withdrew consent in the owner portal",
+        vin=vin,
+    )
+    return sum(1 for outcome in outcomes.values() if outcome is Outcome.withdrawn)
+
+
+# ------------------------------------------------------------------------- your data
+
+
+def _iso(us: int | None) -> str | None:
+    return None if us is None else to_iso(us)
+
+
+async def _history(db: Database, environment: Environment, vin: str) -> AsyncIterator[list[Row]]:
+    """The whole history in keyset pages: one page in memory at a time."""
+    after = repository.HISTORY_START
+    while True:
+        page = await repository.history_page(
+            db.reader,
+            environment=str(environment),
+            vin=vin,
+            after=after,
+            limit=HISTORY_PAGE_ROWS,
+        )
+        if not page:
+            return
+        yield page
+        last = page[-1]
+        after = (last["capability"], last["property"], last["timestamp"], last["digest"])
+        if len(page) < HISTORY_PAGE_ROWS:
+            return
+
+
+def _latest_items(document: dict[str, Any]) -> list[tuple[str, str, Any]]:
+    items = []
+    for capability, properties in sorted(document.items()):
+        if not isinstance(properties, dict):
+            continue
+        for name, value in sorted(properties.items()):
+            items.append((capability, name, value))
+    return items
+
+
+def _timestamp_of(value: Any) -> Any:
+    return value.get("timestamp") if isinstance(value, dict) else None
+
+
+async def export_json(state: AppState, environment: Environment, vin: str) -> AsyncIterator[bytes]:
+    """{"vin", "environment", "exported_at", "latest": {...}, "history": [...]}, written
+    as it is read."""
+    db = state.database
+    latest = await repository.latest_document(db.reader, environment=str(environment), vin=vin)
+    head = {
+        "vin": vin,
+        "environment": str(environment),
+        "exported_at": to_iso(state.clock.now_us()),
+        "brand": None if latest is None else latest["brand"],
+        "latest": {} if latest is None else orjson.loads(latest["document"]),
+    }
+    yield orjson.dumps(head)[:-1] + b',"history":['
+    first = True
+    async for page in _history(db, environment, vin):
+        chunk = b",".join(
+            orjson.dumps(
+                {
+                    "capability": row["capability"],
+                    "property": row["property"],
+                    "timestamp": to_iso(row["timestamp"]),
+                    "received_at": to_iso(row["received_at"]),
+                    "value": orjson.Fragment(row["value"]),
+                }
+            )
+            for row in page
+        )
+        yield chunk if first else b"," + chunk
+        first = False
+    yield b"]}\n"
+
+
+CSV_COLUMNS = ("kind", "capability", "property", "timestamp", "received_at", "value")
+
+
+def _csv_rows(rows: list[Sequence[Any]]) -> bytes:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\r\n")
+    writer.writerows(rows)
+    return buffer.getvalue().encode()
+
+
+async def export_csv(state: AppState, environment: Environment, vin: str) -> AsyncIterator[bytes]:
+    """One row per value: `latest` rows first, then every `history` row; `value` is the
+    stored wrapper as JSON."""
+    db = state.database
+    yield _csv_rows([CSV_COLUMNS])
+    latest = await repository.latest_document(db.reader, environment=str(environment), vin=vin)
+    if latest is not None:
+        document = orjson.loads(latest["document"])
+        yield _csv_rows(
+            [
+                (
+                    "latest",
+                    capability,
+                    name,
+                    _timestamp_of(value) or "",
+                    "",
+                    orjson.dumps(value).decode(),
+                )
+                for capability, name, value in _latest_items(document)
+            ]
+        )
+    async for page in _history(db, environment, vin):
+        yield _csv_rows(
+            [
+                (
+                    "history",
+                    row["capability"],
+                    row["property"],
+                    to_iso(row["timestamp"]),
+                    to_iso(row["received_at"]),
+                    row["value"],
+                )
+                for row in page
+            ]
+        )
+
+
+async def access_record(state: AppState, environment: Environment, vin: str) -> bytes:
+    """Every grant of the vehicle the portal shows, with its reads per day."""
+    views = await grants(state, environment, vin)
+    per_day = await repository.reads_per_day(
+        state.database.reader, authorization_ids=[view.id for view in views]
+    )
+    days: dict[str, list[dict[str, Any]]] = {}
+    for row in per_day:
+        days.setdefault(row["authorization_id"], []).append(
+            {
+                "day": to_iso(row["day"] * DAY_US)[:10],
+                "reads": row["reads"],
+                "last_read_at": to_iso(row["last_read_at"]),
+            }
+        )
+    record = {
+        "vin": vin,
+        "environment": str(environment),
+        "exported_at": to_iso(state.clock.now_us()),
+        "grants": [
+            {
+                "authorization_id": view.id,
+                "application": view.application,
+                "operator": view.operator,
+                "brand": view.brand,
+                "status": view.status,
+                "properties": list(view.properties),
+                "valid_from": _iso(view.valid_from),
+                "valid_until": _iso(view.valid_until),
+                "granted_at": _iso(view.granted_at),
+                "ended_at": _iso(view.ended_at),
+                "last_read_at": _iso(view.last_read_at),
+                "reads_last_30_days": view.reads_30_days,
+                "reads_per_day": days.get(view.id, []),
+            }
+            for view in views
+        ],
+    }
+    return orjson.dumps(record, option=orjson.OPT_INDENT_2)
