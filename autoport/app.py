@@ -26,6 +26,7 @@ from autoport.kit.environments import Environment, EnvironmentRouter
 from autoport.kit.errors import install_error_handlers
 from autoport.kit.middleware import RequestPipeline
 from autoport.kit.state import AppState, serving
+from autoport.kit.usage import counting
 from autoport.oauth.bearer import make_authenticator
 from autoport.sandbox.source import install_behaviour as install_sandbox_behaviour
 
@@ -81,6 +82,7 @@ def background_tasks() -> Sequence[BackgroundTask]:
     from autoport.oauth.tasks import housekeeping
     from autoport.sandbox.tasks import sandbox_runner
     from autoport.streaming.tasks import streaming_worker
+    from autoport.usage.tasks import usage_flusher
     from autoport.vehicle_data.tasks import history_pruner
     from autoport.webhooks.tasks import webhook_worker
 
@@ -92,6 +94,7 @@ def background_tasks() -> Sequence[BackgroundTask]:
         session_purger,
         sandbox_runner,
         webhook_worker,
+        usage_flusher,
     ]
 
 
@@ -167,7 +170,8 @@ def create_app(
     )
     app.state.autoport = state
     # Bearer tokens -> Caller for every data route (autoport.kit.auth).
-    app.state.authenticator = make_authenticator(state)
+    # Each request it lets through is counted for the console's usage page (kit.usage).
+    app.state.authenticator = counting(make_authenticator(state), state.usage, state.clock)
     install_error_handlers(app)
     for router in feature_routers():
         app.include_router(router)

@@ -14,6 +14,7 @@ from fastapi import Depends, Request
 from autoport.config import Settings
 from autoport.kit.clock import Clock
 from autoport.kit.db import Database
+from autoport.kit.usage import UsageCounts
 
 if TYPE_CHECKING:
     # Imported for the annotations only: those packages import this module.
@@ -40,6 +41,9 @@ class AppState:
     # Request counters by name (vehicle data reads, token requests, consent entries),
     # created on first use from the settings by `autoport.kit.ratelimit.rate_limiter`.
     rate_limiters: dict[str, RateLimiter] = field(default_factory=dict)
+    # Requests per application and day counted in memory, flushed to the database by
+    # autoport.usage.tasks (the console's usage page).
+    usage: UsageCounts = field(default_factory=UsageCounts)
 
     def begin_shutdown(self) -> None:
         """The server stops: long-lived responses (SSE streams) end now, before it waits

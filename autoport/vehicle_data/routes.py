@@ -44,6 +44,9 @@ async def _rate_limit(state: AppState, caller: Caller) -> dict[str, str]:
     verdict = await limiter_of(state).hit(caller.application_id)
     headers = verdict.headers()
     if not verdict.allowed:
+        state.usage.rate_limited(
+            caller.environment.value, caller.application_id, state.clock.now_us()
+        )
         raise ApiError(
             429,
             f"the application's rate limit of {verdict.limit} requests is used up; "

@@ -13,6 +13,7 @@ from autoport.db.tables import (
     outbox,
     sandbox,
     streaming,
+    usage,
     vehicle_data,
     webhooks,
 )
@@ -26,6 +27,7 @@ __all__ = [
     "outbox",
     "sandbox",
     "streaming",
+    "usage",
     "vehicle_data",
     "webhooks",
 ]
