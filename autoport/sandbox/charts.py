@@ -100,40 +100,66 @@ def _number(data: Any) -> float | None:
     return None
 
 
+@dataclass(frozen=True, slots=True)
+class Series:
+    """Each charted series as [(unix seconds, value)], oldest first, and the newest
+    history row read (`after_id` of the next poll: only points stored since)."""
+
+    points: dict[str, list[tuple[float, float]]]
+    last_id: int
+
+
 async def _history(
-    db: Database, vin: str, key: str, since_us: int | None, limit: int
-) -> list[tuple[int, Any]]:
-    """(timestamp µs, data) of `key`, oldest first: the newest `limit` points."""
+    db: Database, vin: str, key: str, after_id: int | None, limit: int
+) -> list[tuple[int, int, Any]]:
+    """(row id, timestamp µs, data) of `key`: the newest `limit` points, oldest first;
+    with `after_id` the points stored after that row instead."""
     capability, _, name = key.partition(".")
-    rows = await history_repository.history(
-        db,
-        environment=ENVIRONMENT.value,
-        vin=vin,
-        capability=capability,
-        prop=name,
-        since=since_us,
-        until=None,
-        cursor=None,
-        limit=limit,
-    )
-    points: list[tuple[int, Any]] = []
-    for row in reversed(rows):
-        wrapper = orjson.loads(row["value"])
-        points.append(
-            (int(row["timestamp"]), wrapper.get("data") if isinstance(wrapper, dict) else None)
+    if after_id is None:
+        rows = list(
+            reversed(
+                await history_repository.history(
+                    db,
+                    environment=ENVIRONMENT.value,
+                    vin=vin,
+                    capability=capability,
+                    prop=name,
+                    since=None,
+                    until=None,
+                    cursor=None,
+                    limit=limit,
+                )
+            )
         )
+    else:
+        rows = await history_repository.history_after_id(
+            db,
+            environment=ENVIRONMENT.value,
+            vin=vin,
+            capability=capability,
+            prop=name,
+            after_id=after_id,
+            limit=limit,
+        )
+    points: list[tuple[int, int, Any]] = []
+    for row in rows:
+        wrapper = orjson.loads(row["value"])
+        data = wrapper.get("data") if isinstance(wrapper, dict) else None
+        points.append((int(row["id"]), int(row["timestamp"]), data))
     return points
 
 
 async def series(
-    db: Database, vin: str, *, since_us: int | None = None, limit: int = MAX_POINTS
-) -> dict[str, list[tuple[float, float]]]:
-    """Each charted series as [(unix seconds, value)], oldest first; a series the
-    vehicle does not deliver (fuel of an electric car) is empty. Levels in percent."""
+    db: Database, vin: str, *, after_id: int | None = None, limit: int = MAX_POINTS
+) -> Series:
+    """The charted series; one the vehicle does not deliver (fuel of an electric car)
+    is empty. Levels in percent."""
     answer: dict[str, list[tuple[float, float]]] = {}
+    last_id = after_id or 0
     for name, key in SERIES.items():
         points = []
-        for timestamp_us, data in await _history(db, vin, key, since_us, limit):
+        for row_id, timestamp_us, data in await _history(db, vin, key, after_id, limit):
+            last_id = max(last_id, row_id)
             value = _number(data)
             if value is None:
                 continue
@@ -141,12 +167,12 @@ async def series(
                 value = round(value * 100, 2)
             points.append((timestamp_us / 1_000_000, value))
         answer[name] = points
-    return answer
+    return Series(answer, last_id)
 
 
 async def track(db: Database, vin: str, *, limit: int = MAX_POINTS) -> Track | None:
     positions = []
-    for _, data in await _history(db, vin, POSITION, None, limit):
+    for _, _, data in await _history(db, vin, POSITION, None, limit):
         if isinstance(data, dict):
             lat, lon = data.get("latitude"), data.get("longitude")
             if isinstance(lat, int | float) and isinstance(lon, int | float):

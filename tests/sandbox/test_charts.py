@@ -56,7 +56,7 @@ async def test_series_and_track_follow_what_the_car_delivered(
         clock.advance(30)
         stepped = await admin.post(f"{BASE}/vehicles/{VIN}/step", json={"seconds": 30})
         assert stepped.status_code == 200
-    figures = await charts.series(db, VIN)
+    figures = (await charts.series(db, VIN)).points
     assert figures["battery"] == []  # a combustion car has no traction battery
     assert len(figures["fuel"]) == len(figures["odometer"]) == len(figures["speed"]) == 5
     odometer = [value for _, value in figures["odometer"]]
@@ -70,7 +70,14 @@ async def test_series_and_track_follow_what_the_car_delivered(
     assert track is not None and track.count == 5 and track.start != track.end
     # Only the newest points, oldest first.
     newest = await charts.series(db, VIN, limit=2)
-    assert [v for _, v in newest["odometer"]] == odometer[-2:]
+    assert [v for _, v in newest.points["odometer"]] == odometer[-2:]
+    # A poll after the newest row read gets nothing, then exactly what came since, even
+    # a point with the same timestamp as an earlier one (a step "now" keeps the anchor).
+    assert (await charts.series(db, VIN, after_id=newest.last_id)).points["odometer"] == []
+    stepped = await admin.post(f"{BASE}/vehicles/{VIN}/step", json={"seconds": 30})
+    assert stepped.status_code == 200
+    since = await charts.series(db, VIN, after_id=newest.last_id)
+    assert len(since.points["odometer"]) == 1 and since.last_id > newest.last_id
 
 
 async def test_a_console_account_sees_only_its_own_vehicles(
