@@ -291,6 +291,13 @@ async def checked_form(request: Request, principal: Principal | None) -> dict[st
     return form
 
 
+async def checked_lists(request: Request, principal: Principal | None) -> dict[str, list[str]]:
+    """Like `checked_form`, keeping every value of each field (checkbox groups)."""
+    form = await form_lists(request)
+    check_csrf(request, (form.get("csrf_token") or [""])[-1], principal)
+    return form
+
+
 def require_change(request: Request, principal: Principal) -> None:
     """Owners, developers and the operator change things; a viewer only looks."""
     if not principal.may_change:

@@ -46,6 +46,7 @@ import importlib
 from urllib.parse import quote
 
 from fastapi import APIRouter, Request
+from pydantic import ValidationError
 from starlette.responses import Response
 
 from autoport.apps import service as apps_service
@@ -57,6 +58,8 @@ from autoport.kit.errors import ApiError
 
 # The console's page modules, each with a `router` (access.console_router()).
 PAGE_MODULES: tuple[str, ...] = (
+    "autoport.console.apps_routes",
+    "autoport.console.users_routes",
     # Fleet, Sandbox vehicles, Streaming, Usage (branch console2) go below this line.
 )
 
@@ -68,6 +71,16 @@ def errors_of(error: ApiError) -> dict[str, str]:
     -> the API's message. Errors without a field go under `_`."""
     source = (error.source or "_").split("[")[0].split(".")[0]
     return {source: error.detail}
+
+
+def validation_errors(error: ValidationError) -> dict[str, str]:
+    """A request model's (the admin API's) validation errors as field errors, worded
+    as the API words them: `field: message`."""
+    found: dict[str, str] = {}
+    for item in error.errors():
+        field = str(item["loc"][0]) if item["loc"] else "_"
+        found.setdefault(field, f"{field}: {item['msg']}")
+    return found
 
 
 # ------------------------------------------------------------------------ static
