@@ -41,6 +41,7 @@ def feature_routers() -> Sequence[APIRouter]:
     from autoport.apidocs.routes import router as apidocs_router
     from autoport.apps.routes import router as apps_router
     from autoport.consent.routes import consent_router
+    from autoport.console.routes import console_router_with_pages
     from autoport.eligibility.routes import router as eligibility_router
     from autoport.fleet.admin_routes import router as fleet_admin_router
     from autoport.fleet.routes import router as fleet_router
@@ -66,6 +67,7 @@ def feature_routers() -> Sequence[APIRouter]:
         sandbox_router,
         consent_router,
         apidocs_router,
+        console_router_with_pages(),
     ]
 
 

@@ -8,6 +8,7 @@ from autoport.db import metadata
 from autoport.db.tables import (
     apps,
     consent,
+    console,
     fleet,
     oauth,
     outbox,
@@ -21,6 +22,7 @@ from autoport.db.tables import (
 __all__ = [
     "apps",
     "consent",
+    "console",
     "fleet",
     "metadata",
     "oauth",
