@@ -104,6 +104,10 @@ NAV: tuple[NavEntry, ...] = (
     NavEntry(10, "applications", _("Applications")),
     NavEntry(20, "webhooks", _("Webhooks")),
     # 30..60: Fleet, Sandbox vehicles (sandbox only), Streaming, Usage (branch console2).
+    NavEntry(30, "fleet", _("Fleet")),
+    NavEntry(40, "sandbox", _("Sandbox vehicles"), environments=(DeploymentEnvironment.sandbox,)),
+    NavEntry(50, "streaming", _("Streaming")),
+    NavEntry(60, "usage", _("Usage")),
     NavEntry(80, "users", _("Users")),
     NavEntry(90, "audit", _("Audit log"), roles=(OPERATOR, OWNER)),
 )

@@ -61,6 +61,10 @@ PAGE_MODULES: tuple[str, ...] = (
     "autoport.console.apps_routes",
     "autoport.console.users_routes",
     # Fleet, Sandbox vehicles, Streaming, Usage (branch console2) go below this line.
+    "autoport.console.fleet_routes",
+    "autoport.console.sandbox_routes",
+    "autoport.console.streaming_routes",
+    "autoport.console.usage_routes",
 )
 
 router = console_router()
@@ -87,7 +91,10 @@ def validation_errors(error: ValidationError) -> dict[str, str]:
 
 
 _STATIC_TYPES = {".js": "text/javascript", ".css": "text/css"}
-_STATIC_FILES = frozenset({"console.css", "console.js", "htmx/htmx.min.js"})
+_STATIC_FILES = frozenset({"console.css", "console.js", "htmx/htmx.min.js"}) | frozenset(
+    # The Fleet/Sandbox/Usage pages' charts (branch console2).
+    {"sandbox_charts.js", "usage_charts.js", "vendor/uplot.iife.min.js", "vendor/uplot.min.css"}
+)
 
 
 @router.get("/static/{name:path}")
