@@ -106,7 +106,7 @@ async def seed(db: Any, now: int) -> tuple[str, str]:
             "'[\"https://app.example/cb\"]', :props, '[\"sandbox\"]', :at)",
             apps,
         )
-        first = apps[0]["id"]
+        first = str(apps[0]["id"])
         vehicles = [
             {"app": apps[i % 50]["id"], "vin": f"SBXBENCH{i:09d}", "at": now}
             for i in range(FLEET_VEHICLES)
