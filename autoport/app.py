@@ -80,6 +80,7 @@ def hot_routes() -> Sequence[Route]:
 
 def background_tasks() -> Sequence[BackgroundTask]:
     from autoport.consent.tasks import session_purger
+    from autoport.console.tasks import console_session_purger
     from autoport.fleet.tasks import fleet_worker
     from autoport.oauth.tasks import housekeeping
     from autoport.sandbox.tasks import sandbox_runner
@@ -97,6 +98,7 @@ def background_tasks() -> Sequence[BackgroundTask]:
         sandbox_runner,
         webhook_worker,
         usage_flusher,
+        console_session_purger,
     ]
 
 

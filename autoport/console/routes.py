@@ -59,6 +59,7 @@ from autoport.kit.errors import ApiError
 # The console's page modules, each with a `router` (access.console_router()).
 PAGE_MODULES: tuple[str, ...] = (
     "autoport.console.apps_routes",
+    "autoport.console.webhooks_routes",
     "autoport.console.users_routes",
     # Fleet, Sandbox vehicles, Streaming, Usage (branch console2) go below this line.
     "autoport.console.fleet_routes",

@@ -10,6 +10,7 @@ user of every role (tests try each one against the other account's URLs).
 
 from __future__ import annotations
 
+import functools
 import re
 import uuid
 from collections.abc import AsyncIterator
@@ -44,6 +45,12 @@ async def app(settings: Settings, clock: FrozenClock) -> AsyncIterator[FastAPI]:
     application = create_app(settings, clock=clock, run_background=False)
     async with application.router.lifespan_context(application):
         yield application
+
+
+@functools.lru_cache(maxsize=1)
+def _password_hash() -> str:
+    # argon2id is slow on purpose: hashed once for every test user.
+    return service.hash_password(PASSWORD)
 
 
 class Browser:
@@ -148,7 +155,7 @@ class Console:
         environment: Environment = Environment.sandbox,
     ) -> Person:
         user = User(
-            str(uuid.uuid4()), environment, account_id, email, service.hash_password(PASSWORD),
+            str(uuid.uuid4()), environment, account_id, email, _password_hash(),
             role, self.clock.now_us(), None,
         )  # fmt: skip
         async with self.database.transaction() as conn:

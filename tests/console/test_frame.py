@@ -154,3 +154,16 @@ async def test_secure_cookie_on_https(console: Console) -> None:
     browser = console.browser()
     page = await browser.get("/console/sign-in")
     assert "Secure" in page.headers["set-cookie"]
+
+
+async def test_finished_sessions_are_purged(console: Console) -> None:
+    from autoport.console.tasks import KEEP_SECONDS, purge_sessions
+
+    browser = await console.operator()
+    await browser.get("/console/")
+    await browser.post("/console/sign-out", {})
+    await console.operator()  # a running one stays
+    now = console.clock.now_us()
+    assert await purge_sessions(console.database, now_us=now) == 0
+    removed = await purge_sessions(console.database, now_us=now + (KEEP_SECONDS + 1) * 1_000_000)
+    assert removed == 1
