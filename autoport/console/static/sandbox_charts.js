@@ -29,8 +29,9 @@
       width: width(element),
       height: 160,
       series: [{}, { label: chart.label, stroke: chart.colour, width: 2 }],
-      axes: [{}, { size: 60 }],
-      legend: { show: true }
+      // Room for an odometer's six digits and decimals; the title is the page's.
+      axes: [{}, { size: chart.key === "odometer" ? 90 : 60 }],
+      legend: { show: false }
     }, chart.data, element);
   });
 
