@@ -277,9 +277,9 @@ async def sandbox_series(request: Request, account_id: str, vin: str) -> Respons
     after: int | None = None
     if raw:
         if not raw.isdigit() or len(raw) > 20:
-            body = {"errors": [{"detail": "after: expected an integer", "source": "after"}]}
+            refusal = {"errors": [{"detail": "after: expected an integer", "source": "after"}]}
             return pages.security_headers(
-                Response(orjson.dumps(body), status_code=400, media_type="application/json")
+                Response(orjson.dumps(refusal), status_code=400, media_type="application/json")
             )
         after = int(raw)
     figures = await charts.series(state.database, vehicle.vin, after_id=after)

@@ -261,7 +261,8 @@ def test_developer_fleet_sandbox_streaming_usage(page: Any, world: World) -> Non
     before = int(page.locator("#charts").get_attribute("data-points") or 0)
     odometer_before = page.locator("#latest-odometer").inner_text()
     page.wait_for_function(
-        f"() => Number(document.getElementById('charts').getAttribute('data-points')) > {before + 2}"
+        "() => Number(document.getElementById('charts').getAttribute('data-points')) > "
+        + str(before + 2)
     )
     page.wait_for_function(
         f"() => document.getElementById('latest-odometer').textContent !== {odometer_before!r}"

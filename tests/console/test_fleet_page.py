@@ -65,7 +65,7 @@ async def test_a_csv_upload_adds_vehicles_with_a_result_per_line(
     assert await stored(console, world.a.app_id, VINS[4]) is None
     # The list shows tags and changelog.
     listed = await browser.get(path)
-    assert "depot=north" in listed.text and "1 entries" in listed.text
+    assert "depot=north" in listed.text and "Entries: 1" in listed.text
 
 
 async def test_filter_and_paging(console: Console, world: World) -> None:
