@@ -135,6 +135,82 @@ async def seed(db: Any, now: int) -> tuple[str, str]:
     return account, first
 
 
+SANDBOX_VIN = "SBXBENCHCAR000001"
+USAGE_DAYS = 14
+DELIVERIES = 10_000
+
+
+async def seed_console2(db: Any, account: str, first_app: str, now: int) -> None:
+    """The Fleet/Sandbox/Streaming/Usage pages' data (branch console2): 14 days of usage
+    for every application of the account, 10,000 webhook deliveries, 100 stream messages,
+    and a sandbox car of the account with 300 steps of history."""
+    from autoport.ingestion.service import ingest_vehicle_data
+    from autoport.kit.usage import day_text
+    from autoport.sandbox import service as sandbox
+    from autoport.sandbox.physics import Powertrain, Scenario
+
+    day_us = 86_400 * 1_000_000
+    apps = [r["id"] for r in await db.fetch_all(
+        "SELECT id FROM applications WHERE account_id = :a", {"a": account})]  # fmt: skip
+    async with db.transaction() as conn:
+        await conn.execute_many(
+            "INSERT INTO usage_daily (environment, application_id, day, requests, rate_limited) "
+            "VALUES ('sandbox', :app, :day, :n, :limited)",
+            [
+                {"app": app, "day": day_text(now // day_us - d), "n": 100 + d, "limited": d % 3}
+                for app in apps
+                for d in range(USAGE_DAYS)
+            ],
+        )
+        await conn.execute_many(
+            "INSERT INTO webhook_deliveries (delivery_id, environment, application_id, "
+            "event_type, vin, body, status, attempts, created_at, enqueued_at, "
+            "next_attempt_at, expires_at) VALUES (:id, 'sandbox', :app, 'vehicle_data_changed', "
+            "'SBXBENCH000000001', '{}', :status, 1, :at, :at, :at, :at)",
+            [
+                {
+                    "id": str(uuid.uuid4()),
+                    "app": apps[i % 50],
+                    "status": "failed" if i % 7 == 0 else "succeeded",
+                    "at": now - i * 60_000_000,
+                }
+                for i in range(DELIVERIES)
+            ],
+        )
+        await conn.execute_many(
+            "INSERT INTO stream_messages (environment, application_id, seq, message_id, vin, "
+            "message, ingested_at, created_at) VALUES ('sandbox', :app, :seq, :id, "
+            "'SBXBENCH000000001', :message, :at, :at)",
+            [
+                {
+                    "app": first_app,
+                    "seq": seq,
+                    "id": uuid.uuid4().hex,
+                    "at": now,
+                    "message": orjson.dumps({"seq": seq, "data": {"x": "y" * 200}}).decode(),
+                }
+                for seq in range(1, 101)
+            ],
+        )
+    await sandbox.create_vehicle(
+        db,
+        ingest=ingest_vehicle_data,
+        spec=sandbox.NewVehicle(
+            vin=SANDBOX_VIN,
+            powertrain=Powertrain.electric,
+            scenario=Scenario.driving,
+            seed=7,
+            running=False,
+            account_id=account,
+        ),
+        now_us=now,
+    )
+    for step in range(300):
+        await sandbox.step_vehicle(
+            db, ingest=ingest_vehicle_data, vin=SANDBOX_VIN, seconds=1.0, now_us=now + step
+        )
+
+
 async def sign_in(app: Any, form: dict[str, str]) -> str:
     status, headers, body = await call(app, "GET", "/sandbox/console/sign-in")
     anonymous = headers[b"set-cookie"].decode().split(";", 1)[0]
@@ -175,6 +251,7 @@ async def main(quick: bool) -> int:
             db = app.state.autoport.database
             started = time.perf_counter()
             account, first_app = await seed(db, app.state.autoport.clock.now_us())
+            await seed_console2(db, account, first_app, app.state.autoport.clock.now_us())
             seeded = time.perf_counter() - started
             owner = await sign_in(app, {"email": "owner@bench.example.com",
                                         "password": "bench password 1"})  # fmt: skip
@@ -193,6 +270,27 @@ async def main(quick: bool) -> int:
                 ("audit log (5,000 of the account)", f"{base}/audit", "", owner),
                 ("audit log, operator (10,000)", "/sandbox/console/audit", "", operator),
                 ("applications as the operator", f"{base}/applications", "", operator),
+                # Branch console2: Fleet, Sandbox vehicles, Streaming, Usage.
+                ("fleet (200 vehicles), page 1", f"{base}/fleet/{first_app}", "", owner),
+                (
+                    "fleet, filtered by status",
+                    f"{base}/fleet/{first_app}",
+                    "status=approved",
+                    owner,
+                ),
+                ("fleet application picker", f"{base}/fleet", "", owner),
+                ("sandbox vehicles", f"{base}/sandbox", "", owner),
+                ("sandbox car (300-step history)", f"{base}/sandbox/{SANDBOX_VIN}", "", owner),
+                (
+                    "sandbox car, chart points (json)",
+                    f"{base}/sandbox/{SANDBOX_VIN}/series.json",
+                    "",
+                    owner,
+                ),
+                ("sandbox car, track (htmx)", f"{base}/sandbox/{SANDBOX_VIN}/track", "", owner),
+                ("streaming + 20 live messages", f"{base}/streaming/{first_app}", "", owner),
+                ("usage, 50 apps x 14 days", f"{base}/usage", "", owner),
+                ("usage, 50 apps x 90 days", f"{base}/usage", "days=90", owner),
             ]
             results = []
 

@@ -68,10 +68,22 @@ async def usage_page(request: Request, account_id: str) -> Response:
         "requests": [{"label": a.name, "values": a.requests} for a in busiest],
         "success": [{"label": a.name, "values": a.daily_success_rate()} for a in busiest],
     }
+    # The figures per day of the applications shown (the charts' text alternative).
+    daily = [
+        {
+            "day": day,
+            "requests": sum(a.requests[i] for a in report.applications),
+            "rate_limited": sum(a.rate_limited[i] for a in report.applications),
+            "succeeded": sum(a.succeeded[i] for a in report.applications),
+            "failed": sum(a.failed[i] for a in report.applications),
+        }
+        for i, day in enumerate(report.days)
+    ]
     return pages.render(
         request,
         principal,
         "usage.html",
+        daily=list(reversed(daily)),
         status=422 if errors else 200,
         title="usage",
         account=account,
