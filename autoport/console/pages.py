@@ -93,6 +93,9 @@ class NavEntry:
     label: str  # an English msgid, translated when rendered
     roles: tuple[str, ...] = ALL_ROLES
     environments: tuple[DeploymentEnvironment, ...] = tuple(DeploymentEnvironment)
+    # Also current on pages whose path contains one of these (e.g. an application's
+    # webhook page, under /applications/{id}/webhook, belongs to Webhooks).
+    also: tuple[str, ...] = ()
 
 
 def _(message: str) -> str:
@@ -102,7 +105,7 @@ def _(message: str) -> str:
 
 NAV: tuple[NavEntry, ...] = (
     NavEntry(10, "applications", _("Applications")),
-    NavEntry(20, "webhooks", _("Webhooks")),
+    NavEntry(20, "webhooks", _("Webhooks"), also=("/webhook",)),
     # 30..60: Fleet, Sandbox vehicles (sandbox only), Streaming, Usage (branch console2).
     NavEntry(80, "users", _("Users")),
     NavEntry(90, "audit", _("Audit log"), roles=(OPERATOR, OWNER)),
@@ -251,12 +254,18 @@ def render(
     link: Callable[[str], str] = lambda path: url(request, PREFIX + path)  # noqa: E731
     nav = []
     if principal is not None and account_id:
-        for entry in nav_for(principal.role, env):
+        path = request.url.path
+        entries = nav_for(principal.role, env)
+        current = next((e for e in entries if any(part in path for part in e.also)), None)
+        if current is None:
+            own = f"{PREFIX}/a/{account_id}/"
+            current = next((e for e in entries if path.startswith(own + e.path)), None)
+        for entry in entries:
             nav.append(
                 {
                     "href": link(f"/a/{account_id}/{entry.path}"),
                     "label": gettext(chosen, entry.label),
-                    "current": request.url.path.startswith(f"{PREFIX}/a/{account_id}/{entry.path}"),
+                    "current": entry is current,
                 }
             )
     other_env = (
