@@ -103,6 +103,13 @@ def _(message: str) -> str:
     return message
 
 
+ROLE_NAMES = {
+    OPERATOR: _("operator"),
+    OWNER: _("owner"),
+    DEVELOPER: _("developer"),
+    VIEWER: _("viewer"),
+}
+
 NAV: tuple[NavEntry, ...] = (
     NavEntry(10, "applications", _("Applications")),
     NavEntry(20, "webhooks", _("Webhooks"), also=("/webhook",)),
@@ -187,6 +194,7 @@ def environment(locale: str) -> Environment:
     env.install_gettext_translations(translations(locale), newstyle=True)  # type: ignore[attr-defined]
     env.globals["locale"] = locale
     env.globals["languages"] = LANGUAGE_NAMES
+    env.globals["role_name"] = lambda role: gettext(locale, ROLE_NAMES.get(role, role))
     env.filters["datetime"] = lambda us: format_instant(us, locale)
     env.filters["number"] = lambda value: format_decimal(value, locale=babel_locale(locale))
     return env
