@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
+from urllib.parse import urlencode
 
 import orjson
 from fastapi import Request
@@ -112,7 +113,7 @@ async def applications(request: Request, account_id: str) -> Response:
     if len(found) > size:
         found = found[:size]
         token = paging.encode_cursor(state.token_key, scope, (found[-1].created_at, found[-1].id))
-        query = f"?q={search}&cursor={token}" if search else f"?cursor={token}"
+        query = "?" + urlencode({"q": search, "cursor": token} if search else {"cursor": token})
         next_url = pages.url(request, f"{PREFIX}/a/{account.id}/applications{query}")
     return pages.render(
         request,

@@ -93,6 +93,9 @@ class NavEntry:
     label: str  # an English msgid, translated when rendered
     roles: tuple[str, ...] = ALL_ROLES
     environments: tuple[DeploymentEnvironment, ...] = tuple(DeploymentEnvironment)
+    # Also current on pages whose path contains one of these (e.g. an application's
+    # webhook page, under /applications/{id}/webhook, belongs to Webhooks).
+    also: tuple[str, ...] = ()
 
 
 def _(message: str) -> str:
@@ -100,9 +103,16 @@ def _(message: str) -> str:
     return message
 
 
+ROLE_NAMES = {
+    OPERATOR: _("operator"),
+    OWNER: _("owner"),
+    DEVELOPER: _("developer"),
+    VIEWER: _("viewer"),
+}
+
 NAV: tuple[NavEntry, ...] = (
     NavEntry(10, "applications", _("Applications")),
-    NavEntry(20, "webhooks", _("Webhooks")),
+    NavEntry(20, "webhooks", _("Webhooks"), also=("/webhook",)),
     # 30..60: Fleet, Sandbox vehicles (sandbox only), Streaming, Usage (branch console2).
     NavEntry(30, "fleet", _("Fleet")),
     NavEntry(40, "sandbox", _("Sandbox vehicles"), environments=(DeploymentEnvironment.sandbox,)),
@@ -188,6 +198,7 @@ def environment(locale: str) -> Environment:
     env.install_gettext_translations(translations(locale), newstyle=True)  # type: ignore[attr-defined]
     env.globals["locale"] = locale
     env.globals["languages"] = LANGUAGE_NAMES
+    env.globals["role_name"] = lambda role: gettext(locale, ROLE_NAMES.get(role, role))
     env.filters["datetime"] = lambda us: format_instant(us, locale)
     env.filters["number"] = lambda value: format_decimal(value, locale=babel_locale(locale))
     return env
@@ -255,12 +266,18 @@ def render(
     link: Callable[[str], str] = lambda path: url(request, PREFIX + path)  # noqa: E731
     nav = []
     if principal is not None and account_id:
-        for entry in nav_for(principal.role, env):
+        path = request.url.path
+        entries = nav_for(principal.role, env)
+        current = next((e for e in entries if any(part in path for part in e.also)), None)
+        if current is None:
+            own = f"{PREFIX}/a/{account_id}/"
+            current = next((e for e in entries if path.startswith(own + e.path)), None)
+        for entry in entries:
             nav.append(
                 {
                     "href": link(f"/a/{account_id}/{entry.path}"),
                     "label": gettext(chosen, entry.label),
-                    "current": request.url.path.startswith(f"{PREFIX}/a/{account_id}/{entry.path}"),
+                    "current": entry is current,
                 }
             )
     other_env = (

@@ -38,8 +38,8 @@ CHROMIUM = Path("/usr/bin/chromium")
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts" / "console"
 AXE = (ROOT / "tests" / "vendor" / "axe-core" / "axe.min.js").read_text()
-ADMIN_TOKEN = "ap_admin_console-browser-test"  # noqa: S105 - a test value
-PASSWORD = "a long browser passphrase"  # noqa: S105 - a test value
+ADMIN_TOKEN = "ap_admin_console-browser-test"
+PASSWORD = "a long browser passphrase"
 
 
 def free_port() -> int:
@@ -56,7 +56,7 @@ class Receiver:
         receiver = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802
+            def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers.get("content-length", "0")))
                 receiver.requests.append((dict(self.headers.items()), body))
                 self.send_response(204)
