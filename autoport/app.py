@@ -26,6 +26,7 @@ from autoport.kit.errors import install_error_handlers
 from autoport.kit.logging import configure_logging
 from autoport.kit.middleware import RequestPipeline
 from autoport.kit.state import AppState, serving
+from autoport.kit.usage import UsageCounts, counting
 from autoport.oauth.bearer import make_authenticator
 from autoport.oauth.paths import is_oauth_path
 from autoport.state import build_state
@@ -41,6 +42,7 @@ def feature_routers() -> Sequence[APIRouter]:
     from autoport.apidocs.routes import router as apidocs_router
     from autoport.apps.routes import router as apps_router
     from autoport.consent.routes import consent_router
+    from autoport.console.routes import console_router_with_pages
     from autoport.eligibility.routes import router as eligibility_router
     from autoport.fleet.admin_routes import router as fleet_admin_router
     from autoport.fleet.routes import router as fleet_router
@@ -68,6 +70,7 @@ def feature_routers() -> Sequence[APIRouter]:
         consent_router,
         owner_router,
         apidocs_router,
+        console_router_with_pages(),
     ]
 
 
@@ -80,11 +83,13 @@ def hot_routes() -> Sequence[Route]:
 
 def background_tasks() -> Sequence[BackgroundTask]:
     from autoport.consent.tasks import session_purger
+    from autoport.console.tasks import console_session_purger
     from autoport.fleet.tasks import fleet_worker
     from autoport.oauth.tasks import housekeeping
     from autoport.owner.tasks import read_flusher
     from autoport.sandbox.tasks import sandbox_runner
     from autoport.streaming.tasks import streaming_worker
+    from autoport.usage.tasks import usage_flusher
     from autoport.vehicle_data.tasks import history_pruner
     from autoport.webhooks.tasks import webhook_worker
 
@@ -97,6 +102,8 @@ def background_tasks() -> Sequence[BackgroundTask]:
         sandbox_runner,
         webhook_worker,
         read_flusher,
+        usage_flusher,
+        console_session_purger,
     ]
 
 
@@ -172,7 +179,10 @@ def create_app(
     )
     app.state.autoport = state
     # Bearer tokens -> Caller for every data route (autoport.kit.auth).
-    app.state.authenticator = make_authenticator(state)
+    # Each request it lets through is counted for the console's usage page (kit.usage).
+    app.state.authenticator = counting(
+        make_authenticator(state), state.part(UsageCounts), state.clock
+    )
     install_error_handlers(app, oauth_path=is_oauth_path)
     for router in feature_routers():
         app.include_router(router)

@@ -254,6 +254,25 @@ class Settings(BaseSettings):
     webhook_worker_concurrency: int = Field(default=64, ge=1, le=1000)
     webhook_poll_interval_seconds: float = Field(default=0.1, gt=0, le=60)
 
+    # --- console (the developer console at /console and /sandbox/console)
+    # A signed-in console session ends this long after sign-in.
+    console_session_seconds: int = Field(default=8 * 3600, ge=300, le=30 * 86_400)
+    # Invitation links and password reset links work once, within these times.
+    console_invitation_seconds: int = Field(default=7 * 86_400, ge=600, le=30 * 86_400)
+    console_reset_seconds: int = Field(default=3600, ge=300, le=7 * 86_400)
+    # Sign-in tries (operator and users), counted in the database per e-mail address and
+    # per client address (IPv6: per /64) within the window; over it, refused until the
+    # window ends (a successful sign-in clears the address's count).
+    console_signin_window_seconds: int = Field(default=900, ge=60, le=86_400)
+    console_signin_attempts: int = Field(default=5, ge=1, le=1000)
+    console_signin_ip_attempts: int = Field(default=30, ge=1, le=100_000)
+    # Rows per page of the console's lists.
+    console_page_size: int = Field(default=50, ge=5, le=500)
+    # E-mail for invitation and reset links: smtp://[user:password@]host[:port] (STARTTLS
+    # when the server offers it) or smtps://...; unset: links are only shown on screen.
+    smtp_url: str | None = None
+    smtp_from: str = "autoport <autoport@localhost>"
+
     redis_url: str | None = None
 
     @classmethod

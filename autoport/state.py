@@ -16,6 +16,7 @@ from autoport.kit.clock import Clock
 from autoport.kit.db import Database
 from autoport.kit.ratelimit import RateLimiters
 from autoport.kit.state import AppState
+from autoport.kit.usage import UsageCounts
 from autoport.sandbox.source import BehaviourLookup
 from autoport.streaming.service import StreamHub
 
@@ -45,4 +46,6 @@ def build_state(settings: Settings, database: Database, clock: Clock) -> AppStat
     state.provide(hub, on_shutdown=hub.close, on_access_changed=hub.access_changed)
     specs = {name: getattr(settings, setting) for name, setting in RATE_LIMITS.items()}
     state.provide(RateLimiters(specs, redis_url=settings.redis_url))
+    # Requests per application and day, counted in memory and flushed by autoport.usage.
+    state.provide(UsageCounts())
     return state

@@ -15,6 +15,7 @@ import time
 BENCHMARKS: dict[str, str] = {
     "simulator": "the sandbox vehicle simulator: ticks per second",
     "consent": "consent pages: render and approve",
+    "console": "developer console pages with 1,000 apps and 10,000 fleet vehicles (p95)",
     "fleet": "fleet clearance and eligibility checks",
     "webhooks": "outbox -> deliveries -> signed HTTP posts",
     "streaming": "ingest -> stream log -> SSE/MQTT latency",

@@ -3,8 +3,10 @@ function that changes a vehicle's status (`transition`), used by requests and wo
 
 from __future__ import annotations
 
+import csv
+import io
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from autoport.brands.registry import brand_problem
 from autoport.catalog.brands import hyphenated
@@ -19,6 +21,9 @@ from autoport.kit.db import Connection, Database
 from autoport.kit.errors import ApiError
 from autoport.kit.paging import decode_cursor, encode_cursor, page_size
 from autoport.vehicles.vin import vin_problem
+
+if TYPE_CHECKING:
+    from autoport.apps.schemas import Application
 
 SCOPE = "fleet:clearance"
 EVENT = "fleet_clearance_changed"
@@ -262,3 +267,132 @@ async def remove_vehicle(db: Database, *, caller: Caller, vin: str, now_us: int)
         updated = await repository.get(conn, key)
     assert updated is not None
     return vehicle_json(updated)
+
+
+# ------------------------------------------------------------------ the console's bulk add
+
+
+def application_caller(application: Application) -> Caller:
+    """The application itself, as the console acts for it once it has checked that the
+    signed-in user may manage it: the same Caller a client_credentials token with the
+    fleet scope gives, so every rule of the fleet API applies unchanged."""
+    return Caller(
+        environment=application.environment,
+        kind=CallerKind.application,
+        application_id=application.id,
+        client_id=application.client_id,
+        scopes=frozenset({SCOPE}),
+        application_properties=frozenset(application.properties),
+        application_brands=frozenset(application.brands),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class RowResult:
+    """The outcome of one line of a VIN list or CSV upload."""
+
+    row: int  # the line number in the input (1 = first line)
+    vin: str | None
+    status: str  # a fleet status, or "error"
+    description: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class _Row:
+    row: int
+    item: dict[str, Any] | None  # None: the line itself could not be read
+    problem: str | None = None
+
+
+# Column names of a CSV upload with a header line; any other column is a tag.
+_VIN_COLUMN = "vin"
+_BRAND_COLUMN = "brand"
+
+
+def parse_vehicle_rows(text: str, *, default_brand: str | None) -> list[_Row]:
+    """Read a pasted VIN list or an uploaded CSV: one vehicle per line, `VIN` or
+    `VIN,brand`; or a CSV whose first line is a header naming a `vin` column, an optional
+    `brand` column and any other columns as tags (column name -> value, empty cells
+    left out). Blank lines and lines starting with # are skipped. A row without a brand
+    gets `default_brand`. Nothing is validated here but the shape: VINs, brands and tags
+    are checked by `add_vehicles`, like the API's."""
+    lines = text.splitlines()
+    rows: list[_Row] = []
+    header: list[str] | None = None
+    numbered = [
+        (number, line)
+        for number, line in enumerate(lines, start=1)
+        if line.strip() and not line.lstrip().startswith("#")
+    ]
+    if numbered:
+        first = next(csv.reader([numbered[0][1]]))
+        if any(cell.strip().lower() == _VIN_COLUMN for cell in first):
+            header = [cell.strip().lower() for cell in first]
+            numbered = numbered[1:]
+    for number, line in numbered:
+        try:
+            cells = [cell.strip() for cell in next(csv.reader(io.StringIO(line)))]
+        except (csv.Error, StopIteration) as error:
+            rows.append(_Row(number, None, f"the line is not valid CSV: {error}"))
+            continue
+        if header is None:
+            if len(cells) > 2:
+                rows.append(
+                    _Row(number, None, "expected VIN or VIN,brand (or a CSV with a header line)")
+                )
+                continue
+            item: dict[str, Any] = {"vin": cells[0]}
+            brand = cells[1] if len(cells) == 2 and cells[1] else default_brand
+        else:
+            if len(cells) > len(header):
+                rows.append(
+                    _Row(number, None, f"{len(cells)} cells but the header names {len(header)}")
+                )
+                continue
+            named = dict(zip(header, cells, strict=False))
+            item = {"vin": named.get(_VIN_COLUMN, "")}
+            brand = named.get(_BRAND_COLUMN) or default_brand
+            tags = {
+                name: value
+                for name, value in named.items()
+                if name not in (_VIN_COLUMN, _BRAND_COLUMN) and name and value
+            }
+            if tags:
+                item["tags"] = tags
+        item["brand"] = brand
+        rows.append(_Row(number, item))
+    return rows
+
+
+async def add_vehicle_rows(
+    db: Database,
+    *,
+    caller: Caller,
+    text: str,
+    default_brand: str | None,
+    now_us: int,
+    limit: int,
+) -> list[RowResult]:
+    """Add the vehicles of a VIN list or CSV upload (`parse_vehicle_rows`) through
+    `add_vehicles`: one result per line, a bad line reported on its own, the good ones
+    added in one transaction. More than `limit` lines is a 422 naming `vehicles`."""
+    rows = parse_vehicle_rows(text, default_brand=default_brand)
+    if not rows:
+        raise ApiError(422, "vehicles: no VIN given", source="vehicles")
+    if len(rows) > limit:
+        raise ApiError(422, f"vehicles: at most {limit} vehicles per request", source="vehicles")
+    readable = [row for row in rows if row.item is not None]
+    answers = await add_vehicles(
+        db, caller=caller, vehicles=[row.item for row in readable], now_us=now_us, limit=limit
+    )
+    by_row = {row.row: answer for row, answer in zip(readable, answers, strict=True)}
+    results: list[RowResult] = []
+    for row in rows:
+        answer = by_row.get(row.row)
+        if answer is None:
+            results.append(RowResult(row.row, None, "error", row.problem))
+        else:
+            results.append(
+                RowResult(row.row, answer.get("vin"), answer["status"], answer.get("description"))
+            )
+    return results

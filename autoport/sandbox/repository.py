@@ -14,7 +14,8 @@ from autoport.sandbox.physics import VehicleState
 COLUMNS = (
     "environment, vin, name, powertrain, profile, properties, scenario, seed, time_scale, "
     "step_seconds, running, started_at, step, state, overrides, failures, offline, "
-    "latency_seconds, eligible, connectivity_status, privacy_mode, created_at, updated_at"
+    "latency_seconds, eligible, connectivity_status, privacy_mode, created_at, updated_at, "
+    "account_id"
 )
 
 
@@ -46,6 +47,8 @@ class VehicleRow:
     privacy_mode: bool
     created_at: int
     updated_at: int
+    # The console account that made it (only its users see it there); None: the operator's.
+    account_id: str | None = None
 
     @classmethod
     def from_row(cls, row: Row) -> VehicleRow:
@@ -73,6 +76,7 @@ class VehicleRow:
             privacy_mode=bool(row["privacy_mode"]),
             created_at=int(row["created_at"]),
             updated_at=int(row["updated_at"]),
+            account_id=row["account_id"],
         )
 
     def step_time_us(self, step: int) -> int:
@@ -113,6 +117,7 @@ def row_params(vehicle: VehicleRow) -> dict[str, Any]:
         "privacy_mode": vehicle.privacy_mode,
         "created_at": vehicle.created_at,
         "updated_at": vehicle.updated_at,
+        "account_id": vehicle.account_id,
     }
 
 
@@ -121,7 +126,7 @@ INSERT INTO sandbox_vehicles ({COLUMNS})
 VALUES (:environment, :vin, :name, :powertrain, :profile, :properties, :scenario, :seed,
         :time_scale, :step_seconds, :running, :started_at, :step, :state, :overrides,
         :failures, :offline, :latency_seconds, :eligible, :connectivity_status,
-        :privacy_mode, :created_at, :updated_at)
+        :privacy_mode, :created_at, :updated_at, :account_id)
 ON CONFLICT (environment, vin) DO NOTHING
 """  # noqa: S608 - constant column list
 
@@ -155,6 +160,17 @@ async def list_all(conn: Connection, environment: Environment) -> list[VehicleRo
     rows = await conn.fetch_all(
         f"SELECT {COLUMNS} FROM sandbox_vehicles WHERE environment = :environment ORDER BY vin",  # noqa: S608
         {"environment": environment.value},
+    )
+    return [VehicleRow.from_row(row) for row in rows]
+
+
+async def list_of_account(
+    conn: Connection, environment: Environment, account_id: str
+) -> list[VehicleRow]:
+    rows = await conn.fetch_all(
+        f"SELECT {COLUMNS} FROM sandbox_vehicles "  # noqa: S608
+        "WHERE environment = :environment AND account_id = :account_id ORDER BY vin",
+        {"environment": environment.value, "account_id": account_id},
     )
     return [VehicleRow.from_row(row) for row in rows]
 
@@ -193,7 +209,7 @@ async def save(conn: Connection, vehicle: VehicleRow, *, seen_updated_at: int) -
             privacy_mode = :privacy_mode, updated_at = :updated_at
         WHERE environment = :environment AND vin = :vin AND updated_at = :seen
         """,
-        {k: v for k, v in params.items() if k != "created_at"},
+        {k: v for k, v in params.items() if k not in ("created_at", "account_id")},
     )
     return count == 1
 

@@ -166,6 +166,8 @@ class NewVehicle:
     step_seconds: float = 1.0
     running: bool = True
     extra_properties: tuple[str, ...] = ()
+    # Made in the console by a developer of this account (only its users see it there).
+    account_id: str | None = None
 
 
 async def create_vehicle(
@@ -211,6 +213,7 @@ async def create_vehicle(
         privacy_mode=False,
         created_at=now_us,
         updated_at=now_us,
+        account_id=spec.account_id,
     )
     async with db.transaction() as conn:
         if not await repository.insert(conn, vehicle):
@@ -228,6 +231,24 @@ async def get_vehicle(db: Database, vin: str) -> VehicleRow:
 
 async def list_vehicles(db: Database) -> list[VehicleRow]:
     return await repository.list_all(db.reader, ENVIRONMENT)
+
+
+async def list_account_vehicles(db: Database, account_id: str | None) -> list[VehicleRow]:
+    """The console's list: an account's own vehicles; every vehicle for the operator
+    (`account_id` None)."""
+    if account_id is None:
+        return await list_vehicles(db)
+    return await repository.list_of_account(db.reader, ENVIRONMENT, account_id)
+
+
+async def get_account_vehicle(db: Database, vin: str, account_id: str | None) -> VehicleRow:
+    """The vehicle if the account may see it (the operator, `account_id` None, sees all);
+    another account's vehicle is answered like an unknown VIN (404), never 403: whether a
+    VIN exists in another account is not this account's business."""
+    vehicle = await get_vehicle(db, vin)
+    if account_id is not None and vehicle.account_id != account_id:
+        raise _not_found(vin)
+    return vehicle
 
 
 async def delete_vehicle(db: Database, vin: str) -> None:

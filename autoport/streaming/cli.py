@@ -13,6 +13,7 @@ from autoport.kit.cli import ExitCode, JsonOption, fail, load_settings, note, pr
 from autoport.kit.clock import now_us
 from autoport.kit.db import Database
 from autoport.streaming import mosquitto, repository
+from autoport.streaming.service import issue_mqtt_credentials
 
 T = TypeVar("T")
 
@@ -145,39 +146,13 @@ async def _issue(db: Database, settings: Settings, application_id: str) -> dict[
     environment = await repository.application_environment(db.reader, application_id)
     if environment is None:
         fail(f"no application with id {application_id}", ExitCode.not_found)
-    password = mosquitto.new_password()
-    async with db.transaction() as conn:
-        await repository.store_mqtt_password(
-            conn,
-            environment=environment,
-            application_id=application_id,
-            password_hash=mosquitto.password_hash(password),
-            now_us=now_us(),
-        )
-    rows = await repository.mqtt_credentials(db.reader)
-    written: list[str] = []
-    if settings.mqtt_config_dir is not None:
-        files = mosquitto.render(settings, directory=settings.mqtt_config_dir, applications=rows)
-        # Only the credential files: an operator's edits to mosquitto.conf stay.
-        paths = mosquitto.write(files, settings.mqtt_config_dir, only=frozenset({"passwd", "acl"}))
-        written = [str(path) for path in paths]
-        reloaded = mosquitto.reload(settings.mqtt_config_dir)
-    else:
-        reloaded = False
-    address = mosquitto.broker_address(settings)
-    return {
-        "application_id": application_id,
-        "environment": str(environment),
-        "host": address.host if address else "127.0.0.1",
-        "port": address.port if address else mosquitto.DEFAULT_PORT,
-        "tls_port": mosquitto.announced_tls_port(settings),
-        "username": application_id,
-        "password": password,
-        "topic": mosquitto.topic_of(environment, application_id),
-        "qos": 1,
-        "files_updated": written,
-        "broker_reloaded": reloaded,
-    }
+    issued = await issue_mqtt_credentials(
+        db, settings, environment=environment, application_id=application_id, now_us=now_us()
+    )
+    # The CLI's JSON keeps its key order: connection, credentials, then the files.
+    order = ("application_id", "environment", "host", "port", "tls_port", "username",
+             "password", "topic", "qos", "files_updated", "broker_reloaded")  # fmt: skip
+    return {key: issued[key] for key in order}
 
 
 @app.command("credentials")

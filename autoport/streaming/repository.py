@@ -324,3 +324,25 @@ async def mqtt_credentials(conn: Connection) -> list[tuple[Environment, str, str
         "WHERE a.disabled_at IS NULL ORDER BY c.application_id"
     )
     return [(Environment(r["environment"]), r["application_id"], r["password_hash"]) for r in rows]
+
+
+async def mqtt_credentials_issued(conn: Connection, application_id: str) -> int | None:
+    """When the application's current MQTT password was issued (µs), None if never."""
+    value = await conn.fetch_value(
+        "SELECT updated_at FROM stream_mqtt_credentials WHERE application_id = :id",
+        {"id": application_id},
+    )
+    return None if value is None else int(value)
+
+
+async def latest_messages(
+    conn: Connection, *, environment: Environment, application_id: str, limit: int
+) -> list[LoggedMessage]:
+    """The application's newest stream messages, newest first."""
+    rows = await conn.fetch_all(
+        "SELECT seq, message, ingested_at FROM stream_messages "
+        "WHERE environment = :environment AND application_id = :application_id "
+        "ORDER BY seq DESC LIMIT :limit",
+        {"environment": str(environment), "application_id": application_id, "limit": limit},
+    )
+    return [LoggedMessage(row["seq"], row["message"], row["ingested_at"]) for row in rows]

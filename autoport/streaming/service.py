@@ -13,11 +13,12 @@ from typing import Any
 import structlog
 
 from autoport.catalog.brands import UNKNOWN_BRAND
+from autoport.config import Settings
 from autoport.kit import outbox
 from autoport.kit.db import Connection, Database
 from autoport.kit.environments import Environment
 from autoport.kit.state import AppState
-from autoport.streaming import repository
+from autoport.streaming import mosquitto, repository
 from autoport.streaming.metrics import MESSAGES_BUILT
 from autoport.streaming.schemas import StreamData, encode_message
 from autoport.vehicles import access
@@ -317,3 +318,57 @@ async def renew_stream(state: AppState, key: StreamKey, connection_id: str) -> N
 async def close_stream(state: AppState, connection_id: str) -> None:
     async with state.database.transaction() as conn:
         await repository.close_connection(conn, connection_id)
+
+
+# ------------------------------------------------------------------ MQTT credentials
+
+
+async def issue_mqtt_credentials(
+    db: Database,
+    settings: Settings,
+    *,
+    environment: Environment,
+    application_id: str,
+    now_us: int,
+) -> dict[str, Any]:
+    """A new MQTT password for the application (`autoport streaming credentials` and the
+    console): only its hash is stored; the broker's password and ACL files are rewritten
+    and the broker reloaded when `mqtt_config_dir` is set. The password is in the answer
+    and nowhere else: shown once."""
+    password = mosquitto.new_password()
+    async with db.transaction() as conn:
+        await repository.store_mqtt_password(
+            conn,
+            environment=environment,
+            application_id=application_id,
+            password_hash=mosquitto.password_hash(password),
+            now_us=now_us,
+        )
+    written: list[str] = []
+    reloaded = False
+    if settings.mqtt_config_dir is not None:
+        rows = await repository.mqtt_credentials(db.reader)
+        files = mosquitto.render(settings, directory=settings.mqtt_config_dir, applications=rows)
+        # Only the credential files: an operator's edits to mosquitto.conf stay.
+        paths = mosquitto.write(files, settings.mqtt_config_dir, only=frozenset({"passwd", "acl"}))
+        written = [str(path) for path in paths]
+        reloaded = mosquitto.reload(settings.mqtt_config_dir)
+    return {**mqtt_connection(settings, environment, application_id), "password": password,
+            "files_updated": written, "broker_reloaded": reloaded}  # fmt: skip
+
+
+def mqtt_connection(
+    settings: Settings, environment: Environment, application_id: str
+) -> dict[str, Any]:
+    """Where and as whom the application subscribes (no password)."""
+    address = mosquitto.broker_address(settings)
+    return {
+        "application_id": application_id,
+        "environment": str(environment),
+        "host": address.host if address else "127.0.0.1",
+        "port": address.port if address else mosquitto.DEFAULT_PORT,
+        "tls_port": mosquitto.announced_tls_port(settings),
+        "username": application_id,
+        "topic": mosquitto.topic_of(environment, application_id),
+        "qos": 1,
+    }

@@ -60,6 +60,38 @@ async def history(
     return await db.fetch_all(_HISTORY, params)
 
 
+_HISTORY_AFTER_ID = """
+SELECT id, timestamp, value FROM vehicle_data_history
+WHERE environment = :environment AND vin = :vin AND capability = :capability
+  AND property = :property AND id > :after_id
+ORDER BY id
+LIMIT :limit
+"""
+
+
+async def history_after_id(
+    db: Database,
+    *,
+    environment: str,
+    vin: str,
+    capability: str,
+    prop: str,
+    after_id: int,
+    limit: int,
+) -> list[Row]:
+    """The points stored after row `after_id`, in the order they were stored (a live
+    view's cursor: a point arriving with an older or equal timestamp is not missed)."""
+    params = {
+        "environment": environment,
+        "vin": vin,
+        "capability": capability,
+        "property": prop,
+        "after_id": after_id,
+        "limit": limit,
+    }
+    return await db.fetch_all(_HISTORY_AFTER_ID, params)
+
+
 async def prune_history(conn: Connection, *, cutoff_us: int, batch: int) -> int:
     return await conn.execute(_PRUNE, {"cutoff": cutoff_us, "batch": batch})
 

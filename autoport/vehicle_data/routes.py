@@ -14,6 +14,7 @@ from autoport.kit.errors import ApiError, request_id_of
 from autoport.kit.ratelimit import RateLimiters
 from autoport.kit.routing import api_router, json_response
 from autoport.kit.state import AppState, state_of
+from autoport.kit.usage import UsageCounts
 from autoport.owner import reads
 from autoport.vehicle_data import service
 from autoport.vehicle_data.schemas import history_response_schema, pull_response_schema
@@ -42,6 +43,9 @@ async def _rate_limit(state: AppState, caller: Caller) -> dict[str, str]:
     verdict = await state.part(RateLimiters)["vd"].hit(caller.application_id)
     headers = verdict.headers()
     if not verdict.allowed:
+        state.part(UsageCounts).rate_limited(
+            caller.environment.value, caller.application_id, state.clock.now_us()
+        )
         raise ApiError(
             429,
             f"the application's rate limit of {verdict.limit} requests is used up; "

@@ -8,12 +8,14 @@ from autoport.db import metadata
 from autoport.db.tables import (
     apps,
     consent,
+    console,
     fleet,
     oauth,
     outbox,
     owner,
     sandbox,
     streaming,
+    usage,
     vehicle_data,
     webhooks,
 )
@@ -21,6 +23,7 @@ from autoport.db.tables import (
 __all__ = [
     "apps",
     "consent",
+    "console",
     "fleet",
     "metadata",
     "oauth",
@@ -28,6 +31,7 @@ __all__ = [
     "owner",
     "sandbox",
     "streaming",
+    "usage",
     "vehicle_data",
     "webhooks",
 ]

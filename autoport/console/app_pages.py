@@ -1,0 +1,77 @@
+"""What the per-application console pages (fleet, streaming, usage) share: the
+application an URL names, looked up through the account (another account's id is the
+same 404 as an unknown one), the application picker, and multipart forms (the fleet's
+CSV upload), whose CSRF token is checked like any form's."""
+
+from __future__ import annotations
+
+from email import message_from_bytes
+from email.message import Message
+from email.policy import HTTP
+
+from starlette.requests import Request
+
+from autoport.apps.schemas import Application
+from autoport.console import access, repository
+from autoport.console.access import Principal, Refusal
+
+# The picker lists this many applications (with a search box for the rest).
+PICKER_SIZE = 100
+# A CSV upload or pasted VIN list: far above 1,000 lines of VIN, brand and a few tags.
+MAX_UPLOAD_BYTES = 512 * 1024
+
+
+async def account_application(
+    request: Request, principal: Principal, account_id: str, app_id: str
+) -> Application:
+    state, environment = access.where(request)
+    application = await repository.application_of_account(
+        state.database.reader, environment, account_id, app_id.strip().upper()
+    )
+    if application is None:
+        raise access.not_found(request, principal)
+    return application
+
+
+async def applications_for_picker(
+    request: Request, account_id: str, search: str | None
+) -> list[Application]:
+    state, environment = access.where(request)
+    return await repository.applications_page(
+        state.database.reader,
+        environment,
+        account_id,
+        limit=PICKER_SIZE,
+        after=None,
+        search=(search or "").strip()[:200] or None,
+    )
+
+
+def _part_name(part: Message) -> str | None:
+    name = part.get_param("name", header="content-disposition")
+    return name if isinstance(name, str) else None
+
+
+async def multipart_form(request: Request, principal: Principal) -> dict[str, str]:
+    """A `multipart/form-data` POST (text fields and uploaded files, as UTF-8 text)
+    after its CSRF token was checked; an url-encoded one is read too (a browser without
+    a file to send may use either). Too large: the 413 page."""
+    content_type = request.headers.get("content-type", "")
+    if not content_type.startswith("multipart/form-data"):
+        return await access.checked_form(request, principal)
+    body = await request.body()
+    if len(body) > MAX_UPLOAD_BYTES:
+        raise Refusal(access.error_page(request, 413, kind="too_large", principal=principal))
+    head = f"Content-Type: {content_type}\r\nMIME-Version: 1.0\r\n\r\n".encode("latin-1")
+    parsed = message_from_bytes(head + body, policy=HTTP)
+    form: dict[str, str] = {}
+    if parsed.is_multipart():
+        for part in parsed.iter_parts() if hasattr(parsed, "iter_parts") else []:
+            name = _part_name(part)
+            if name is None:
+                continue
+            payload = part.get_payload(decode=True)
+            raw = payload if isinstance(payload, bytes) else b""
+            form[name] = raw.decode("utf-8-sig", errors="replace")
+    access.check_csrf(request, form.get("csrf_token"), principal)
+    return form

@@ -1,0 +1,44 @@
+/* The console's only script of its own (progressive enhancement: every page works
+   without it). Copy buttons: <button data-copy="element-id">. Confirmations:
+   <form data-confirm="question">. Loaded from our own origin (CSP script-src 'self'). */
+(function () {
+  "use strict";
+  document.addEventListener("click", function (event) {
+    var button = event.target.closest("button[data-copy]");
+    if (!button) { return; }
+    var source = document.getElementById(button.getAttribute("data-copy"));
+    if (!source || !navigator.clipboard) { return; }
+    event.preventDefault();
+    navigator.clipboard.writeText(source.textContent.trim()).then(function () {
+      var done = button.getAttribute("data-copied") || "Copied";
+      var label = button.textContent;
+      button.textContent = done;
+      setTimeout(function () { button.textContent = label; }, 2000);
+    });
+  });
+  document.addEventListener("submit", function (event) {
+    var form = event.target;
+    var question = form.getAttribute && form.getAttribute("data-confirm");
+    if (question && !window.confirm(question)) { event.preventDefault(); }
+  }, true);
+  document.querySelectorAll("[data-copy]").forEach(function (button) { button.hidden = false; });
+  document.querySelectorAll("input[data-filter]").forEach(function (input) {
+    // Filters a long checkbox list as one types (the catalog picker).
+    var list = document.getElementById(input.getAttribute("data-filter"));
+    if (!list) { return; }
+    input.hidden = false;
+    input.addEventListener("input", function () {
+      var wanted = input.value.trim().toLowerCase();
+      list.querySelectorAll("fieldset").forEach(function (group) {
+        var shown = 0;
+        group.querySelectorAll("label").forEach(function (label) {
+          var hit = !wanted || label.textContent.toLowerCase().indexOf(wanted) >= 0 ||
+            (label.getAttribute("data-name") || "").indexOf(wanted) >= 0;
+          label.hidden = !hit;
+          if (hit) { shown += 1; }
+        });
+        group.hidden = shown === 0;
+      });
+    });
+  });
+}());

@@ -1,0 +1,69 @@
+/* The sandbox vehicle page's live charts (uPlot, vendored): battery or fuel level, speed
+   and odometer. The page works without script (it shows the latest values); with it,
+   the charts fetch the vehicle's points from series.json and then, every two seconds,
+   only the points after the last one they have. Loaded from our own origin (CSP
+   script-src 'self'); no inline code. */
+(function () {
+  "use strict";
+  var root = document.getElementById("charts");
+  if (!root || typeof window.uPlot === "undefined") { return; }
+  var url = root.getAttribute("data-series-url");
+  var energy = root.getAttribute("data-energy");
+  var charts = [
+    { id: "chart-energy", key: energy, label: root.getAttribute("data-label-energy"), latest: "latest-energy", colour: "#146c2e" },
+    { id: "chart-speed", key: "speed", label: root.getAttribute("data-label-speed"), latest: "latest-speed", colour: "#0b57d0" },
+    { id: "chart-odometer", key: "odometer", label: root.getAttribute("data-label-odometer"), latest: "latest-odometer", colour: "#8a4b00" }
+  ];
+  var last = 0;
+  var number = new Intl.NumberFormat(document.documentElement.lang || undefined, { maximumFractionDigits: 3 });
+
+  function width(element) {
+    return Math.max(240, Math.floor(element.getBoundingClientRect().width || 320));
+  }
+
+  charts.forEach(function (chart) {
+    var element = document.getElementById(chart.id);
+    chart.element = element;
+    chart.data = [[], []];
+    chart.plot = new window.uPlot({
+      width: width(element),
+      height: 160,
+      series: [{}, { label: chart.label, stroke: chart.colour, width: 2 }],
+      // Room for an odometer's six digits and decimals; the title is the page's.
+      axes: [{}, { size: chart.key === "odometer" ? 90 : 60 }],
+      legend: { show: false }
+    }, chart.data, element);
+  });
+
+  function apply(series) {
+    charts.forEach(function (chart) {
+      var points = series[chart.key] || [];
+      if (!points.length) { return; }
+      points.forEach(function (point) {
+        chart.data[0].push(point[0]);
+        chart.data[1].push(point[1]);
+      });
+      // Keep the newest 600 points, as the server does.
+      var extra = chart.data[0].length - 600;
+      if (extra > 0) { chart.data[0].splice(0, extra); chart.data[1].splice(0, extra); }
+      chart.plot.setData(chart.data);
+      var latest = document.getElementById(chart.latest);
+      if (latest) { latest.textContent = number.format(chart.data[1][chart.data[1].length - 1]); }
+    });
+    root.setAttribute("data-points", String(charts[2].data[0].length));
+  }
+
+  function poll() {
+    var target = url + (last ? "?after=" + encodeURIComponent(String(last)) : "");
+    fetch(target, { credentials: "same-origin", headers: { "Accept": "application/json" } })
+      .then(function (response) { return response.ok ? response.json() : null; })
+      .then(function (body) { if (body) { apply(body.series); last = body.after || last; } })
+      .catch(function () { /* the next poll tries again */ })
+      .finally(function () { window.setTimeout(poll, 2000); });
+  }
+
+  window.addEventListener("resize", function () {
+    charts.forEach(function (chart) { chart.plot.setSize({ width: width(chart.element), height: 160 }); });
+  });
+  poll();
+}());

@@ -1,0 +1,96 @@
+"""The console's Usage page: for each application of the account, requests per day,
+the requests its rate limit turned away, and the share of webhook deliveries that
+succeeded, over the last days (autoport.usage.service), as a table and charts."""
+
+from __future__ import annotations
+
+from urllib.parse import urlencode
+
+from fastapi import Request
+from starlette.responses import Response
+
+from autoport.console import access, pages, repository
+from autoport.console.access import console_router
+from autoport.console.routes import errors_of
+from autoport.kit import paging
+from autoport.kit.errors import ApiError
+from autoport.usage import service as usage
+
+router = console_router()
+
+# Charts draw this many applications (the busiest); the table shows all of the page.
+CHARTED = 8
+
+
+@router.get("/a/{account_id}/usage")
+async def usage_page(request: Request, account_id: str) -> Response:
+    principal, account = await access.account_page(request, account_id)
+    state, environment = access.where(request)
+    errors: dict[str, str] = {}
+    raw_days = request.query_params.get("days", "")
+    try:
+        days = usage.checked_days(int(raw_days) if raw_days.strip() else None)
+    except ValueError:
+        errors = {"days": "days: must be a whole number"}
+        days = usage.DEFAULT_DAYS
+    except ApiError as error:
+        errors = errors_of(error)
+        days = usage.DEFAULT_DAYS
+    # The account's applications a page at a time (newest first, as on Applications).
+    scope = ("console.usage", str(environment), account_id)
+    cursor = request.query_params.get("cursor")
+    after = None
+    if cursor:
+        at, app_id = paging.decode_cursor(state.token_key, scope, cursor, (int, str))
+        after = (int(at), str(app_id))
+    size = state.settings.console_page_size
+    applications = await repository.applications_page(
+        state.database.reader, environment, account_id, limit=size + 1, after=after
+    )
+    next_url = None
+    if len(applications) > size:
+        applications = applications[:size]
+        last = applications[-1]
+        token = paging.encode_cursor(state.token_key, scope, [last.created_at, last.id])
+        next_url = (
+            pages.url(request, request.url.path) + "?" + urlencode({"days": days, "cursor": token})
+        )
+    report = await usage.usage_report(
+        state.database,
+        environment=str(environment),
+        applications=[(a.id, a.name) for a in applications],
+        now_us=state.clock.now_us(),
+        days=days,
+    )
+    busiest = sorted(report.applications, key=lambda a: -a.total_requests)[:CHARTED]
+    chart = {
+        "x": report.day_starts,
+        "requests": [{"label": a.name, "values": a.requests} for a in busiest],
+        "success": [{"label": a.name, "values": a.daily_success_rate()} for a in busiest],
+    }
+    # The figures per day of the applications shown (the charts' text alternative).
+    daily = [
+        {
+            "day": day,
+            "requests": sum(a.requests[i] for a in report.applications),
+            "rate_limited": sum(a.rate_limited[i] for a in report.applications),
+            "succeeded": sum(a.succeeded[i] for a in report.applications),
+            "failed": sum(a.failed[i] for a in report.applications),
+        }
+        for i, day in enumerate(report.days)
+    ]
+    return pages.render(
+        request,
+        principal,
+        "usage.html",
+        daily=list(reversed(daily)),
+        status=422 if errors else 200,
+        title="usage",
+        account=account,
+        account_id=account_id,
+        report=report,
+        days=days,
+        errors=errors,
+        chart=chart,
+        next_url=next_url,
+    )

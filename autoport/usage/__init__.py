@@ -1,0 +1,1 @@
+"""Usage figures of applications: requests per day, rate-limit hits, webhook success."""
