@@ -34,7 +34,7 @@ sandbox_vehicles = Table(
     Column("eligible", Boolean, nullable=False),
     Column("connectivity_status", Text, nullable=False),
     Column("privacy_mode", Boolean, nullable=False, server_default=false()),
-    # The account whose developer created it in the console (migration 0017): only that
+    # The account whose developer created it in the console (migration 0018): only that
     # account's console users see it. None: made by the operator (admin API, CLI, demo).
     Column("account_id", Text, nullable=True),
     Column("created_at", BigInteger, nullable=False),
