@@ -39,6 +39,7 @@ def feature_routers() -> Sequence[APIRouter]:
     cheap to import for the CLI."""
     from autoport.apidocs.routes import router as apidocs_router
     from autoport.apps.routes import router as apps_router
+    from autoport.commands.routes import router as commands_router
     from autoport.consent.routes import consent_router
     from autoport.eligibility.routes import router as eligibility_router
     from autoport.fleet.admin_routes import router as fleet_admin_router
@@ -65,6 +66,7 @@ def feature_routers() -> Sequence[APIRouter]:
         sandbox_router,
         consent_router,
         apidocs_router,
+        commands_router,
     ]
 
 
@@ -76,6 +78,7 @@ def hot_routes() -> Sequence[Route]:
 
 
 def background_tasks() -> Sequence[BackgroundTask]:
+    from autoport.commands.tasks import command_worker
     from autoport.consent.tasks import session_purger
     from autoport.fleet.tasks import fleet_worker
     from autoport.oauth.tasks import housekeeping
@@ -92,6 +95,7 @@ def background_tasks() -> Sequence[BackgroundTask]:
         session_purger,
         sandbox_runner,
         webhook_worker,
+        command_worker,
     ]
 
 

@@ -29,6 +29,7 @@ from autoport.apps.schemas import (
     ClientKey,
 )
 from autoport.catalog import CATALOG
+from autoport.catalog.commands import COMMANDS
 from autoport.config import Settings
 from autoport.kit import uris as uris_kit
 from autoport.kit.brands import canonical_brand, sandbox_only_problem
@@ -202,6 +203,23 @@ def validate_properties(properties: Iterable[str]) -> list[str]:
     return [f"{prop.capability}.{prop.name}" for prop in ordered]
 
 
+def validate_commands(commands: Iterable[str]) -> list[str]:
+    """`capability.command` names of the command catalog, in catalog order, without
+    duplicates."""
+    wanted: list[str] = []
+    for index, item in enumerate(commands):
+        if COMMANDS.by_key(item) is None:
+            source = f"commands[{index}]"
+            raise ApiError(
+                422,
+                f"{source}: {item!r} is not a vehicle command (expected capability.command, "
+                "e.g. doors.lock_unlock_doors)",
+                source=source,
+            )
+        wanted.append(item)
+    return COMMANDS.ordered(wanted)
+
+
 def validate_brands(brands: Iterable[str], environment: Environment) -> list[str]:
     result: list[str] = []
     for index, item in enumerate(brands):
@@ -250,6 +268,7 @@ async def create_application(
     client_type: str,
     now_us: int,
     url_scheme: str | None = None,
+    commands: Iterable[str] = (),
 ) -> tuple[Application, str | None]:
     """Create an application; returns it and its client secret (None for public
     clients). The secret is shown this once: only its hash is stored."""
@@ -272,6 +291,7 @@ async def create_application(
         "created_at": now_us,
         "disabled_at": None,
         "url_scheme": scheme,
+        "commands": orjson.dumps(validate_commands(commands)).decode(),
     }
     await repository.insert_application(conn, values)
     secret: str | None = None
@@ -340,6 +360,7 @@ async def update_application(
     brands: Iterable[str] | None = None,
     disabled: bool | None = None,
     url_scheme: str | Keep | None = KEEP,
+    commands: Iterable[str] | None = None,
 ) -> Application:
     """Change the given settings (None: unchanged). `url_scheme`: KEEP leaves it, None
     removes it. The redirect URIs and the url_scheme the application ends with must
@@ -362,6 +383,8 @@ async def update_application(
         values["properties"] = orjson.dumps(validate_properties(properties)).decode()
     if brands is not None:
         values["brands"] = orjson.dumps(validate_brands(brands, environment)).decode()
+    if commands is not None:
+        values["commands"] = orjson.dumps(validate_commands(commands)).decode()
     if disabled is not None:
         values["disabled_at"] = (current.disabled_at or now_us) if disabled else None
     if values:

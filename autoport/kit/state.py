@@ -7,7 +7,7 @@ import contextlib
 import weakref
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 from fastapi import Depends, Request
 
@@ -40,6 +40,9 @@ class AppState:
     # Request counters by name (vehicle data reads, token requests, consent entries),
     # created on first use from the settings by `autoport.kit.ratelimit.rate_limiter`.
     rate_limiters: dict[str, RateLimiter] = field(default_factory=dict)
+    # Wakes this process's command worker and `Prefer: wait` requests (created on first
+    # use by `autoport.commands.service.hub_of`).
+    command_hub: Any = None
 
     def begin_shutdown(self) -> None:
         """The server stops: long-lived responses (SSE streams) end now, before it waits

@@ -23,6 +23,7 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from autoport.apps import repository as apps_repository
 from autoport.apps.schemas import Application
 from autoport.catalog import CATALOG
+from autoport.catalog.commands import COMMANDS
 from autoport.config import Settings
 from autoport.kit import outbox
 from autoport.kit.auth import GrantStatus
@@ -50,8 +51,18 @@ def code_hash(code: str) -> str:
     return sha256_hex(code)
 
 
-def vehicle_scope(properties: list[str]) -> str:
-    return " ".join(["vehicle:data", *CATALOG.scopes_for(properties)])
+def vehicle_scope(properties: list[str], commands: list[str] | None = None) -> str:
+    """The read scopes of the granted properties, then the `set` scopes of the granted
+    vehicle commands (autoport.commands)."""
+    return " ".join(
+        ["vehicle:data", *CATALOG.scopes_for(properties), *COMMANDS.scopes_for(commands or ())]
+    )
+
+
+def client_scope(application: Application) -> str:
+    """A client_credentials token: the application's own scopes, and the `set` scopes of
+    the commands it registered (an approved fleet clearance allows them)."""
+    return " ".join([CLIENT_SCOPES, *COMMANDS.scopes_for(application.commands)])
 
 
 def s256(verifier: str) -> str:
@@ -223,6 +234,7 @@ async def client_credentials(
             "unauthorized_client", "a public client cannot use the client_credentials grant"
         )
     token = new_token(ACCESS_PREFIX)
+    scope = client_scope(client.application)
     row = {
         "token_hash": token_hash(config.token_key, token),
         "environment": str(environment),
@@ -230,7 +242,7 @@ async def client_credentials(
         "application_id": client.application.id,
         "authorization_id": None,
         "family_id": None,
-        "scopes": CLIENT_SCOPES,
+        "scopes": scope,
         "created_at": now_us,
         "expires_at": now_us + CLIENT_TOKEN_SECONDS * MICROS,
     }
@@ -240,7 +252,7 @@ async def client_credentials(
         await repository.insert_token(conn, row)
 
     await run_grouped(db, work)
-    return token_response(access=token, expires_in=CLIENT_TOKEN_SECONDS, scope=CLIENT_SCOPES)
+    return token_response(access=token, expires_in=CLIENT_TOKEN_SECONDS, scope=scope)
 
 
 def token_response(
@@ -285,7 +297,9 @@ async def _issue_pair(
     tokens: tuple[str, str] | None = None,
 ) -> dict[str, Any]:
     access, refresh = tokens or (new_token(ACCESS_PREFIX), new_token(REFRESH_PREFIX))
-    scope = vehicle_scope(orjson.loads(authorization["properties"]))
+    scope = vehicle_scope(
+        orjson.loads(authorization["properties"]), orjson.loads(authorization["commands"])
+    )
     common = {
         "environment": str(environment),
         "application_id": application.id,

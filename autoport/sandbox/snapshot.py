@@ -415,7 +415,11 @@ def _producers() -> list[Producible]:
     # climate
     add("climate.outside_temperature", ALL, lambda s, _: _q("celsius", s.outside_c, 1))
     add("climate.inside_temperature", ALL, lambda s, _: _q("celsius", s.inside_c, 1))
-    add("climate.hvac_state", ALL, lambda s, _: "active" if s.moving else "inactive")
+    add(
+        "climate.hvac_state",
+        ALL,
+        lambda s, _: "active" if s.moving or s.hvac_active else "inactive",
+    )
     # dashboard lights
     add(
         "dashboard_lights.dashboard_lights",
