@@ -54,6 +54,8 @@ def feature_routers() -> Sequence[APIRouter]:
     # The vehicle data pull is the hottest route: matched first.
     return [
         vehicle_data_router,
+        # Commands next: the hot paths of applications that act on cars.
+        commands_router,
         health_router,
         oauth_router,
         apps_router,
@@ -66,7 +68,6 @@ def feature_routers() -> Sequence[APIRouter]:
         sandbox_router,
         consent_router,
         apidocs_router,
-        commands_router,
     ]
 
 

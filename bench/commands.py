@@ -55,14 +55,13 @@ class Setup:
 
 async def prepare(data_dir: Path, cars: int) -> Setup:
     from autoport.app import create_app
+    from autoport.db.migrate import upgrade
     from autoport.ingestion.service import ingest_vehicle_data
     from autoport.kit.clock import now_us
     from autoport.sandbox import service
     from autoport.sandbox.demo import approve_fleet_clearances, seed_demo
     from autoport.sandbox.service import NewVehicle
     from bench._pull_apps import bench_settings
-
-    from autoport.db.migrate import upgrade
 
     settings = bench_settings(data_dir)
     await upgrade(settings.resolved_database_url)
@@ -151,7 +150,9 @@ async def accepted_phase(
     while pending and time.monotonic() < deadline:
         left = []
         for command_id in pending:
-            answer = await client.get(f"{base}/sandbox/v1/vehicle-commands/{command_id}", headers=headers)
+            answer = await client.get(
+                f"{base}/sandbox/v1/vehicle-commands/{command_id}", headers=headers
+            )
             status = answer.json()["status"]
             if status in ("pending", "sent"):
                 left.append(command_id)
@@ -278,7 +279,9 @@ def main() -> int:
     )
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps({"cars": cars, **figures}, indent=2))
-    ok = all(r["unfinished"] == 0 and set(r["finished"]) <= {"executed"} for r in figures["accepted"])
+    ok = all(
+        r["unfinished"] == 0 and set(r["finished"]) <= {"executed"} for r in figures["accepted"]
+    )
     return 0 if ok else 1
 
 

@@ -13,8 +13,8 @@ import pytest
 from fastapi import FastAPI
 from pydantic import SecretStr
 
-from autoport.apps import service as apps_service
 from autoport.app import create_app
+from autoport.apps import service as apps_service
 from autoport.commands import tasks
 from autoport.commands.schemas import CommandRow
 from autoport.config import Settings

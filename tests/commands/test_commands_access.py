@@ -79,10 +79,12 @@ async def test_fleet_tokens_need_an_approved_clearance(harness: Harness) -> None
 
 
 async def test_revoked_pending_and_missing_tokens_are_refused(harness: Harness) -> None:
-    vin, headers, command_id = await _mine(harness)
+    vin, _headers, command_id = await _mine(harness)
     creds = await harness.application()
     pending, _ = await harness.vehicle_token(creds, vin, status="pending")
-    refused = await harness.send(pending, vin, "climate", "start_stop_hvac", {"hvac_state": "active"})
+    refused = await harness.send(
+        pending, vin, "climate", "start_stop_hvac", {"hvac_state": "active"}
+    )
     assert refused.status_code == 403
     revoked, body = await harness.vehicle_token(creds, vin)
     async with harness.db.transaction() as conn:
@@ -93,7 +95,9 @@ async def test_revoked_pending_and_missing_tokens_are_refused(harness: Harness) 
             status="revoked",
             now_us=harness.clock.now_us(),
         )
-    refused = await harness.send(revoked, vin, "climate", "start_stop_hvac", {"hvac_state": "active"})
+    refused = await harness.send(
+        revoked, vin, "climate", "start_stop_hvac", {"hvac_state": "active"}
+    )
     assert refused.status_code == 401
     assert (await harness.get(revoked, command_id)).status_code == 401
     unauthenticated = await harness.client.post(
@@ -101,11 +105,13 @@ async def test_revoked_pending_and_missing_tokens_are_refused(harness: Harness) 
         json={"capability": "doors", "command": "lock_unlock_doors", "arguments": ARGS},
     )
     assert unauthenticated.status_code == 401
-    assert (await harness.client.get(f"/sandbox/v1/vehicle-commands/{command_id}")).status_code == 401
+    assert (
+        await harness.client.get(f"/sandbox/v1/vehicle-commands/{command_id}")
+    ).status_code == 401
 
 
 async def test_another_environment_cannot_reach_the_command(harness: Harness) -> None:
-    vin, headers, command_id = await _mine(harness)
+    _vin, headers, command_id = await _mine(harness)
     # The sandbox token on the production paths: refused as another environment's.
     assert (await harness.get(headers, command_id, environment=PROD)).status_code == 401
     prod = await harness.application(environment=PROD, commands=[LOCK])

@@ -14,9 +14,9 @@ from tests.consent.conftest import VIN
 from tests.consent.test_browser import (  # noqa: F401 - fixtures
     TEXT,
     Server,
+    back_at_application,
     browser,
     expect_heading,
-    back_at_application,
     page,
     server,
     shot,

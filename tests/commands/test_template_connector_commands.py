@@ -150,7 +150,11 @@ async def test_through_the_api_with_the_template_connector(
             vin = "WBA" + new_vin("")[:14]
             headers, _ = await harness.vehicle_token(creds, vin, commands=[LOCK])
             sent = await harness.send(
-                headers, vin, "doors", "lock_unlock_doors", {"locks_state": "locked"},
+                headers,
+                vin,
+                "doors",
+                "lock_unlock_doors",
+                {"locks_state": "locked"},
                 environment=PROD,
             )
             assert sent.status_code == 202, sent.text
