@@ -73,9 +73,10 @@ def feature_routers() -> Sequence[APIRouter]:
 
 def hot_routes() -> Sequence[Route]:
     """Routes the request pipeline answers before FastAPI (see autoport.kit.middleware)."""
+    from autoport.commands.routes import hot_routes as commands_hot_routes
     from autoport.vehicle_data.routes import hot_routes as vehicle_data_hot_routes
 
-    return [*vehicle_data_hot_routes]
+    return [*vehicle_data_hot_routes, *commands_hot_routes]
 
 
 def background_tasks() -> Sequence[BackgroundTask]:

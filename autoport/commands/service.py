@@ -203,11 +203,13 @@ async def submit(
             headers=headers,
         )
     command_id = str(uuid.uuid4())
-    values = {
+    authorization_id = caller.grant.authorization_id if caller.grant is not None else None
+    deadline = now + int(state.settings.vehicle_command_timeout_seconds * MICROS)
+    values: dict[str, object] = {
         "id": command_id,
         "environment": str(environment),
         "application_id": caller.application_id,
-        "authorization_id": caller.grant.authorization_id if caller.grant is not None else None,
+        "authorization_id": authorization_id,
         "vin": vin,
         "brand": brand,
         "capability": command.capability,
@@ -217,12 +219,33 @@ async def submit(
         "request_hash": digest,
         "inflight": repository.inflight_key(vin, command.capability),
         "created_at": now,
-        "deadline_at": now + int(state.settings.vehicle_command_timeout_seconds * MICROS),
+        "deadline_at": deadline,
     }
+    row: CommandRow | None = None
     async with db.transaction() as conn:
-        inserted = await repository.insert(conn, values)
-        row = await repository.get(conn, environment, command_id) if inserted else None
-        if row is not None:
+        if await repository.insert(conn, values):
+            # What was stored, without reading it back.
+            row = CommandRow(
+                id=command_id,
+                environment=environment,
+                application_id=caller.application_id,
+                authorization_id=authorization_id,
+                vin=vin,
+                brand=brand,
+                capability=command.capability,
+                command=command.name,
+                arguments=arguments,
+                status="pending",
+                failure_reason=None,
+                failure_description=None,
+                idempotency_key=key,
+                request_hash=digest,
+                created_at=now,
+                updated_at=now,
+                sent_at=None,
+                finished_at=None,
+                deadline_at=deadline,
+            )
             await emit(conn, row, now)
     if row is not None:
         hub_of(state).accepted()
