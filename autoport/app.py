@@ -41,6 +41,7 @@ def feature_routers() -> Sequence[APIRouter]:
     cheap to import for the CLI."""
     from autoport.apidocs.routes import router as apidocs_router
     from autoport.apps.routes import router as apps_router
+    from autoport.commands.routes import router as commands_router
     from autoport.consent.routes import consent_router
     from autoport.console.routes import console_router_with_pages
     from autoport.eligibility.routes import router as eligibility_router
@@ -57,6 +58,8 @@ def feature_routers() -> Sequence[APIRouter]:
     # The vehicle data pull is the hottest route: matched first.
     return [
         vehicle_data_router,
+        # Commands next: the hot paths of applications that act on cars.
+        commands_router,
         health_router,
         oauth_router,
         apps_router,
@@ -76,12 +79,14 @@ def feature_routers() -> Sequence[APIRouter]:
 
 def hot_routes() -> Sequence[Route]:
     """Routes the request pipeline answers before FastAPI (see autoport.kit.middleware)."""
+    from autoport.commands.routes import hot_routes as commands_hot_routes
     from autoport.vehicle_data.routes import hot_routes as vehicle_data_hot_routes
 
-    return [*vehicle_data_hot_routes]
+    return [*vehicle_data_hot_routes, *commands_hot_routes]
 
 
 def background_tasks() -> Sequence[BackgroundTask]:
+    from autoport.commands.tasks import command_worker
     from autoport.consent.tasks import session_purger
     from autoport.console.tasks import console_session_purger
     from autoport.fleet.tasks import fleet_worker
@@ -104,6 +109,7 @@ def background_tasks() -> Sequence[BackgroundTask]:
         read_flusher,
         usage_flusher,
         console_session_purger,
+        command_worker,
     ]
 
 

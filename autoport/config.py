@@ -103,9 +103,23 @@ class Settings(BaseSettings):
     # History of data points kept this many days after arrival (0 keeps everything).
     vehicle_data_history_retention_days: int = Field(default=90, ge=0)
     vehicle_data_history_prune_interval_seconds: float = Field(default=3600.0, gt=0)
+    # --- vehicle commands (autoport.commands)
+    # Commands per vehicle, counted apart from reads (each one wakes the car and costs its
+    # 12 V battery), in the `limits` notation. Over it: 429 with Retry-After.
+    vehicle_command_rate_limit: str = "30/minute"
+    # A command not finished this long after it was accepted is timed_out (it is never
+    # sent again); the connector call itself is bounded by it too.
+    vehicle_command_timeout_seconds: float = Field(default=30.0, gt=0, le=600)
+    # The longest `Prefer: wait=N` honoured (a longer wait is cut to it).
+    vehicle_command_max_wait_seconds: float = Field(default=60.0, ge=0, le=600)
+    # How often the command worker looks for commands other processes accepted (commands
+    # accepted by its own process wake it at once), and how many it runs at once.
+    vehicle_command_poll_seconds: float = Field(default=0.2, gt=0, le=60)
+    vehicle_command_concurrency: int = Field(default=64, ge=1, le=10_000)
 
     @field_validator(
         "vehicle_data_rate_limit",
+        "vehicle_command_rate_limit",
         "oauth_token_ip_rate_limit",
         "oauth_token_client_rate_limit",
         "consent_entry_ip_rate_limit",

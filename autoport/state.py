@@ -11,6 +11,7 @@ feature, and no feature knows it (tests/kit/test_layers.py).
 from __future__ import annotations
 
 from autoport.brands.registry import BrandRegistry
+from autoport.commands.service import CommandHub
 from autoport.config import Settings
 from autoport.kit.clock import Clock
 from autoport.kit.db import Database
@@ -33,6 +34,8 @@ RATE_LIMITS: dict[str, str] = {
     # Owner-portal sign-ins per address and per VIN (the same for a VIN nobody knows).
     "owner-ip": "owner_sign_in_ip_rate_limit",
     "owner-vin": "owner_sign_in_vin_rate_limit",
+    # Commands per vehicle, apart from reads (a parked car's 12 V battery).
+    "cmd": "vehicle_command_rate_limit",
 }
 
 
@@ -48,4 +51,6 @@ def build_state(settings: Settings, database: Database, clock: Clock) -> AppStat
     state.provide(RateLimiters(specs, redis_url=settings.redis_url))
     # Requests per application and day, counted in memory and flushed by autoport.usage.
     state.provide(UsageCounts())
+    # Wakes this process's command worker and `Prefer: wait` requests.
+    state.provide(CommandHub())
     return state

@@ -23,6 +23,7 @@ BENCHMARKS: dict[str, str] = {
     "oauth_tokens": "token endpoint (HTTP load)",
     "vehicle_data_pull": "GET vehicle data (HTTP load)",
     "pull_live": "GET vehicle data from the real `autoport serve`, live (HTTP load)",
+    "commands": "vehicle commands on the real `autoport serve`: accepted/s, p99 to executed",
     "fuzz": "schemathesis against /openapi.json (>= 20,000 cases; --quick: a few)",
 }
 

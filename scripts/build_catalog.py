@@ -26,6 +26,9 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_REFERENCE = REPO_ROOT / "reference"
 DEFAULT_OUTPUT = REPO_ROOT / "autoport" / "catalog" / "level13.json"
 LABELS_DE = REPO_ROOT / "autoport" / "catalog" / "labels_de.json"
+# The vehicle commands (the capabilities' `setters:`) and their plain-word names.
+COMMANDS_OUTPUT = REPO_ROOT / "autoport" / "catalog" / "commands.json"
+COMMAND_LABELS = REPO_ROOT / "autoport" / "catalog" / "command_labels.json"
 
 Json = dict[str, Any]
 
@@ -295,6 +298,90 @@ def build(ref: Reference, labels_de: Json) -> Json:
     }
 
 
+def build_commands(ref: Reference, labels: Json) -> Json:
+    """Every setter of the auto-api YAML as a command: the properties it writes (the
+    arguments, mandatory or optional, typed like data; constants are written by the
+    command itself and take no argument) and the `<capability>.set.<property>` scopes
+    it needs. Labels come from command_labels.json; a missing one is an error."""
+    types = TypeBuilder(ref)
+    problems: list[str] = []
+    commands: list[Json] = []
+    api = ref.root / "auto-api-l13" / "capabilities"
+    seen: set[str] = set()
+    for path in sorted(api.glob("*.yml")):
+        doc = _load_yaml(path)
+        cap = doc["name"]
+        by_id = {p["id"]: p for p in doc["properties"]}
+        for setter in doc.get("setters") or []:
+            key = f"{cap}.{setter['name']}"
+            seen.add(key)
+            arguments: list[Json] = []
+            for required, ids in (
+                (True, setter.get("mandatory", [])),
+                (False, setter.get("optional", [])),
+            ):
+                for prop_id in ids:
+                    spec = by_id[prop_id]
+                    type_ = types.build(
+                        spec,
+                        where=f"{key}.{spec['name']}",
+                        percentage_max=PERCENTAGE_MAX_OVERRIDES.get((cap, spec["name"]), 1.0),
+                    )
+                    _merge_enum_values(type_, ref.enums.get(f"{cap}.{spec['name']}", {}))
+                    arguments.append(
+                        {
+                            "name": spec["name"],
+                            "required": required,
+                            "multiple": bool(spec.get("multiple", False)),
+                            "type": type_,
+                        }
+                    )
+            constants = [by_id[c["property_id"]]["name"] for c in setter.get("constants", [])]
+            written = [a["name"] for a in arguments] + constants
+            label = labels.get(key) or {}
+            if not label.get("en") or not label.get("de"):
+                problems.append(f"{key}: no en and de label in command_labels.json")
+            commands.append(
+                {
+                    "capability": cap,
+                    "name": setter["name"],
+                    "label_en": label.get("en", ""),
+                    "label_de": label.get("de", ""),
+                    "arguments": arguments,
+                    "constants": constants,
+                    "scopes": [f"{cap}.set.{name}" for name in dict.fromkeys(written)],
+                }
+            )
+    stray = sorted(k for k in labels if not k.startswith("_") and k not in seen)
+    problems.extend(f"{k}: label for an unknown command" for k in stray)
+    if problems:
+        raise BuildError("commands do not build:\n  " + "\n  ".join(problems))
+    return {
+        "about": {
+            "what": "autoport's vehicle commands: the auto-api level-13 setters",
+            "generated_by": (
+                "scripts/build_catalog.py (edit it or command_labels.json, not this file)"
+            ),
+        },
+        "units": {kind: ref.units[kind] for kind in sorted(types.quantities_used)},
+        "commands": commands,
+    }
+
+
+def render_commands(commands: Json) -> str:
+    lines = ["{"]
+    lines.append(f'  "about": {json.dumps(commands["about"], ensure_ascii=False)},')
+    lines.append(f'  "units": {json.dumps(commands["units"])},')
+    lines.append('  "commands": [')
+    items = commands["commands"]
+    for i, item in enumerate(items):
+        comma = "," if i < len(items) - 1 else ""
+        lines.append(f"    {json.dumps(item, ensure_ascii=False)}{comma}")
+    lines.append("  ]")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
 def render(catalog: Json) -> str:
     """Pretty at the levels people read, one line per type so the file stays small."""
     lines = ["{"]
@@ -328,23 +415,30 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("reference", nargs="?", type=Path, default=DEFAULT_REFERENCE)
     parser.add_argument("--output", type=Path, default=DEFAULT_OUTPUT)
     parser.add_argument("--labels-de", type=Path, default=LABELS_DE)
+    parser.add_argument("--commands-output", type=Path, default=COMMANDS_OUTPUT)
+    parser.add_argument("--command-labels", type=Path, default=COMMAND_LABELS)
     parser.add_argument(
         "--check", action="store_true", help="exit 1 if the output file is not up to date"
     )
     args = parser.parse_args(argv)
     try:
-        text = render(build(Reference(args.reference), _load_json(args.labels_de)))
+        ref = Reference(args.reference)
+        text = render(build(ref, _load_json(args.labels_de)))
+        commands = render_commands(build_commands(ref, _load_json(args.command_labels)))
     except BuildError as exc:
         print(exc, file=sys.stderr)
         return 2
+    outputs = ((args.output, text), (args.commands_output, commands))
     if args.check:
-        current = args.output.read_text(encoding="utf-8") if args.output.exists() else ""
-        if current != text:
-            print(f"{args.output} is out of date; run scripts/build_catalog.py", file=sys.stderr)
-            return 1
+        for output, wanted in outputs:
+            current = output.read_text(encoding="utf-8") if output.exists() else ""
+            if current != wanted:
+                print(f"{output} is out of date; run scripts/build_catalog.py", file=sys.stderr)
+                return 1
         return 0
-    args.output.write_text(text, encoding="utf-8")
-    print(f"wrote {args.output}")
+    for output, wanted in outputs:
+        output.write_text(wanted, encoding="utf-8")
+        print(f"wrote {output}")
     return 0
 
 

@@ -32,6 +32,7 @@ def _app_lines(data: dict[str, Any]) -> list[str]:
         f"redirect_uris: {' '.join(data['redirect_uris']) or '-'}",
         f"properties:    {' '.join(data['properties']) or '-'}",
         f"brands:        {' '.join(data['brands']) or '-'}",
+        f"commands:      {' '.join(data.get('commands', [])) or '-'}",
         f"auth_uri:      {data['auth_uri']}",
         f"token_uri:     {data['token_uri']}",
     ]
@@ -71,6 +72,12 @@ def create(
         typer.Option("--property", help="capability.property the app asks for; repeatable."),
     ] = None,
     brand: Annotated[list[str] | None, typer.Option("--brand", help="Repeatable.")] = None,
+    command: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--command", help="capability.command the app may send (vehicle commands); repeatable."
+        ),
+    ] = None,
     client_type: Annotated[
         str, typer.Option(help="confidential (server-side) or public (mobile/native).")
     ] = CONFIDENTIAL,
@@ -107,6 +114,7 @@ def create(
                 client_type=client_type,
                 now_us=now,
                 url_scheme=url_scheme,
+                commands=command or [],
             )
         view = service.application_view(application, settings)
         # `token_url`: the name this answer used before `token_uri` (the spec's); kept.
@@ -339,3 +347,31 @@ def enable(
 ) -> None:
     """Enable a disabled application again."""
     _set_disabled(app_id, environment, False, as_json)
+
+
+@app.command("set-commands")
+def set_commands(
+    app_id: Annotated[str, typer.Argument()],
+    command: Annotated[
+        list[str] | None,
+        typer.Option("--command", help="capability.command; repeatable. None: no commands."),
+    ] = None,
+    environment: EnvOption = Environment.production,
+    as_json: JsonOption = False,
+) -> None:
+    """Register the vehicle commands the application may send (replaces the list). Owners
+    grant them on the consent page; a fleet clearance allows them."""
+
+    async def work(db: Database, settings: Settings) -> dict[str, Any]:
+        async with db.transaction() as conn:
+            application = await service.update_application(
+                conn,
+                environment=environment,
+                app_id=app_id,
+                now_us=now_us(),
+                commands=command or [],
+            )
+        return service.application_view(application, settings)
+
+    data = run(work)
+    output(data, as_json, lambda _: "\n".join(_app_lines(data)))

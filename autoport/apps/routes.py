@@ -44,6 +44,9 @@ class ApplicationIn(BaseModel):
     redirect_uris: list[str] = Field(default_factory=list)
     properties: list[str] = Field(default_factory=list, description="capability.property")
     brands: list[str] = Field(default_factory=list)
+    commands: list[str] = Field(
+        default_factory=list, description="vehicle commands, capability.command"
+    )
     client_type: str = CONFIDENTIAL
     url_scheme: str | None = Field(
         default=None,
@@ -58,6 +61,7 @@ class ApplicationPatch(BaseModel):
     redirect_uris: list[str] | None = None
     properties: list[str] | None = None
     brands: list[str] | None = None
+    commands: list[str] | None = None
     disabled: bool | None = None
     url_scheme: str | None = Field(default=None, description="null removes it.")
 
@@ -132,6 +136,7 @@ async def create_application(
             client_type=body.client_type,
             now_us=now,
             url_scheme=body.url_scheme,
+            commands=body.commands,
         )
     view = service.application_view(application, state.settings)
     return json_response(
@@ -190,6 +195,7 @@ async def patch_application(
             brands=body.brands,
             disabled=body.disabled,
             url_scheme=body.url_scheme if "url_scheme" in body.model_fields_set else service.KEEP,
+            commands=body.commands,
         )
     if body.disabled:
         state.access_changed()

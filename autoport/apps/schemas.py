@@ -51,6 +51,8 @@ class Application:
     created_at: int
     disabled_at: int | None
     url_scheme: str | None  # a mobile app's custom URI scheme (`com.example.app`)
+    # Vehicle commands it asks for, "capability.command" (autoport.commands).
+    commands: tuple[str, ...] = ()
 
     @property
     def app_id(self) -> str:
@@ -75,6 +77,7 @@ class Application:
             created_at=row["created_at"],
             disabled_at=row["disabled_at"],
             url_scheme=row["url_scheme"],
+            commands=tuple(orjson.loads(row["commands"])),
         )
 
     def as_dict(self) -> dict[str, Any]:
@@ -89,6 +92,7 @@ class Application:
             "redirect_uris": list(self.redirect_uris),
             "properties": list(self.properties),
             "brands": list(self.brands),
+            "commands": list(self.commands),
             "created_at": to_iso(self.created_at),
             "disabled_at": None if self.disabled_at is None else to_iso(self.disabled_at),
         }
@@ -147,6 +151,7 @@ class ApplicationView(BaseModel):
     redirect_uris: list[str]
     properties: list[str]
     brands: list[str]
+    commands: list[str] = Field(description="vehicle commands, capability.command")
     created_at: str
     disabled_at: str | None
     auth_uri: str = Field(description="the consent entry point")

@@ -27,6 +27,7 @@ from autoport.apps.validation import (
     check_registered_uris,
     validate_brands,
     validate_client_type,
+    validate_commands,
     validate_name,
     validate_properties,
     validate_redirect_uris,
@@ -84,6 +85,7 @@ async def create_application(
     client_type: str,
     now_us: int,
     url_scheme: str | None = None,
+    commands: Iterable[str] = (),
 ) -> tuple[Application, str | None]:
     """Create an application; returns it and its client secret (None for public
     clients). The secret is shown this once: only its hash is stored."""
@@ -106,6 +108,7 @@ async def create_application(
         "created_at": now_us,
         "disabled_at": None,
         "url_scheme": scheme,
+        "commands": orjson.dumps(validate_commands(commands)).decode(),
     }
     await repository.insert_application(conn, values)
     secret: str | None = None
@@ -186,6 +189,7 @@ async def update_application(
     brands: Iterable[str] | None = None,
     disabled: bool | None = None,
     url_scheme: str | Keep | None = KEEP,
+    commands: Iterable[str] | None = None,
 ) -> Application:
     """Change the given settings (None: unchanged). `url_scheme`: KEEP leaves it, None
     removes it. The redirect URIs and the url_scheme the application ends with must
@@ -208,6 +212,8 @@ async def update_application(
         values["properties"] = orjson.dumps(validate_properties(properties)).decode()
     if brands is not None:
         values["brands"] = orjson.dumps(validate_brands(brands, environment)).decode()
+    if commands is not None:
+        values["commands"] = orjson.dumps(validate_commands(commands)).decode()
     if disabled is not None:
         values["disabled_at"] = (current.disabled_at or now_us) if disabled else None
     if values:

@@ -14,6 +14,7 @@ from autoport.apps.schemas import (
 )
 from autoport.catalog import CATALOG
 from autoport.catalog.brands import canonical_brand
+from autoport.catalog.commands import COMMANDS
 from autoport.kit import uris as uris_kit
 from autoport.kit.environments import Environment
 from autoport.kit.errors import ApiError
@@ -168,6 +169,23 @@ def validate_properties(properties: Iterable[str]) -> list[str]:
         wanted.append(item)
     ordered = (CATALOG.property_for_scope(scope) for scope in CATALOG.scopes_for(wanted))
     return [f"{prop.capability}.{prop.name}" for prop in ordered]
+
+
+def validate_commands(commands: Iterable[str]) -> list[str]:
+    """`capability.command` names of the command catalog, in catalog order, without
+    duplicates."""
+    wanted: list[str] = []
+    for index, item in enumerate(commands):
+        if COMMANDS.by_key(item) is None:
+            source = f"commands[{index}]"
+            raise ApiError(
+                422,
+                f"{source}: {item!r} is not a vehicle command (expected capability.command, "
+                "e.g. doors.lock_unlock_doors)",
+                source=source,
+            )
+        wanted.append(item)
+    return COMMANDS.ordered(wanted)
 
 
 def validate_brands(brands: Iterable[str], environment: Environment) -> list[str]:

@@ -11,6 +11,9 @@ A connector answers four questions for its brand, each the way its carmaker can:
   `oem_login` the carmaker's own login: `oem_login_url` and `oem_login_owner`)?
 - fresh data on demand (`fetch`, the `autoport.brands.sources.DataSource` contract),
   or None when the brand only pushes.
+- a vehicle command (`execute_command`: lock the doors, start charging ...), or a clear
+  failure when the carmaker offers none (the default). The resulting vehicle state
+  arrives through ingestion like any other data.
 Data a carmaker pushes enters through `push` (see autoport.brands.push).
 """
 
@@ -90,6 +93,33 @@ class ClearanceRequest:
     # When the vehicle entered its current status (pending / revoking / canceling).
     since_us: int
     now_us: int
+
+
+CommandStatus = Literal["executed", "failed", "timed_out"]
+
+
+@dataclass(frozen=True, slots=True)
+class CommandRequest:
+    """One vehicle command, as a connector is asked to execute it. `command_id` is
+    autoport's id: a carmaker API that deduplicates gets it as its idempotency key."""
+
+    environment: Environment
+    command_id: str
+    vin: str
+    brand: str
+    capability: str
+    command: str
+    arguments: Mapping[str, object]
+
+
+@dataclass(frozen=True, slots=True)
+class CommandOutcome:
+    """What became of a command at the carmaker. `reason` is one of the spec's failure
+    reasons (autoport.catalog.validation.FAILURE_REASONS) when not executed."""
+
+    status: CommandStatus
+    reason: str | None = None
+    description: str | None = None
 
 
 class ConnectorError(Exception):
@@ -200,3 +230,19 @@ class BrandConnector:
     ) -> FetchResult | None:
         """`DataSource.fetch`: None means "served from what was pushed"."""
         return None
+
+    @property
+    def executes_commands(self) -> bool:
+        return type(self).execute_command is not BrandConnector.execute_command
+
+    async def execute_command(self, request: CommandRequest) -> CommandOutcome:
+        """Send one command to the vehicle and say what became of it. Called at most once
+        per command: never retry inside, and answer `timed_out` when the carmaker's
+        answer is lost (the command may have run). The default: a brand that only pushes
+        data has no way to reach the vehicle."""
+        return CommandOutcome(
+            "failed",
+            "oem_error",
+            f"the carmaker of brand {request.brand!r} offers no remote commands "
+            "(its data is pushed to autoport; nothing reaches the vehicle)",
+        )

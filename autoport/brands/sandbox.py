@@ -21,6 +21,8 @@ from autoport.brands.base import (
     ClearanceDecision,
     ClearanceOutcome,
     ClearanceRequest,
+    CommandOutcome,
+    CommandRequest,
     ConnectivityStatus,
     DataDelivery,
     Eligibility,
@@ -73,6 +75,11 @@ class SandboxBehaviour(Protocol):
         layout, or None to serve the stored values (what the simulator pushed)."""
         ...
 
+    async def execute_command(self, request: CommandRequest) -> CommandOutcome:
+        """The emulated vehicle obeys a command (or fails it, as physics or a scripted
+        failure says); its new state is ingested like any other data."""
+        ...
+
 
 class SettingsBehaviour:
     """No per-vehicle overrides: every vehicle behaves as the settings say."""
@@ -84,6 +91,11 @@ class SettingsBehaviour:
         self, *, environment: Environment, vin: str, properties: frozenset[str]
     ) -> dict[str, dict[str, object]] | None:
         return None
+
+    async def execute_command(self, request: CommandRequest) -> CommandOutcome:
+        return CommandOutcome(
+            "failed", "oem_error", f"no sandbox vehicle with VIN {request.vin} takes commands"
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,6 +224,36 @@ class SandboxConnector(BrandConnector):
 
     async def cancel_clearance(self, request: ClearanceRequest) -> RemovalDecision:
         return await self._removal(request)
+
+    async def execute_command(self, request: CommandRequest) -> CommandOutcome:
+        """Like a carmaker: the vehicle's latency first; privacy mode refuses, an offline
+        car never answers (timed_out); otherwise the emulated vehicle decides."""
+        vehicle = await self._vehicle(request.environment, request.vin)
+        latency = (
+            self.defaults.fetch_latency_seconds
+            if vehicle.latency_seconds is None
+            else vehicle.latency_seconds
+        )
+        if latency > 0:
+            await asyncio.sleep(latency)
+        failure = vehicle.fetch_failure or self.defaults.fetch_failure
+        if vehicle.privacy_mode or failure == "privacy_mode":
+            return CommandOutcome(
+                "failed",
+                "privacy_mode_active",
+                "the owner switched remote access off in the vehicle; it refuses commands",
+            )
+        if vehicle.offline or failure in ("offline", "timeout"):
+            return CommandOutcome(
+                "timed_out",
+                "execution_timeout",
+                "the vehicle is offline or asleep and did not answer",
+            )
+        if failure == "unavailable":
+            return CommandOutcome(
+                "failed", "oem_error", "the sandbox carmaker is unavailable (sandbox setting)"
+            )
+        return await self.behaviour.execute_command(request)
 
     async def fetch(
         self, *, environment: Environment, vin: str, properties: frozenset[str]

@@ -35,6 +35,10 @@ The imagined API:
   HTTP Basic client authentication with the client id and secret) -> `{"account",
   "vins": [...]}`: the signed-in account and the VINs it owns; 400 `{"error":
   "invalid_grant"}` for a code that is unknown, expired or used
+- `POST /vehicles/{vin}/commands` `{"id", "capability", "command", "arguments"}` with
+  `Idempotency-Key: <id>` -> `{"state": "executed"}` or `{"state": "failed", "reason"?,
+  "message"?}`; 409 `{"error": "asleep"}` when the car does not answer, 403
+  `{"error": "privacy_mode"}` when the owner switched remote access off in the car
 - pushes `{"vin", "signals": [{"name": "capability.property", "value", "at"}]}` to us.
 """
 
@@ -53,6 +57,8 @@ from autoport.brands.base import (
     ClearanceDecision,
     ClearanceOutcome,
     ClearanceRequest,
+    CommandOutcome,
+    CommandRequest,
     ConnectivityStatus,
     ConnectorError,
     DataDelivery,
@@ -71,6 +77,7 @@ from autoport.brands.sources import (
 )
 from autoport.catalog import CATALOG
 from autoport.catalog.brands import canonical_brand
+from autoport.catalog.validation import FAILURE_REASONS
 from autoport.config import Settings
 from autoport.kit.clock import MICROS, to_iso
 from autoport.kit.environments import Environment
@@ -291,6 +298,64 @@ class TemplateConnector(BrandConnector):
         if not isinstance(data, dict):
             raise SourceUnavailable(f"{self.name} answered JSON that is not an object")
         return FetchResult(data=data)
+
+    async def execute_command(self, request: CommandRequest) -> CommandOutcome:
+        """Sent once. A request that never reached the carmaker (no connection) failed;
+        one whose answer was lost may have run: timed_out, never sent again."""
+        path = f"/vehicles/{request.vin}/commands"
+        try:
+            response = await self._client().post(
+                path,
+                json={
+                    "id": request.command_id,
+                    "capability": request.capability,
+                    "command": request.command,
+                    "arguments": dict(request.arguments),
+                },
+                headers={"Idempotency-Key": request.command_id},
+            )
+        except httpx.ConnectError:
+            return CommandOutcome(
+                "failed", "oem_error", f"{self.name}: the carmaker could not be reached"
+            )
+        except httpx.TimeoutException:
+            return CommandOutcome(
+                "timed_out",
+                "execution_timeout",
+                f"{self.name}: the carmaker did not answer in time",
+            )
+        except httpx.HTTPError as error:
+            return CommandOutcome(
+                "timed_out", "execution_timeout", f"{self.name}: the answer was lost ({error})"
+            )
+        if response.status_code == 409:
+            return CommandOutcome(
+                "timed_out", "execution_timeout", "the vehicle is asleep and did not answer"
+            )
+        if response.status_code == 403 and _error_code(response) == "privacy_mode":
+            return CommandOutcome(
+                "failed",
+                "privacy_mode_active",
+                "the owner switched remote access off in the vehicle; it refuses commands",
+            )
+        if response.status_code == 429:
+            return CommandOutcome("failed", "rate_limit", f"{self.name}: too many commands")
+        try:
+            body = self._json(response)
+        except ConnectorError as error:
+            return CommandOutcome("failed", "oem_error", f"{self.name}: {error}")
+        state = body.get("state")
+        if state == "executed":
+            return CommandOutcome("executed")
+        if state == "failed":
+            reason = body.get("reason")
+            message = body.get("message")
+            return CommandOutcome(
+                "failed",
+                reason if reason in FAILURE_REASONS else "oem_error",
+                message if isinstance(message, str) else f"{self.name}: the command failed",
+            )
+        return CommandOutcome("failed", "oem_error", f"{self.name}: unknown state {state!r}")
 
     @staticmethod
     def translate_push(body: Mapping[str, Any]) -> tuple[str, CapabilityData]:

@@ -82,6 +82,15 @@ def consent_groups(properties: tuple[str, ...], locale: str) -> tuple[Any, ...]:
     return tuple(group_for_consent(properties, locale))
 
 
+@lru_cache(maxsize=512)
+def consent_commands(commands: tuple[str, ...], locale: str) -> tuple[str, ...]:
+    """The plain-word names of the vehicle commands an application asks for."""
+    from autoport.catalog.commands import COMMANDS
+
+    found = (COMMANDS.by_key(key) for key in COMMANDS.ordered(commands))
+    return tuple(command.label(locale) for command in found if command is not None)
+
+
 def content_security_policy(form_targets: tuple[str, ...] = ()) -> str:
     # No script at all; styles only from our own file. Form submissions may end at the
     # application's redirect URI or the carmaker's login (Chromium applies form-action

@@ -24,6 +24,8 @@ class Application:
     properties: tuple[str, ...]
     brands: tuple[str, ...]
     disabled: bool
+    # Vehicle commands the application asks for ("capability.command").
+    commands: tuple[str, ...] = ()
 
 
 def _application(row: Row) -> Application:
@@ -42,11 +44,13 @@ def _application(row: Row) -> Application:
             b for b in orjson.loads(row["brands"]) if sandbox_only_problem(b, environment) is None
         ),
         disabled=row["disabled_at"] is not None,
+        commands=tuple(orjson.loads(row["commands"])),
     )
 
 
 _APP_COLUMNS = (
-    "id, environment, client_id, name, client_type, redirect_uris, properties, brands, disabled_at"
+    "id, environment, client_id, name, client_type, redirect_uris, properties, brands, "
+    "disabled_at, commands"
 )
 
 
@@ -221,11 +225,12 @@ async def insert_authorization(conn: Connection, *, values: dict[str, Any]) -> N
     row = dict(values)
     row["environment"] = str(row["environment"])
     row["properties"] = orjson.dumps(list(row["properties"])).decode()
+    row["commands"] = orjson.dumps(list(row.get("commands", ()))).decode()
     await conn.execute(
         "INSERT INTO authorizations (id, environment, application_id, vin, brand, properties, "
-        "status, subject, valid_from, valid_until, created_at, updated_at) VALUES "
+        "status, subject, valid_from, valid_until, created_at, updated_at, commands) VALUES "
         "(:id, :environment, :application_id, :vin, :brand, :properties, :status, :subject, "
-        ":valid_from, :valid_until, :created_at, :updated_at)",
+        ":valid_from, :valid_until, :created_at, :updated_at, :commands)",
         row,
     )
 

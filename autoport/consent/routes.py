@@ -577,6 +577,7 @@ def _review_render(request: Request, ctx: Context, status: int = 200) -> Respons
         form_targets=tuple(filter(None, [uris.origin(ctx.session.redirect_uri)])),
         groups=groups,
         item_count=sum(len(group.items) for group in groups),
+        commands=pages.consent_commands(ctx.application.commands, locale),
         pending=grant_starts_pending(Method(ctx.session.method or Method.instant)),
         **_common(request, ctx, "review"),
     )

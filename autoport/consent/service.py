@@ -696,6 +696,7 @@ async def decide(
                 "vin": session.vin,
                 "brand": session.brand,
                 "properties": app.properties,
+                "commands": app.commands,
                 "status": status,
                 "subject": session.subject,
                 "valid_from": session.valid_from,

@@ -27,6 +27,7 @@ CONSUMERS: dict[str, tuple[str, ...]] = {
     "vehicle_data_changed": ("streaming",),
     "authorization_changed": ("webhooks", "streaming"),
     "fleet_clearance_changed": ("webhooks", "streaming"),
+    "command_changed": ("webhooks", "streaming"),
     "ping": ("webhooks",),
 }
 

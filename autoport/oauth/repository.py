@@ -155,7 +155,7 @@ async def get_authorization(
 ) -> Row | None:
     return await conn.fetch_one(
         "SELECT id, application_id, vin, brand, properties, status, subject, valid_from, "
-        "valid_until FROM authorizations WHERE id = :id AND environment = :environment",
+        "valid_until, commands FROM authorizations WHERE id = :id AND environment = :environment",
         {"id": authorization_id, "environment": environment},
     )
 

@@ -11,6 +11,7 @@ import orjson
 
 from autoport.apps.schemas import Application
 from autoport.catalog import CATALOG
+from autoport.catalog.commands import COMMANDS
 from autoport.config import Settings
 from autoport.kit.auth import GrantStatus
 from autoport.kit.clock import MICROS, to_iso
@@ -35,8 +36,18 @@ def code_hash(code: str) -> str:
     return sha256_hex(code)
 
 
-def vehicle_scope(properties: list[str]) -> str:
-    return " ".join(["vehicle:data", *CATALOG.scopes_for(properties)])
+def vehicle_scope(properties: list[str], commands: list[str] | None = None) -> str:
+    """The read scopes of the granted properties, then the `set` scopes of the granted
+    vehicle commands (autoport.commands)."""
+    return " ".join(
+        ["vehicle:data", *CATALOG.scopes_for(properties), *COMMANDS.scopes_for(commands or ())]
+    )
+
+
+def client_scope(application: Application) -> str:
+    """A client_credentials token: the application's own scopes, and the `set` scopes of
+    the commands it registered (an approved fleet clearance allows them)."""
+    return " ".join([CLIENT_SCOPES, *COMMANDS.scopes_for(application.commands)])
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,7 +120,9 @@ async def issue_pair(
     tokens: tuple[str, str] | None = None,
 ) -> dict[str, Any]:
     access, refresh = tokens or (new_token(ACCESS_PREFIX), new_token(REFRESH_PREFIX))
-    scope = vehicle_scope(orjson.loads(authorization["properties"]))
+    scope = vehicle_scope(
+        orjson.loads(authorization["properties"]), orjson.loads(authorization["commands"])
+    )
     common = {
         "environment": str(environment),
         "application_id": application.id,

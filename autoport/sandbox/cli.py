@@ -221,6 +221,36 @@ def fail_(
     _print(view) if as_json else typer.echo(_summary(view))
 
 
+@app.command("fail-command")
+def fail_command(
+    vin: str,
+    command: Annotated[str, typer.Argument(metavar="COMMAND", help="capability.command")],
+    reason: Annotated[str | None, typer.Option(help="A failure reason; none clears it.")] = None,
+    status: Annotated[str, typer.Option(help="failed or timed_out")] = "failed",
+    description: Annotated[str | None, typer.Option(help="What the command answers.")] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Script a vehicle command's failure (or clear it without --reason)."""
+    if reason is None:
+        vehicle = run(
+            lambda db, _: service.clear_command_failure(db, vin=vin, key=command, now_us=now_us())
+        )
+    else:
+        vehicle = run(
+            lambda db, _: service.set_command_failure(
+                db,
+                vin=vin,
+                key=command,
+                status=status,
+                reason=reason,
+                description=description,
+                now_us=now_us(),
+            )
+        )
+    view = vehicle_view(vehicle)
+    _print(view) if as_json else typer.echo(_summary(view))
+
+
 @app.command("behaviour")
 def behaviour(
     vin: str,

@@ -22,7 +22,7 @@ from autoport.fleet.states import Status, Trigger
 from autoport.kit.auth import Caller, CallerKind
 from autoport.kit.db import Database
 from autoport.sandbox import service
-from autoport.sandbox.physics import Powertrain, Scenario
+from autoport.sandbox.physics import SANDBOX_COMMANDS, Powertrain, Scenario
 from autoport.sandbox.service import BRAND, ENVIRONMENT, Ingest, NewVehicle
 from autoport.vehicles.vin import generate_vin
 
@@ -136,6 +136,8 @@ async def seed_demo(db: Database, *, ingest: Ingest, now_us: int) -> DemoSandbox
             brands=[BRAND],
             client_type="confidential",
             now_us=now_us,
+            # Every command the simulated car obeys: `make run` users can try them at once.
+            commands=SANDBOX_COMMANDS,
         )
     demo.account_id = account.id
     demo.application_id = application.id

@@ -164,6 +164,17 @@ class VehicleState:
     # Climate.
     outside_c: float = 12.0
     inside_c: float = 15.0
+    # Climate control switched on by a command: the cabin heads for the set temperature.
+    hvac_active: bool = False
+    hvac_target_c: float = 21.0
+    # Commands the car obeyed: horn and lights are recorded (nothing else shows them),
+    # and every executed command is counted (at-most-once is visible in tests).
+    horn_honks: int = 0
+    horn_seconds: float = 0.0
+    light_flashes: int = 0
+    commands_executed: int = 0
+    # Scripted command failures, "capability.command" -> {status, reason, description}.
+    command_failures: dict[str, Any] = field(default_factory=dict)
     # Crash.
     crash_at_s: float | None = None
     crashed_s: float | None = None
@@ -369,7 +380,11 @@ def _climate(state: VehicleState, dt: float) -> VehicleState:
     hour = (state.sim_seconds / 3600.0) % 24.0
     outside = base + 4.0 * math.sin((hour - 9.0) / 24.0 * 2 * math.pi)
     target = 21.0 if state.moving else outside + 2.0
-    inside = state.inside_c + (target - state.inside_c) * min(1.0, dt / 1800.0)
+    constant = 1800.0
+    if state.hvac_active:
+        # The climate control works much faster than the cabin drifting on its own.
+        target, constant = state.hvac_target_c, HVAC_TIME_CONSTANT_S
+    inside = state.inside_c + (target - state.inside_c) * min(1.0, dt / constant)
     extra = (
         state.extra if "base_outside_c" in state.extra else {**state.extra, "base_outside_c": base}
     )
@@ -601,6 +616,150 @@ def _crash(state: VehicleState, rng: random.Random) -> VehicleState:
         door_locked=(False,) * 4,
         current_consumption=0.0,
     )
+
+
+# ------------------------------------------------------------------------- commands
+
+HVAC_TIME_CONSTANT_S = 300.0
+
+
+def _to_celsius(value: float, unit: str) -> float:
+    if unit == "fahrenheit":
+        return (value - 32.0) * 5.0 / 9.0
+    if unit == "kelvin":
+        return value - 273.15
+    return value
+
+
+_START = ("charging", "slow_charging", "fast_charging")
+_STOP = ("not_charging", "charging_paused")
+_DURATION_TO_S = {
+    "seconds": 1.0,
+    "milliseconds": 0.001,
+    "minutes": 60.0,
+    "hours": 3600.0,
+}
+
+
+class CommandRefused(Exception):
+    """The vehicle cannot do what it was told (not plugged in, a door open ...)."""
+
+
+def _lock_doors(state: VehicleState, args: dict[str, Any]) -> VehicleState:
+    locked = args["locks_state"] == "locked"
+    if locked and any(state.door_open):
+        raise CommandRefused("a door is open; the vehicle cannot lock")
+    return replace(state, door_locked=(locked,) * 4)
+
+
+def _start_stop_charging(state: VehicleState, args: dict[str, Any]) -> VehicleState:
+    status = args["status"]
+    if status in _START:
+        if not Powertrain(state.powertrain).has_battery:
+            raise CommandRefused("the vehicle has no battery to charge")
+        if not state.plugged_in:
+            raise CommandRefused("the vehicle is not plugged in; it cannot start charging")
+        if state.soc >= state.charge_limit:
+            raise CommandRefused(
+                f"the battery is at {state.soc:.0%}, already at its charge limit of "
+                f"{state.charge_limit:.0%}"
+            )
+        return replace(
+            state, mode=Mode.charging.value, charging_status="charging", charging_end_reason=None
+        )
+    if status in _STOP:
+        if state.mode != Mode.charging:
+            return replace(state, charging_status="not_charging", charge_power_kw=0.0)
+        return replace(
+            state,
+            mode=Mode.parked.value,
+            charging_status="not_charging",
+            charge_power_kw=0.0,
+            charging_end_reason=None,
+        )
+    raise CommandRefused(
+        f"status {status!r}: the vehicle starts (charging) or stops (not_charging) charging"
+    )
+
+
+def _set_charge_limit(state: VehicleState, args: dict[str, Any]) -> VehicleState:
+    if not Powertrain(state.powertrain).has_battery:
+        raise CommandRefused("the vehicle has no battery")
+    limit = float(args["charge_limit"])
+    if limit < 0.5:
+        raise CommandRefused("the vehicle accepts charge limits from 50 % to 100 %")
+    state = replace(state, charge_limit=limit)
+    if state.mode == Mode.charging and state.soc >= limit:
+        # Already above the new limit: charging stops now.
+        state = replace(
+            state,
+            charge_power_kw=0.0,
+            charging_status="charging_complete",
+            charging_end_reason="goal_reached",
+        )
+    return state
+
+
+def _hvac(state: VehicleState, args: dict[str, Any]) -> VehicleState:
+    return replace(state, hvac_active=args["hvac_state"] == "active")
+
+
+def _temperatures(state: VehicleState, args: dict[str, Any]) -> VehicleState:
+    setting = args.get("driver_temperature_setting") or args.get("passenger_temperature_setting")
+    if setting is None:
+        setting = args["rear_temperature_setting"]
+    celsius = _to_celsius(float(setting["value"]), setting["unit"])
+    if not 15.0 <= celsius <= 30.0:
+        raise CommandRefused("the climate control accepts 15 °C to 30 °C")
+    return replace(state, hvac_target_c=celsius)
+
+
+def _honk_flash(state: VehicleState, args: dict[str, Any]) -> VehicleState:
+    honk = args.get("honk_time")
+    seconds = 0.0
+    if honk is not None:
+        seconds = float(honk["value"]) * _DURATION_TO_S.get(honk["unit"], 1.0)
+        if seconds > 10:
+            raise CommandRefused("the horn sounds for at most 10 seconds")
+    flashes = int(args.get("flash_times") or 0)
+    return replace(
+        state,
+        horn_honks=state.horn_honks + (1 if seconds > 0 else 0),
+        horn_seconds=state.horn_seconds + seconds,
+        light_flashes=state.light_flashes + flashes,
+    )
+
+
+def _trunk(state: VehicleState, args: dict[str, Any]) -> VehicleState:
+    locked = state.trunk_locked if "lock" not in args else args["lock"] == "locked"
+    opened = state.trunk_open if "position" not in args else args["position"] == "open"
+    if opened and locked:
+        raise CommandRefused("the boot cannot be open and locked")
+    if opened and state.trunk_locked and "lock" not in args:
+        raise CommandRefused("the boot is locked; unlock it to open it")
+    return replace(state, trunk_locked=locked, trunk_open=opened)
+
+
+COMMAND_HANDLERS = {
+    "doors.lock_unlock_doors": _lock_doors,
+    "charging.start_stop_charging": _start_stop_charging,
+    "charging.set_charge_limit": _set_charge_limit,
+    "climate.start_stop_hvac": _hvac,
+    "climate.set_temperature_settings": _temperatures,
+    "honk_horn_flash_lights.honk_flash": _honk_flash,
+    "trunk.control_trunk": _trunk,
+}
+# What the sandbox car obeys; the demo application registers exactly these.
+SANDBOX_COMMANDS: tuple[str, ...] = tuple(COMMAND_HANDLERS)
+
+
+def apply_command(state: VehicleState, key: str, arguments: dict[str, Any]) -> VehicleState:
+    """The vehicle after obeying `key` ("capability.command") with checked `arguments`;
+    CommandRefused when it cannot (physics), KeyError when it has no such function."""
+    if state.mode == Mode.crashed and key != "honk_horn_flash_lights.honk_flash":
+        raise CommandRefused("the vehicle was in a crash and takes no remote commands")
+    moved = COMMAND_HANDLERS[key](state, arguments)
+    return replace(moved, commands_executed=moved.commands_executed + 1)
 
 
 def advance(

@@ -21,6 +21,7 @@ from autoport.sandbox.physics import scenario_problem
 from autoport.sandbox.replay import replay
 from autoport.sandbox.schemas import (
     BehaviourChange,
+    CommandFailureSet,
     FailureSet,
     ReplayAnswer,
     ReplayRequest,
@@ -168,6 +169,33 @@ async def clear_failure(vin: str, key: str, state: StateDep, _: AdminDep) -> Res
     """The property delivers values again."""
     vehicle = await service.clear_failure(
         state.database, ingest=ingest_vehicle_data, vin=vin, key=key, now_us=state.clock.now_us()
+    )
+    return json_response(vehicle_view(vehicle))
+
+
+@router.put("/vehicles/{vin}/command-failures/{key}", responses=VEHICLE)
+async def script_command_failure(
+    vin: str, key: str, body: CommandFailureSet, state: StateDep, _: AdminDep
+) -> Response:
+    """Make every `key` command (capability.command) fail or time out with a failure
+    reason of the spec until cleared."""
+    vehicle = await service.set_command_failure(
+        state.database,
+        vin=vin,
+        key=key,
+        status=body.status,
+        reason=body.reason,
+        description=body.description,
+        now_us=state.clock.now_us(),
+    )
+    return json_response(vehicle_view(vehicle))
+
+
+@router.delete("/vehicles/{vin}/command-failures/{key}", responses=VEHICLE)
+async def clear_command_failure(vin: str, key: str, state: StateDep, _: AdminDep) -> Response:
+    """The car obeys `key` commands again."""
+    vehicle = await service.clear_command_failure(
+        state.database, vin=vin, key=key, now_us=state.clock.now_us()
     )
     return json_response(vehicle_view(vehicle))
 

@@ -7,7 +7,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from autoport.kit.clock import to_iso
-from autoport.sandbox.physics import Powertrain, Scenario
+from autoport.sandbox.physics import SANDBOX_COMMANDS, Powertrain, Scenario
 from autoport.sandbox.repository import VehicleRow
 from autoport.sandbox.service import MAX_TIME_SCALE, MIN_TIME_SCALE
 
@@ -108,6 +108,29 @@ class FailureView(BaseModel):
     description: str | None
 
 
+class CommandFailureSet(_Body):
+    status: Literal["failed", "timed_out"] = "failed"
+    reason: str
+    description: str | None = Field(default=None, max_length=500)
+
+
+class CommandFailureView(BaseModel):
+    status: Literal["failed", "timed_out"]
+    reason: str
+    description: str
+
+
+class VehicleCommandsView(BaseModel):
+    supported: list[str] = Field(description="capability.command the car obeys")
+    executed: int = Field(description="commands the car obeyed")
+    horn_honks: int
+    horn_seconds: float
+    light_flashes: int
+    hvac_active: bool
+    hvac_target_celsius: float
+    failures: dict[str, CommandFailureView] = Field(description="scripted, by capability.command")
+
+
 class SandboxVehicleView(BaseModel):
     vin: str
     brand: Literal["sandbox"]
@@ -119,6 +142,7 @@ class SandboxVehicleView(BaseModel):
     behaviour: BehaviourView
     failures: dict[str, FailureView] = Field(description="by capability.property")
     pinned: dict[str, Any] = Field(description="values set by hand, by capability.property")
+    commands: VehicleCommandsView
     created_at: str
     updated_at: str
     data: CapabilityDataView | None = Field(
@@ -178,6 +202,16 @@ def vehicle_view(vehicle: VehicleRow, *, data: dict[str, Any] | None = None) -> 
             for key, f in sorted(vehicle.failures.items())
         },
         "pinned": {key: o["data"] for key, o in sorted(vehicle.overrides.items())},
+        "commands": {
+            "supported": list(SANDBOX_COMMANDS),
+            "executed": vehicle.state.commands_executed,
+            "horn_honks": vehicle.state.horn_honks,
+            "horn_seconds": vehicle.state.horn_seconds,
+            "light_flashes": vehicle.state.light_flashes,
+            "hvac_active": vehicle.state.hvac_active,
+            "hvac_target_celsius": vehicle.state.hvac_target_c,
+            "failures": dict(sorted(vehicle.state.command_failures.items())),
+        },
         "created_at": to_iso(vehicle.created_at),
         "updated_at": to_iso(vehicle.updated_at),
     }

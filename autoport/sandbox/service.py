@@ -20,6 +20,7 @@ from typing import Any, Protocol
 
 import structlog
 
+from autoport.brands.base import CommandOutcome, CommandRequest
 from autoport.catalog import CATALOG, DataPointError, validate_data
 from autoport.catalog.catalog import UnknownProperty
 from autoport.catalog.validation import FAILURE_REASONS
@@ -29,13 +30,18 @@ from autoport.kit.environments import Environment
 from autoport.kit.errors import ApiError
 from autoport.sandbox import repository
 from autoport.sandbox.physics import (
+    COMMAND_HANDLERS,
+    SANDBOX_COMMANDS,
+    CommandRefused,
     Powertrain,
     Scenario,
     VehicleState,
     advance,
+    apply_command,
     initial_state,
     scenario_problem,
 )
+from autoport.sandbox.physics import replace as physics_replace
 from autoport.sandbox.repository import VehicleRow
 from autoport.sandbox.snapshot import (
     PROFILES,
@@ -705,3 +711,109 @@ def current_data(
     for capability, group in failure_capabilities(failing, now_us).items():
         data.setdefault(capability, {}).update(group)
     return data
+
+
+# --------------------------------------------------------------------------- commands
+
+COMMAND_FAILURE_STATUSES = ("failed", "timed_out")
+
+
+def command_key(key: str, *, source: str = "command") -> str:
+    """A "capability.command" the sandbox car obeys; 422 naming it otherwise."""
+    if key not in COMMAND_HANDLERS:
+        raise ApiError(
+            422,
+            f"{key!r} is not a command the sandbox vehicle obeys ({', '.join(SANDBOX_COMMANDS)})",
+            source=source,
+        )
+    return key
+
+
+async def execute_command(
+    db: Database, *, ingest: Ingest, request: CommandRequest, now_us: int
+) -> CommandOutcome:
+    """The emulated vehicle obeys (physics: autoport.sandbox.physics.apply_command) or
+    fails the command, as a scripted failure says first. What changed is ingested like
+    every value the car sends, so pull, history and streams show it."""
+    key = f"{request.capability}.{request.command}"
+    async with db.transaction() as conn:
+        vehicle = await repository.get_for_update(conn, ENVIRONMENT, request.vin)
+        if vehicle is None:
+            return CommandOutcome(
+                "failed", "oem_error", f"no sandbox vehicle with VIN {request.vin}"
+            )
+        scripted = vehicle.state.command_failures.get(key)
+        if scripted is not None:
+            return CommandOutcome(scripted["status"], scripted["reason"], scripted["description"])
+        if key not in COMMAND_HANDLERS:
+            return CommandOutcome(
+                "failed", "oem_error", f"the sandbox vehicle does not support {key}"
+            )
+        try:
+            state = apply_command(vehicle.state, key, dict(request.arguments))
+        except CommandRefused as refused:
+            return CommandOutcome("failed", "oem_error", str(refused))
+        before = values_of(vehicle)
+        updated = replace(
+            changed_by_hand(vehicle, state, now_us), updated_at=_bump(vehicle, now_us)
+        )
+        await repository.save(conn, updated, seen_updated_at=vehicle.updated_at)
+    await _ingest_values(db, ingest, updated, changed(before, values_of(updated)), now_us)
+    return CommandOutcome("executed")
+
+
+async def set_command_failure(
+    db: Database,
+    *,
+    vin: str,
+    key: str,
+    status: str,
+    reason: str,
+    description: str | None,
+    now_us: int,
+) -> VehicleRow:
+    """Script a command's outcome: every `key` command fails (or times out) this way
+    until cleared."""
+    command_key(key)
+    if status not in COMMAND_FAILURE_STATUSES:
+        raise ApiError(
+            422, f"status: must be one of {', '.join(COMMAND_FAILURE_STATUSES)}", source="status"
+        )
+    if reason not in FAILURE_REASONS:
+        raise ApiError(
+            422, f"reason: {reason!r} is not one of {', '.join(FAILURE_REASONS)}", source="reason"
+        )
+    text = description or f"{key} {status} ({reason}), scripted by the sandbox emulator"
+    return await _change_command_failures(
+        db,
+        vin,
+        now_us,
+        lambda failures: {
+            **failures,
+            key: {"status": status, "reason": reason, "description": text},
+        },
+    )
+
+
+async def clear_command_failure(db: Database, *, vin: str, key: str, now_us: int) -> VehicleRow:
+    command_key(key)
+
+    def drop(failures: dict[str, Any]) -> dict[str, Any]:
+        if key not in failures:
+            raise ApiError(404, f"{key} has no scripted failure on {vin}", source="command")
+        return {k: v for k, v in failures.items() if k != key}
+
+    return await _change_command_failures(db, vin, now_us, drop)
+
+
+async def _change_command_failures(db: Database, vin: str, now_us: int, change: Any) -> VehicleRow:
+    async with db.transaction() as conn:
+        vehicle = await repository.get_for_update(conn, ENVIRONMENT, vin)
+        if vehicle is None:
+            raise _not_found(vin)
+        state = physics_replace(
+            vehicle.state, command_failures=change(dict(vehicle.state.command_failures))
+        )
+        updated = replace(vehicle, state=state, updated_at=_bump(vehicle, now_us))
+        await repository.save(conn, updated, seen_updated_at=vehicle.updated_at)
+    return updated

@@ -417,7 +417,11 @@ PRODUCERS: tuple[Producible, ...] = (
     # climate
     Producible("climate.outside_temperature", ALL, lambda s, _: _q("celsius", s.outside_c, 1)),
     Producible("climate.inside_temperature", ALL, lambda s, _: _q("celsius", s.inside_c, 1)),
-    Producible("climate.hvac_state", ALL, lambda s, _: "active" if s.moving else "inactive"),
+    Producible(
+        "climate.hvac_state",
+        ALL,
+        lambda s, _: "active" if s.moving or s.hvac_active else "inactive",
+    ),
     # dashboard lights
     Producible(
         "dashboard_lights.dashboard_lights",

@@ -10,6 +10,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
 import structlog
 
 from autoport.catalog.brands import UNKNOWN_BRAND
@@ -20,7 +21,7 @@ from autoport.kit.environments import Environment
 from autoport.kit.state import AppState
 from autoport.streaming import mosquitto, repository
 from autoport.streaming.metrics import MESSAGES_BUILT
-from autoport.streaming.schemas import StreamData, encode_message
+from autoport.streaming.schemas import SCHEMA_VERSION, StreamData, encode_message
 from autoport.vehicles import access
 from autoport.vehicles.access import Reader
 
@@ -28,6 +29,7 @@ log = structlog.get_logger("autoport.streaming")
 
 CONSUMER = "streaming"
 DATA_EVENT = "vehicle_data_changed"
+COMMAND_EVENT = "command_changed"
 # Other events routed to this consumer change who may read, which the reader lookup sees at
 # the next data event; they produce no message and are acknowledged.
 ACKNOWLEDGED_EVENTS = frozenset({"authorization_changed", "fleet_clearance_changed"})
@@ -83,6 +85,27 @@ def messages_for(event: outbox.OutboxEvent, readers: Iterable[Reader]) -> list[B
             BuiltMessage(event.environment, reader.application_id, vin, mid, body, event.created_at)
         )
     return built
+
+
+def command_message(event: outbox.OutboxEvent) -> BuiltMessage | None:
+    """A `command_changed` message for the application that sent the command."""
+    vin = _event_vin(event)
+    command = event.payload.get("command")
+    if vin is None or event.application_id is None or not isinstance(command, Mapping):
+        log.warning("command event without vin, application or command ignored", outbox_id=event.id)
+        return None
+    mid = f"cmd-{command.get('id')}-{command.get('status')}"
+    body = orjson.dumps(
+        {
+            "version": SCHEMA_VERSION,
+            "application_id": event.application_id,
+            "message_id": mid,
+            "vin": vin,
+            "type": COMMAND_EVENT,
+            "command": command,
+        }
+    )
+    return BuiltMessage(event.environment, event.application_id, vin, mid, body, event.created_at)
 
 
 class LostLease(Exception):
@@ -150,6 +173,12 @@ async def write_messages(
     caller's transaction. Returns the last sequence number written per application."""
     per_app: dict[StreamKey, list[BuiltMessage]] = {}
     for event in events:
+        if event.event_type == COMMAND_EVENT:
+            # Only the application that sent the command sees it.
+            built = command_message(event)
+            if built is not None:
+                per_app.setdefault((built.environment, built.application_id), []).append(built)
+            continue
         if event.event_type != DATA_EVENT:
             if event.event_type not in ACKNOWLEDGED_EVENTS:
                 log.warning("unexpected stream event acknowledged", event_type=event.event_type)

@@ -92,6 +92,9 @@ def build_payload(
         event["detail"] = data["detail"]
     if event_type == "authorization_changed" and data.get("authorization_id") is not None:
         event["authorization_id"] = data["authorization_id"]
+    if event_type == "command_changed" and data.get("command") is not None:
+        # The vehicle command as GET /v1/vehicle-commands/{id} answers it.
+        event["command"] = data["command"]
     return orjson.dumps(
         {"vehicle": {"vin": vin}, "event": event, "application": {"id": application_id}}
     )

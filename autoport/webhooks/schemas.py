@@ -6,7 +6,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from autoport.webhooks.signing import SignatureScheme
 
-EventType = Literal["ping", "fleet_clearance_changed", "authorization_changed"]
+EventType = Literal["ping", "fleet_clearance_changed", "authorization_changed", "command_changed"]
 EVENT_TYPES: tuple[str, ...] = get_args(EventType)
 
 
@@ -21,7 +21,7 @@ class WebhookIn(BaseModel):
 
     url: str = Field(max_length=2048, examples=["https://example.com/hooks/autoport"])
     secret: str | None = Field(default=None, min_length=16, max_length=256)
-    events: list[EventType] | None = Field(default=None, max_length=3)
+    events: list[EventType] | None = Field(default=None, max_length=4)
     signature_scheme: SignatureScheme | None = None
 
 

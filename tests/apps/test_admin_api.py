@@ -451,3 +451,27 @@ async def test_a_public_client_registers_its_bare_url_scheme_as_redirect_uri(
     dropped = await client.patch(path, json={"url_scheme": None}, headers=ADMIN)
     assert dropped.status_code == 422
     assert dropped.json()["errors"][0]["source"] == "url_scheme"
+
+
+async def test_applications_register_vehicle_commands(client: httpx.AsyncClient) -> None:
+    created = await create(
+        client, commands=["doors.lock_unlock_doors", "charging.start_stop_charging"]
+    )
+    assert created.status_code == 201, created.text
+    # In catalog order, without duplicates.
+    assert created.json()["commands"] == [
+        "charging.start_stop_charging",
+        "doors.lock_unlock_doors",
+    ]
+    app_id = created.json()["app_id"]
+    bad = await client.patch(
+        f"/admin/v1/applications/{app_id}",
+        json={"commands": ["doors.lock_unlock_doors", "doors.fly"]},
+        headers=ADMIN,
+    )
+    assert bad.status_code == 422
+    assert bad.json()["errors"][0]["source"] == "commands[1]"
+    changed = await client.patch(
+        f"/admin/v1/applications/{app_id}", json={"commands": []}, headers=ADMIN
+    )
+    assert changed.status_code == 200 and changed.json()["commands"] == []

@@ -136,3 +136,32 @@ def test_bad_url_scheme_is_a_clear_message_and_stores_nothing(
     assert result.exit_code == 2
     assert source in result.output
     assert run_json("list")["applications"] == []
+
+
+def test_commands_at_creation_and_set_commands(data_dir: Path) -> None:
+    created = run_json(
+        "create",
+        "--name",
+        "Remote",
+        "--brand",
+        "sandbox",
+        "--environment",
+        "sandbox",
+        "--command",
+        "doors.lock_unlock_doors",
+    )
+    assert created["commands"] == ["doors.lock_unlock_doors"]
+    changed = run_json(
+        "set-commands",
+        str(created["app_id"]),
+        "-e",
+        "sandbox",
+        "--command",
+        "honk_horn_flash_lights.honk_flash",
+    )
+    assert changed["commands"] == ["honk_horn_flash_lights.honk_flash"]
+    refused = runner.invoke(
+        app, ["apps", "set-commands", str(created["app_id"]), "-e", "sandbox", "--command", "x.y"]
+    )
+    assert refused.exit_code != 0
+    assert "commands[0]" in refused.output

@@ -29,6 +29,7 @@ README = ROOT / "README.md"
 EXPECTED = {
     "The sandbox: a living car in two minutes": ['"vin":"SBXPSRGC89T9TK2VN"', "data: {"],
     "Applications and tokens (OAuth 2.0)": ["client_secret", '"token_type":"bearer"'],
+    "Vehicle commands": ['"status":"executed"'],
     "Fleet clearance in the sandbox": ['"status":"approved"', '"status":"revoking"'],
     "Vehicle data: ingest, pull, history": ['"accepted_count":2', '"values":[{"data":0.82'],
 }

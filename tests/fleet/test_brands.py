@@ -20,7 +20,12 @@ from autoport.brands.registry import (
     ConnectorConfigError,
     registry_of,
 )
-from autoport.brands.sandbox import SandboxConnector, SandboxDefaults, VehicleBehaviour
+from autoport.brands.sandbox import (
+    SandboxConnector,
+    SandboxDefaults,
+    SettingsBehaviour,
+    VehicleBehaviour,
+)
 from autoport.brands.sources import (
     DataSource,
     PrivacyModeActive,
@@ -77,7 +82,7 @@ async def test_sandbox_clearance_waits_for_the_delay_then_decides() -> None:
 
 
 async def test_sandbox_clearance_outcome_per_vehicle_overrides_settings() -> None:
-    class Reject:
+    class Reject(SettingsBehaviour):
         async def behaviour_of(self, *, environment: Environment, vin: str) -> VehicleBehaviour:
             return VehicleBehaviour(clearance_outcome=ClearanceOutcome.rejected)
 
@@ -127,7 +132,7 @@ async def test_sandbox_fetch_failures_map_to_statuses(
 
 
 async def test_sandbox_offline_vehicle_from_behaviour() -> None:
-    class Offline:
+    class Offline(SettingsBehaviour):
         async def behaviour_of(self, *, environment: Environment, vin: str) -> VehicleBehaviour:
             return VehicleBehaviour(offline=vin == VIN)
 
@@ -145,7 +150,7 @@ async def test_sandbox_offline_vehicle_from_behaviour() -> None:
 
 
 async def test_sandbox_privacy_mode_from_behaviour_outranks_offline() -> None:
-    class Private:
+    class Private(SettingsBehaviour):
         async def behaviour_of(self, *, environment: Environment, vin: str) -> VehicleBehaviour:
             return VehicleBehaviour(privacy_mode=True, offline=True)
 
@@ -167,7 +172,7 @@ async def test_sandbox_slow_fetch_runs_into_the_callers_timeout() -> None:
 
 
 async def test_sandbox_per_property_failures_pass_catalog_validation() -> None:
-    class Fresh:
+    class Fresh(SettingsBehaviour):
         async def behaviour_of(self, *, environment: Environment, vin: str) -> VehicleBehaviour:
             return VehicleBehaviour()
 

@@ -10,7 +10,7 @@ from fastapi import FastAPI
 
 from autoport.brands.base import BrandConnector, ConnectivityStatus, ConnectorError, Eligibility
 from autoport.brands.registry import registry_of
-from autoport.brands.sandbox import SandboxDefaults, VehicleBehaviour
+from autoport.brands.sandbox import SandboxDefaults, SettingsBehaviour, VehicleBehaviour
 from autoport.eligibility import service as eligibility_service
 from autoport.kit.environments import Environment
 from tests.fleet.conftest import Callers
@@ -89,7 +89,7 @@ async def test_eligible_pattern_as_regular_expression(
     assert other.json()["eligible"] is False
 
 
-class _Behaviour:
+class _Behaviour(SettingsBehaviour):
     async def behaviour_of(self, *, environment: Environment, vin: str) -> VehicleBehaviour:
         if vin == VIN:
             return VehicleBehaviour(

@@ -15,7 +15,7 @@ from fastapi import FastAPI
 
 from autoport.app import create_app
 from autoport.brands.registry import BrandRegistry, registry_of
-from autoport.brands.sandbox import VehicleBehaviour
+from autoport.brands.sandbox import SettingsBehaviour, VehicleBehaviour
 from autoport.config import Settings
 from autoport.fleet import repository
 from autoport.fleet.tasks import WorkerConfig, _advance, process_due
@@ -27,7 +27,7 @@ from tests.factories import create_app_credentials
 from tests.fleet.conftest import Callers
 
 
-class _Yielding:
+class _Yielding(SettingsBehaviour):
     """Sandbox behaviour that yields to the event loop, so the workers interleave while
     they wait for "the carmaker"."""
 

@@ -135,3 +135,18 @@ def test_replay_prints_identical_json_lines() -> None:
     )
     assert code == 2
     assert "charging" in out
+
+
+def test_scripted_command_failures(env: None) -> None:
+    assert cli("vehicles", "create", "--vin", VIN, "--scenario", "parked")[0] == 0
+    code, out = cli(
+        "fail-command", VIN, "doors.lock_unlock_doors", "--reason", "execution_timeout",
+        "--status", "timed_out", "--json",
+    )  # fmt: skip
+    assert code == 0, out
+    failure = json.loads(out)["commands"]["failures"]["doors.lock_unlock_doors"]
+    assert (failure["status"], failure["reason"]) == ("timed_out", "execution_timeout")
+    code, out = cli("fail-command", VIN, "doors.lock_unlock_doors", "--json")
+    assert code == 0 and json.loads(out)["commands"]["failures"] == {}
+    code, err = cli_error("fail-command", VIN, "doors.fly", "--reason", "unknown")
+    assert code != 0 and "doors.fly" in err

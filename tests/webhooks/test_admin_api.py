@@ -28,7 +28,12 @@ async def test_saving_a_webhook_sends_a_signed_ping_and_returns_its_outcome(
     data = response.json()
     secret = data["webhook"]["secret"]
     assert secret.startswith("whsec_") and len(secret) >= 40
-    assert data["webhook"]["events"] == ["ping", "fleet_clearance_changed", "authorization_changed"]
+    assert data["webhook"]["events"] == [
+        "ping",
+        "fleet_clearance_changed",
+        "authorization_changed",
+        "command_changed",
+    ]
     assert data["ping"]["status"] == "succeeded"
     assert data["ping"]["response_status"] == 200
     [ping] = receiver.requests

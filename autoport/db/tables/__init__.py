@@ -7,6 +7,7 @@ epoch (UTC), JSON is TEXT, and every feature row carries its `environment`.
 from autoport.db import metadata
 from autoport.db.tables import (
     apps,
+    commands,
     consent,
     console,
     fleet,
@@ -22,6 +23,7 @@ from autoport.db.tables import (
 
 __all__ = [
     "apps",
+    "commands",
     "consent",
     "console",
     "fleet",

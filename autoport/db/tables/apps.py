@@ -34,6 +34,8 @@ applications = Table(
     # A mobile application's own URI scheme (`com.example.app`), lower case, or None.
     # When set, the application's private-scheme redirect URIs must use it.
     Column("url_scheme", Text, nullable=True),
+    # The vehicle commands it asks for, ["capability.command"] (autoport.commands).
+    Column("commands", Text, nullable=False, server_default="[]"),
     UniqueConstraint("client_id"),
     Index("ix_applications_account", "environment", "account_id"),
 )
@@ -56,6 +58,8 @@ authorizations = Table(
     Column("valid_until", BigInteger, nullable=True),
     Column("created_at", BigInteger, nullable=False),
     Column("updated_at", BigInteger, nullable=False),
+    # The granted vehicle commands, ["capability.command"] (their `set` scopes).
+    Column("commands", Text, nullable=False, server_default="[]"),
     Index("ix_authorizations_vin", "environment", "vin", "status"),
     Index("ix_authorizations_application", "application_id", "vin"),
 )

@@ -17,9 +17,9 @@ from autoport.oauth.group_commit import run_grouped
 from autoport.oauth.repository import ACCESS
 from autoport.oauth.tokens import (
     ACCESS_PREFIX,
-    CLIENT_SCOPES,
     CLIENT_TOKEN_SECONDS,
     TokenSettings,
+    client_scope,
     record_assertion,
     token_response,
 )
@@ -39,6 +39,7 @@ async def grant(
             "unauthorized_client", "a public client cannot use the client_credentials grant"
         )
     token = new_token(ACCESS_PREFIX)
+    scope = client_scope(client.application)
     row = {
         "token_hash": token_hash(config.token_key, token),
         "environment": str(environment),
@@ -46,7 +47,7 @@ async def grant(
         "application_id": client.application.id,
         "authorization_id": None,
         "family_id": None,
-        "scopes": CLIENT_SCOPES,
+        "scopes": scope,
         "created_at": now_us,
         "expires_at": now_us + CLIENT_TOKEN_SECONDS * MICROS,
     }
@@ -56,4 +57,4 @@ async def grant(
         await repository.insert_token(conn, row)
 
     await run_grouped(db, work)
-    return token_response(access=token, expires_in=CLIENT_TOKEN_SECONDS, scope=CLIENT_SCOPES)
+    return token_response(access=token, expires_in=CLIENT_TOKEN_SECONDS, scope=scope)

@@ -1,0 +1,156 @@
+"""SQL of vehicle commands. Every read is scoped by environment (and application)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from autoport.commands.schemas import CommandRow
+from autoport.kit.db import Connection
+from autoport.kit.environments import Environment
+
+COLUMNS = (
+    "id, environment, application_id, authorization_id, vin, brand, capability, command, "
+    "arguments, status, failure_reason, failure_description, idempotency_key, request_hash, "
+    "created_at, updated_at, sent_at, finished_at, deadline_at"
+)
+
+# ON CONFLICT DO NOTHING covers both unique constraints (idempotency key, one in flight
+# per vehicle and capability): the caller reads which one it met.
+_INSERT = """
+INSERT INTO vehicle_commands (id, environment, application_id, authorization_id, vin, brand,
+    capability, command, arguments, status, idempotency_key, request_hash, inflight,
+    created_at, updated_at, deadline_at)
+VALUES (:id, :environment, :application_id, :authorization_id, :vin, :brand, :capability,
+    :command, :arguments, 'pending', :idempotency_key, :request_hash, :inflight,
+    :created_at, :created_at, :deadline_at)
+ON CONFLICT DO NOTHING
+RETURNING id
+"""
+
+
+def inflight_key(vin: str, capability: str) -> str:
+    return f"{vin}/{capability}"
+
+
+async def insert(conn: Connection, values: dict[str, Any]) -> bool:
+    """False when the idempotency key or the vehicle's capability is taken."""
+    return await conn.fetch_value(_INSERT, values) is not None
+
+
+async def get(conn: Connection, environment: Environment, command_id: str) -> CommandRow | None:
+    row = await conn.fetch_one(
+        f"SELECT {COLUMNS} FROM vehicle_commands "  # noqa: S608 - fixed column list
+        "WHERE id = :id AND environment = :environment",
+        {"id": command_id, "environment": str(environment)},
+    )
+    return None if row is None else CommandRow.from_row(row)
+
+
+async def by_idempotency_key(
+    conn: Connection, environment: Environment, application_id: str, key: str
+) -> CommandRow | None:
+    row = await conn.fetch_one(
+        f"SELECT {COLUMNS} FROM vehicle_commands "  # noqa: S608 - fixed column list
+        "WHERE environment = :environment AND application_id = :application_id "
+        "AND idempotency_key = :key",
+        {"environment": str(environment), "application_id": application_id, "key": key},
+    )
+    return None if row is None else CommandRow.from_row(row)
+
+
+async def forget_idempotency_key(conn: Connection, command_id: str) -> None:
+    """The key's 24 hours are over: it may name a new command."""
+    await conn.execute(
+        "UPDATE vehicle_commands SET idempotency_key = NULL WHERE id = :id", {"id": command_id}
+    )
+
+
+async def in_flight(
+    conn: Connection, environment: Environment, vin: str, capability: str
+) -> CommandRow | None:
+    row = await conn.fetch_one(
+        f"SELECT {COLUMNS} FROM vehicle_commands "  # noqa: S608 - fixed column list
+        "WHERE environment = :environment AND inflight = :inflight",
+        {"environment": str(environment), "inflight": inflight_key(vin, capability)},
+    )
+    return None if row is None else CommandRow.from_row(row)
+
+
+async def claim_pending(
+    conn: Connection, *, worker_id: str, now_us: int, limit: int
+) -> list[CommandRow]:
+    """Move up to `limit` due pending commands to `sent`, in the caller's transaction:
+    once it commits, no one (this worker after a crash included) sends them again."""
+    lock = " FOR UPDATE SKIP LOCKED" if conn.dialect == "postgresql" else ""
+    rows = await conn.fetch_all(
+        f"""
+        UPDATE vehicle_commands
+        SET status = 'sent', sent_at = :now, updated_at = :now, claimed_by = :worker
+        WHERE status = 'pending' AND id IN (
+            SELECT id FROM vehicle_commands
+            WHERE status = 'pending' AND deadline_at > :now
+            ORDER BY created_at LIMIT :limit{lock}
+        )
+        RETURNING {COLUMNS}
+        """,  # noqa: S608 - fixed column list and lock clause
+        {"now": now_us, "worker": worker_id, "limit": limit},
+    )
+    return sorted((CommandRow.from_row(row) for row in rows), key=lambda c: c.created_at)
+
+
+async def finish(
+    conn: Connection,
+    *,
+    command_id: str,
+    status: str,
+    reason: str | None,
+    description: str | None,
+    now_us: int,
+    expected: tuple[str, ...] = ("sent",),
+) -> CommandRow | None:
+    """Record the outcome, only from an `expected` status (a command finished by the
+    timeout sweep keeps that answer). None when it was not in one."""
+    placeholders = ", ".join(f":s{i}" for i in range(len(expected)))
+    row = await conn.fetch_one(
+        f"""
+        UPDATE vehicle_commands
+        SET status = :status, failure_reason = :reason, failure_description = :description,
+            finished_at = :now, updated_at = :now, inflight = NULL
+        WHERE id = :id AND status IN ({placeholders})
+        RETURNING {COLUMNS}
+        """,  # noqa: S608 - generated placeholders and a fixed column list
+        {
+            "id": command_id,
+            "status": status,
+            "reason": reason,
+            "description": description,
+            "now": now_us,
+            **{f"s{i}": s for i, s in enumerate(expected)},
+        },
+    )
+    return None if row is None else CommandRow.from_row(row)
+
+
+async def overdue(conn: Connection, *, now_us: int, grace_us: int, limit: int) -> list[CommandRow]:
+    """Unfinished commands past their deadline: pending ones at once, sent ones after a
+    grace (a live worker's own timeout answers first)."""
+    rows = await conn.fetch_all(
+        f"SELECT {COLUMNS} FROM vehicle_commands "  # noqa: S608 - fixed column list
+        "WHERE (status = 'pending' AND deadline_at <= :now) "
+        "OR (status = 'sent' AND deadline_at <= :late) "
+        "ORDER BY deadline_at LIMIT :limit",
+        {"now": now_us, "late": now_us - grace_us, "limit": limit},
+    )
+    return [CommandRow.from_row(row) for row in rows]
+
+
+async def of_vehicle(
+    conn: Connection, environment: Environment, vin: str, *, limit: int = 100
+) -> list[CommandRow]:
+    """The vehicle's commands, newest first (the owner's access record)."""
+    rows = await conn.fetch_all(
+        f"SELECT {COLUMNS} FROM vehicle_commands "  # noqa: S608 - fixed column list
+        "WHERE environment = :environment AND vin = :vin ORDER BY created_at DESC LIMIT :limit",
+        {"environment": str(environment), "vin": vin, "limit": limit},
+    )
+    return [CommandRow.from_row(row) for row in rows]

@@ -1,0 +1,211 @@
+"""POST /v1/vehicle-commands/autoapi-13/{vin}, GET /v1/vehicle-commands/{id} and the
+command catalog. Thin: authenticate, call the service, answer.
+
+The send and the read are hot routes, answered by the request pipeline before FastAPI
+(autoport.kit.middleware; FastAPI's dependency and body machinery was a third of a
+command's cost); the FastAPI routes below document them and answer the same."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import orjson
+from fastapi import Header, Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from autoport.catalog.commands import COMMANDS
+from autoport.commands import service
+from autoport.commands.schemas import CommandCatalog, CommandIn, CommandRow, CommandView
+from autoport.kit.auth import Caller, CallerDep, current_caller
+from autoport.kit.errors import ApiError
+from autoport.kit.routing import api_router, is_json_content_type, json_response
+from autoport.kit.state import AppState, state_of
+
+router = api_router(tags=["vehicle commands"])
+
+_ERRORS: dict[int | str, dict[str, Any]] = {
+    400: {"description": "Malformed VIN or Idempotency-Key (the detail names it)"},
+    401: {"description": "Missing, invalid, expired or revoked token, or another environment's"},
+    403: {
+        "description": "No approved consent or fleet clearance for this VIN, or the token "
+        "lacks a `<capability>.set.<property>` scope of the command (named in the detail)"
+    },
+    404: {"description": "No such command for this application"},
+    409: {"description": "Another command of this capability is in flight for the vehicle"},
+    422: {
+        "description": "Unknown capability or command, arguments that do not fit the "
+        "catalog, or an Idempotency-Key reused with another request (the field is named)"
+    },
+    429: {"description": "The vehicle's command rate limit is used up (see Retry-After)"},
+}
+_WAIT_DOC = (
+    "`Prefer: wait=N` (RFC 7240) waits up to N seconds for the command to finish: "
+    "answered `200` with the finished command and `Preference-Applied`; still unfinished "
+    "after N seconds, `202`."
+)
+
+
+async def _answer(
+    state: AppState,
+    row: CommandRow,
+    prefer: str | None,
+    headers: dict[str, str],
+    *,
+    unfinished_status: int,
+) -> Response:
+    wait = service.wanted_wait(prefer, state.settings.vehicle_command_max_wait_seconds)
+    if wait is not None:
+        row = await service.wait_finished(state, row, wait)
+        headers = {**headers, "Preference-Applied": f"wait={int(wait)}"}
+    headers["Location"] = f"{service.PATH}/{row.id}"
+    status = 200 if row.finished else unfinished_status
+    return json_response(row.as_dict(), status_code=status, headers=headers)
+
+
+SEND_PATH = "/v1/vehicle-commands/autoapi-13/{vin}"
+READ_PATH = "/v1/vehicle-commands/{command_id}"
+_FIELDS = ("capability", "command", "arguments")
+
+
+async def _parse(request: Request) -> CommandIn:
+    """The body, checked as FastAPI would (415, 400, 422 naming the field)."""
+    content_type = request.headers.get("content-type", "")
+    if not is_json_content_type(content_type):
+        raise ApiError(415, f"Content-Type must be application/json, got {content_type or 'none'}")
+    raw = await request.body()
+    if not raw:
+        raise ApiError(400, "the request body is empty; send a JSON object", source="body")
+    try:
+        data = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        raise ApiError(400, "the request body is not valid JSON", source="body") from None
+    if not isinstance(data, dict):
+        raise ApiError(422, "body: expected a JSON object", source="body")
+    for name in data:
+        if name not in _FIELDS:
+            raise ApiError(
+                422, f"{name}: unknown field (fields: {', '.join(_FIELDS)})", source=name
+            )
+    for name in ("capability", "command"):
+        value = data.get(name)
+        if not isinstance(value, str) or not 0 < len(value) <= 100:
+            raise ApiError(422, f"{name}: required, a string of 1 to 100 characters", source=name)
+    arguments = data.get("arguments", {})
+    if not isinstance(arguments, dict):
+        raise ApiError(422, "arguments: expected a JSON object", source="arguments")
+    return CommandIn.model_construct(
+        capability=data["capability"], command=data["command"], arguments=arguments
+    )
+
+
+async def _send(request: Request, vin: str, body: CommandIn, caller: Caller) -> Response:
+    state = state_of(request)
+    accepted = await service.submit(
+        state, caller, vin, body, idempotency_key=request.headers.get("idempotency-key")
+    )
+    headers = dict(accepted.rate_headers)
+    if accepted.replayed:
+        headers["Idempotent-Replayed"] = "true"
+    return await _answer(
+        state, accepted.command, request.headers.get("prefer"), headers, unfinished_status=202
+    )
+
+
+async def _read(request: Request, command_id: str, caller: Caller) -> Response:
+    state = state_of(request)
+    row = await service.get_for(state, caller, command_id)
+    return await _answer(state, row, request.headers.get("prefer"), {}, unfinished_status=200)
+
+
+async def send_endpoint(request: Request) -> Response:
+    caller = await current_caller(request)  # 401 before anything about the body
+    body = await _parse(request)
+    return await _send(request, request.path_params["vin"], body, caller)
+
+
+async def read_endpoint(request: Request) -> Response:
+    caller = await current_caller(request)
+    return await _read(request, request.path_params["command_id"], caller)
+
+
+hot_routes = [
+    Route(SEND_PATH, send_endpoint, methods=["POST"]),
+    Route(READ_PATH, read_endpoint, methods=["GET"]),
+]
+
+
+@router.post(
+    SEND_PATH,
+    summary="Send a command to a vehicle",
+    status_code=202,
+    responses={
+        202: {"model": CommandView, "description": "Accepted (pending or sent)"},
+        200: {"model": CommandView, "description": "Finished within `Prefer: wait`"},
+        **_ERRORS,
+    },
+)
+async def send_command(
+    vin: str,
+    body: CommandIn,
+    request: Request,
+    caller: CallerDep,
+    idempotency_key: Annotated[str | None, Header(alias="Idempotency-Key")] = None,
+    prefer: Annotated[str | None, Header()] = None,
+) -> Response:
+    """Accept a command (`pending`); a worker sends it to the vehicle once (`sent`) and
+    records `executed`, `failed` or `timed_out` with a failure reason. The same
+    `Idempotency-Key` within 24 hours answers the same command (never a second
+    execution)."""
+    return await _send(request, vin, body, caller)
+
+
+send_command.__doc__ = f"{send_command.__doc__}{_WAIT_DOC}"
+
+
+@router.get(
+    READ_PATH,
+    summary="A command and its status",
+    responses={200: {"model": CommandView}, **_ERRORS},
+)
+async def get_command(
+    command_id: str,
+    request: Request,
+    caller: CallerDep,
+    prefer: Annotated[str | None, Header()] = None,
+) -> Response:
+    """One of the application's commands (`Prefer: wait=N` waits for it to finish)."""
+    return await _read(request, command_id, caller)
+
+
+@router.get(
+    "/v1/vehicle-commands",
+    summary="The commands vehicles take",
+    responses={200: {"model": CommandCatalog}},
+)
+async def command_catalog(caller: CallerDep) -> Response:
+    """Every command of the level-13 catalog: its arguments and the `set` scopes it
+    needs."""
+    return json_response(
+        {
+            "commands": [
+                {
+                    "capability": c.capability,
+                    "command": c.name,
+                    "label_en": c.label_en,
+                    "label_de": c.label_de,
+                    "arguments": [
+                        {
+                            "name": a.name,
+                            "required": a.required,
+                            "multiple": a.prop.multiple,
+                            "scope": f"{c.capability}.set.{a.name}",
+                        }
+                        for a in c.arguments
+                    ],
+                    "scopes": list(c.scopes),
+                }
+                for c in COMMANDS
+            ]
+        }
+    )

@@ -1,0 +1,299 @@
+"""Benchmark: vehicle commands against the real `autoport serve` (sandbox cars, SQLite).
+
+The subject is the real server process (`python -m autoport serve`, pinned to core 0)
+with its background work on (the command worker, the simulator, streams, webhooks). The
+sandbox cars answer with zero latency. The demo application (which registers every
+command the simulator obeys) holds approved fleet clearances of N parked sandbox cars.
+
+Two phases, from a client on core 1:
+- accepted: POST one command per (car, capability) slot as fast as 64 connections go;
+  commands/s accepted = 202 answers / elapsed. Then every one must reach `executed`.
+- latency: 32 clients, each sending a command with `Prefer: wait=10` and the next one when
+  it finished: the time from request to `executed` (p50, p99) and the executed rate.
+
+    python -m bench commands            # 300 cars, 8 s of latency measurement
+    python -m bench commands --quick    # 20 cars, 2 s: a smoke test
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from bench.vehicle_data_pull import _free_port, _wait_ready
+
+TARGET_ACCEPTED_PER_S = 500.0
+TARGET_P99_MS = 250.0
+RESULTS = Path("var/bench-results/commands.json")
+# (capability, command, two alternating argument sets): a slot is a car and a capability.
+KINDS: tuple[tuple[str, str, tuple[dict[str, Any], dict[str, Any]]], ...] = (
+    ("doors", "lock_unlock_doors", ({"locks_state": "unlocked"}, {"locks_state": "locked"})),
+    ("climate", "start_stop_hvac", ({"hvac_state": "active"}, {"hvac_state": "inactive"})),
+    ("honk_horn_flash_lights", "honk_flash", ({"flash_times": 1}, {"flash_times": 2})),
+)
+
+
+@dataclass
+class Setup:
+    client_id: str
+    client_secret: str
+    vins: list[str]
+
+
+async def prepare(data_dir: Path, cars: int) -> Setup:
+    from autoport.app import create_app
+    from autoport.ingestion.service import ingest_vehicle_data
+    from autoport.kit.clock import now_us
+    from autoport.kit.migrate import upgrade
+    from autoport.sandbox import service
+    from autoport.sandbox.demo import approve_fleet_clearances, seed_demo
+    from autoport.sandbox.service import NewVehicle
+    from bench._pull_apps import bench_settings
+
+    settings = bench_settings(data_dir)
+    await upgrade(settings.resolved_database_url)
+    app = create_app(settings, run_background=False)
+    async with app.router.lifespan_context(app):
+        db = app.state.autoport.database
+        demo = await seed_demo(db, ingest=ingest_vehicle_data, now_us=now_us())
+        vins = []
+        for number in range(cars):
+            vehicle = await service.create_vehicle(
+                db,
+                ingest=ingest_vehicle_data,
+                spec=NewVehicle(vin=f"SBXCMD{number:011d}", running=False, profile="full"),
+                now_us=now_us(),
+            )
+            vins.append(vehicle.vin)
+        await approve_fleet_clearances(
+            db,
+            application_id=demo.application_id,
+            client_id=demo.client_id,
+            properties=["doors.locks_state"],
+            vins=vins,
+            now_us=now_us(),
+        )
+    return Setup(demo.client_id, demo.client_secret or "", vins)
+
+
+def start_server(data_dir: Path) -> tuple[subprocess.Popen[bytes], int]:
+    port = _free_port()
+    env = {
+        **os.environ,
+        "AUTOPORT_DATA_DIR": str(data_dir),
+        "AUTOPORT_PORT": str(port),
+        "AUTOPORT_LOG_LEVEL": "warning",
+        "AUTOPORT_ACCESS_LOG": "false",
+        "AUTOPORT_VEHICLE_COMMAND_RATE_LIMIT": "100000000/minute",
+        "PYTHONPATH": os.getcwd(),
+    }
+    pin = ["taskset", "-c", "0"] if shutil.which("taskset") else []
+    process = subprocess.Popen(
+        [*pin, sys.executable, "-m", "autoport", "serve"], env=env, stdout=subprocess.DEVNULL
+    )
+    _wait_ready(port, process)
+    return process, port
+
+
+def _percentile(values: list[float], share: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(share * len(ordered)))] if ordered else 0.0
+
+
+async def accepted_phase(
+    client: httpx.AsyncClient, base: str, headers: dict[str, str], vins: list[str], round_: int
+) -> dict[str, Any]:
+    slots = [(vin, kind) for vin in vins for kind in KINDS]
+    queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
+    for slot in slots:
+        queue.put_nowait(slot)
+    ids: list[str] = []
+    refused: dict[int, int] = {}
+
+    async def sender() -> None:
+        while not queue.empty():
+            vin, (capability, command, arguments) = queue.get_nowait()
+            try:
+                answer = await client.post(
+                    f"{base}/sandbox/v1/vehicle-commands/autoapi-13/{vin}",
+                    headers=headers,
+                    json={
+                        "capability": capability,
+                        "command": command,
+                        "arguments": arguments[round_ % 2],
+                    },
+                )
+            except httpx.HTTPError:
+                refused[0] = refused.get(0, 0) + 1  # a transport error, counted as 0
+                continue
+            if answer.status_code == 202:
+                ids.append(answer.json()["id"])
+            else:
+                refused[answer.status_code] = refused.get(answer.status_code, 0) + 1
+
+    started = time.perf_counter()
+    await asyncio.gather(*(sender() for _ in range(64)))
+    elapsed = time.perf_counter() - started
+    # Every accepted command finishes, executed.
+    statuses: dict[str, int] = {}
+    deadline = time.monotonic() + 60
+    pending = list(ids)
+    while pending and time.monotonic() < deadline:
+        left = []
+        for command_id in pending:
+            answer = await client.get(
+                f"{base}/sandbox/v1/vehicle-commands/{command_id}", headers=headers
+            )
+            status = answer.json()["status"]
+            if status in ("pending", "sent"):
+                left.append(command_id)
+            else:
+                statuses[status] = statuses.get(status, 0) + 1
+        pending = left
+        if pending:
+            await asyncio.sleep(0.2)
+    return {
+        "commands": len(slots),
+        "accepted": len(ids),
+        "refused": refused,
+        "seconds": round(elapsed, 3),
+        "accepted_per_s": round(len(ids) / elapsed, 1),
+        "finished": statuses,
+        "unfinished": len(pending),
+    }
+
+
+async def latency_phase(
+    client: httpx.AsyncClient, base: str, headers: dict[str, str], vins: list[str], seconds: float
+) -> dict[str, Any]:
+    latencies: list[float] = []
+    outcomes: dict[str, int] = {}
+    ends = time.monotonic() + seconds
+    slots = [(vin, kind) for vin in vins for kind in KINDS]
+
+    async def runner(index: int) -> None:
+        mine = slots[index::32]
+        turn = 0
+        while time.monotonic() < ends and mine:
+            vin, (capability, command, arguments) = mine[turn % len(mine)]
+            started = time.perf_counter()
+            try:
+                answer = await client.post(
+                    f"{base}/sandbox/v1/vehicle-commands/autoapi-13/{vin}",
+                    headers={**headers, "Prefer": "wait=10"},
+                    json={
+                        "capability": capability,
+                        "command": command,
+                        "arguments": arguments[(turn // len(mine)) % 2],
+                    },
+                )
+                status = answer.json().get("status", str(answer.status_code))
+            except httpx.HTTPError as error:
+                status = type(error).__name__
+            took = time.perf_counter() - started
+            outcomes[status] = outcomes.get(status, 0) + 1
+            if status == "executed":
+                latencies.append(took * 1000)
+            turn += 1
+
+    started = time.perf_counter()
+    await asyncio.gather(*(runner(i) for i in range(32)))
+    elapsed = time.perf_counter() - started
+    return {
+        "executed": len(latencies),
+        "outcomes": outcomes,
+        "executed_per_s": round(len(latencies) / elapsed, 1),
+        "p50_ms": round(_percentile(latencies, 0.50), 1),
+        "p99_ms": round(_percentile(latencies, 0.99), 1),
+        "max_ms": round(max(latencies, default=0.0), 1),
+    }
+
+
+async def measure(port: int, setup: Setup, *, seconds: float, rounds: int) -> dict[str, Any]:
+    base = f"http://127.0.0.1:{port}"
+    limits = httpx.Limits(max_connections=64, max_keepalive_connections=64)
+    async with httpx.AsyncClient(limits=limits, timeout=30) as client:
+        token = await client.post(
+            f"{base}/sandbox/v1/access_tokens",
+            data={
+                "grant_type": "client_credentials",
+                "client_id": setup.client_id,
+                "client_secret": setup.client_secret,
+            },
+        )
+        token.raise_for_status()
+        headers = {"Authorization": f"Bearer {token.json()['access_token']}"}
+        accepted = [
+            await accepted_phase(client, base, headers, setup.vins, number)
+            for number in range(rounds)
+        ]
+        latency = await latency_phase(client, base, headers, setup.vins, seconds)
+    return {"accepted": accepted, "latency": latency}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="a smoke test: few cars, 2 s")
+    parser.add_argument("--cars", type=int, default=None)
+    args = parser.parse_args()
+    cars = args.cars or (20 if args.quick else 300)
+    seconds = 2.0 if args.quick else 8.0
+    rounds = 1 if args.quick else 3
+    data_dir = Path(tempfile.mkdtemp(prefix="bench-commands-"))
+    try:
+        setup = asyncio.run(prepare(data_dir, cars))
+        process, port = start_server(data_dir)
+        try:
+            if shutil.which("taskset"):
+                os.sched_setaffinity(0, {1})
+            figures = asyncio.run(measure(port, setup, seconds=seconds, rounds=rounds))
+        finally:
+            process.send_signal(signal.SIGTERM)
+            process.wait(timeout=30)
+    finally:
+        shutil.rmtree(data_dir, ignore_errors=True)
+    best = max(figures["accepted"], key=lambda r: r["accepted_per_s"])
+    latency = figures["latency"]
+    print(f"cars: {cars} sandbox cars, zero latency, SQLite, real `autoport serve`")
+    print(
+        f"machine load average during the run: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"
+    )
+    for number, run in enumerate(figures["accepted"], 1):
+        print(
+            f"accepted round {number}: {run['accepted']} of {run['commands']} in "
+            f"{run['seconds']} s = {run['accepted_per_s']} commands/s; finished "
+            f"{run['finished']}, unfinished {run['unfinished']}, refused {run['refused']}"
+        )
+    print(
+        f"accepted: {best['accepted_per_s']} commands/s (best round; target >= "
+        f"{TARGET_ACCEPTED_PER_S:g})"
+    )
+    print(
+        f"request -> executed (Prefer: wait, 32 clients): p50 {latency['p50_ms']} ms, "
+        f"p99 {latency['p99_ms']} ms (target < {TARGET_P99_MS:g} ms), max "
+        f"{latency['max_ms']} ms, {latency['executed_per_s']} executed/s, outcomes "
+        f"{latency['outcomes']}"
+    )
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    RESULTS.write_text(json.dumps({"cars": cars, **figures}, indent=2))
+    ok = all(
+        r["unfinished"] == 0 and set(r["finished"]) <= {"executed"} for r in figures["accepted"]
+    )
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,58 @@
+"""`command_changed` reaches webhooks and streams: the webhook body carries the command,
+the stream message goes to the sending application only (the real workers' functions,
+fed the outbox rows a command wrote)."""
+
+from __future__ import annotations
+
+import orjson
+
+from autoport.kit import outbox
+from autoport.streaming import repository as streaming_repository
+from autoport.streaming.service import write_messages
+from autoport.webhooks.delivery import build_payload
+from tests.commands.conftest import Harness
+
+
+async def test_webhook_body_and_stream_message_of_a_command(harness: Harness) -> None:
+    vin = await harness.sandbox_vehicle()
+    creds = await harness.application()
+    other = await harness.application()
+    headers = await harness.fleet_token(creds, [vin])
+    await harness.fleet_token(other, [vin])
+    done = await harness.run(headers, vin, "doors", "lock_unlock_doors", locks_state="unlocked")
+
+    events = await outbox.claim(
+        harness.db, consumer="webhooks", worker_id="t", now_us=harness.clock.now_us()
+    )
+    mine = [e for e in events if e.event_type == "command_changed"]
+    assert [e.payload["command"]["status"] for e in mine] == ["pending", "sent", "executed"]
+    body = orjson.loads(
+        build_payload(
+            event_type="command_changed",
+            vin=vin,
+            application_id=creds.app_id,
+            received_at_us=mine[-1].created_at,
+            payload=mine[-1].payload,
+        )
+    )
+    assert body["event"]["type"] == "command_changed"
+    assert body["event"]["command"]["id"] == done["id"]
+    assert body["event"]["command"]["status"] == "executed"
+
+    stream_events = await outbox.claim(
+        harness.db, consumer="streaming", worker_id="s", now_us=harness.clock.now_us()
+    )
+    commands = [e for e in stream_events if e.event_type == "command_changed"]
+    async with harness.db.transaction() as conn:
+        latest = await write_messages(
+            conn, commands, {}, worker_id="s", now_us=harness.clock.now_us()
+        )
+    assert list(latest) == [(creds.environment, creds.app_id)]  # not the other application
+    rows = await harness.db.fetch_all(
+        "SELECT message FROM stream_messages WHERE application_id = :a ORDER BY seq",
+        {"a": creds.app_id},
+    )
+    messages = [orjson.loads(r["message"]) for r in rows]
+    assert [m["command"]["status"] for m in messages] == ["pending", "sent", "executed"]
+    assert {m["type"] for m in messages} == {"command_changed"}
+    assert streaming_repository  # the stream log the SSE and MQTT transports read

@@ -1,0 +1,139 @@
+"""Who may send and see a command: every rule with its attacker (another application,
+another vehicle, another brand, another environment, a token without the set scope, a
+revoked token, no token)."""
+
+from __future__ import annotations
+
+from autoport.kit.environments import Environment
+from autoport.oauth import service as oauth_service
+from tests.commands.conftest import LOCK, PROD, SANDBOX, Harness, new_vin
+
+ARGS = {"locks_state": "locked"}
+
+
+async def _mine(harness: Harness) -> tuple[str, dict[str, str], str]:
+    vin = await harness.sandbox_vehicle()
+    creds = await harness.application()
+    headers, _ = await harness.vehicle_token(creds, vin)
+    sent = await harness.send(headers, vin, "doors", "lock_unlock_doors", ARGS)
+    assert sent.status_code == 202, sent.text
+    return vin, headers, sent.json()["id"]
+
+
+async def test_another_application_cannot_read_or_wait_on_my_command(harness: Harness) -> None:
+    vin, _, command_id = await _mine(harness)
+    intruder = await harness.application()
+    their_headers = await harness.fleet_token(intruder, [vin])  # even cleared for the VIN
+    got = await harness.get(their_headers, command_id)
+    assert got.status_code == 404, got.text
+    waited = await harness.client.get(
+        f"/sandbox/v1/vehicle-commands/{command_id}", headers={**their_headers, "Prefer": "wait=1"}
+    )
+    assert waited.status_code == 404
+    # Nor learn its id through the in-flight conflict.
+    busy = await harness.send(their_headers, vin, "doors", "lock_unlock_doors", ARGS)
+    assert busy.status_code == 409
+    assert command_id not in busy.text and "location" not in busy.headers
+
+
+async def test_a_vehicle_token_sees_only_its_vehicles_commands(harness: Harness) -> None:
+    vin, _, command_id = await _mine(harness)
+    creds = await harness.application()
+    other_vin = await harness.sandbox_vehicle()
+    mine_a, _ = await harness.vehicle_token(creds, vin)
+    mine_b, _ = await harness.vehicle_token(creds, other_vin)
+    sent = await harness.send(mine_a, vin, "climate", "start_stop_hvac", {"hvac_state": "active"})
+    assert (await harness.get(mine_b, sent.json()["id"])).status_code == 404
+    # The token for one VIN cannot command another.
+    refused = await harness.send(mine_b, vin, "doors", "lock_unlock_doors", ARGS)
+    assert refused.status_code == 403, refused.text
+    assert command_id  # (the first application's command stays its own)
+
+
+async def test_a_token_without_the_set_scope_is_refused_naming_it(harness: Harness) -> None:
+    vin = await harness.sandbox_vehicle()
+    creds = await harness.application()
+    headers, body = await harness.vehicle_token(
+        creds, vin, commands=["honk_horn_flash_lights.honk_flash"]
+    )
+    assert "doors.set.locks_state" not in body["scope"]
+    refused = await harness.send(headers, vin, "doors", "lock_unlock_doors", ARGS)
+    assert refused.status_code == 403
+    assert refused.json()["errors"][0]["source"] == "scope"
+    assert "doors.set.locks_state" in refused.json()["errors"][0]["detail"]
+    # A fleet token of an application that registered no commands.
+    plain = await harness.application(commands=[])
+    fleet = await harness.fleet_token(plain, [vin])
+    refused = await harness.send(fleet, vin, "doors", "lock_unlock_doors", ARGS)
+    assert refused.status_code == 403
+    assert "doors.set.locks_state" in refused.json()["errors"][0]["detail"]
+    assert await harness.db.fetch_value("SELECT count(*) FROM vehicle_commands") == 0
+
+
+async def test_fleet_tokens_need_an_approved_clearance(harness: Harness) -> None:
+    vin = await harness.sandbox_vehicle()
+    creds = await harness.application()
+    headers = await harness.fleet_token(creds, [])  # cleared for nothing
+    refused = await harness.send(headers, vin, "doors", "lock_unlock_doors", ARGS)
+    assert refused.status_code == 403, refused.text
+
+
+async def test_revoked_pending_and_missing_tokens_are_refused(harness: Harness) -> None:
+    vin, _headers, command_id = await _mine(harness)
+    creds = await harness.application()
+    pending, _ = await harness.vehicle_token(creds, vin, status="pending")
+    refused = await harness.send(
+        pending, vin, "climate", "start_stop_hvac", {"hvac_state": "active"}
+    )
+    assert refused.status_code == 403
+    revoked, body = await harness.vehicle_token(creds, vin)
+    async with harness.db.transaction() as conn:
+        await oauth_service.set_authorization_status(
+            conn,
+            environment=SANDBOX,
+            authorization_id=body["authorization_id"],
+            status="revoked",
+            now_us=harness.clock.now_us(),
+        )
+    refused = await harness.send(
+        revoked, vin, "climate", "start_stop_hvac", {"hvac_state": "active"}
+    )
+    assert refused.status_code == 401
+    assert (await harness.get(revoked, command_id)).status_code == 401
+    unauthenticated = await harness.client.post(
+        f"/sandbox/v1/vehicle-commands/autoapi-13/{vin}",
+        json={"capability": "doors", "command": "lock_unlock_doors", "arguments": ARGS},
+    )
+    assert unauthenticated.status_code == 401
+    assert (
+        await harness.client.get(f"/sandbox/v1/vehicle-commands/{command_id}")
+    ).status_code == 401
+
+
+async def test_another_environment_cannot_reach_the_command(harness: Harness) -> None:
+    _vin, headers, command_id = await _mine(harness)
+    # The sandbox token on the production paths: refused as another environment's.
+    assert (await harness.get(headers, command_id, environment=PROD)).status_code == 401
+    prod = await harness.application(environment=PROD, commands=[LOCK])
+    prod_headers, _ = await harness.vehicle_token(prod, "WBA" + new_vin("")[:14], commands=[LOCK])
+    assert (await harness.get(prod_headers, command_id, environment=PROD)).status_code == 404
+
+
+async def test_a_brand_no_longer_activated_is_refused(harness: Harness) -> None:
+    creds = await harness.application(environment=PROD, commands=[LOCK], brands=["bmw", "audi"])
+    vin = "WAU" + new_vin("")[:14]
+    headers, _ = await harness.vehicle_token(creds, vin, commands=[LOCK], brand="audi")
+    from autoport.apps import service as apps_service
+
+    async with harness.db.transaction() as conn:
+        await apps_service.update_application(
+            conn,
+            environment=Environment.production,
+            app_id=creds.app_id,
+            now_us=harness.clock.now_us(),
+            brands=["bmw"],
+        )
+    harness.state.access_changed()
+    refused = await harness.send(headers, vin, "doors", "lock_unlock_doors", ARGS, environment=PROD)
+    assert refused.status_code == 403, refused.text
+    assert "audi" in refused.json()["errors"][0]["detail"]
