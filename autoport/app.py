@@ -8,30 +8,30 @@ works too (settings then come from the environment).
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 from fastapi import APIRouter, FastAPI
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
-from autoport import __version__
+from autoport import __version__, worker
 from autoport.brands.registry import install_brands
 from autoport.config import Settings, ensure_secrets
 from autoport.health.routes import router as health_router
-from autoport.kit import openapi
+from autoport.kit import metrics, openapi
 from autoport.kit.clock import Clock
 from autoport.kit.db import create_database
-from autoport.kit.environments import Environment, EnvironmentRouter
+from autoport.kit.environments import Environment, EnvironmentRouter, public_base_url
 from autoport.kit.errors import install_error_handlers
 from autoport.kit.middleware import RequestPipeline
 from autoport.kit.state import AppState, serving
 from autoport.oauth.bearer import make_authenticator
 from autoport.sandbox.source import install_behaviour as install_sandbox_behaviour
 
-# Background work started with the app (workers of webhooks, streaming, fleet, sandbox).
-# Each takes the AppState and runs until cancelled.
-BackgroundTask = Callable[[AppState], contextlib.AbstractAsyncContextManager[None]]
+# Background work started with the app: the kinds of autoport.worker (one registry,
+# shared with `autoport worker`).
+BackgroundTask = worker.BackgroundTask
 
 
 def feature_routers() -> Sequence[APIRouter]:
@@ -76,23 +76,7 @@ def hot_routes() -> Sequence[Route]:
 
 
 def background_tasks() -> Sequence[BackgroundTask]:
-    from autoport.consent.tasks import session_purger
-    from autoport.fleet.tasks import fleet_worker
-    from autoport.oauth.tasks import housekeeping
-    from autoport.sandbox.tasks import sandbox_runner
-    from autoport.streaming.tasks import streaming_worker
-    from autoport.vehicle_data.tasks import history_pruner
-    from autoport.webhooks.tasks import webhook_worker
-
-    return [
-        housekeeping,
-        history_pruner,
-        fleet_worker,
-        streaming_worker,
-        session_purger,
-        sandbox_runner,
-        webhook_worker,
-    ]
+    return worker.background_tasks()
 
 
 class AutoportAPI(FastAPI):
@@ -126,13 +110,30 @@ class AutoportAPI(FastAPI):
         await super().__call__(scope, receive, send)
 
 
+def hsts_headers(settings: Settings) -> dict[Environment, str]:
+    """Strict-Transport-Security for each environment whose public base URL is https
+    (browsers ignore it over http; sent there it would only confuse)."""
+    if settings.hsts_max_age_seconds == 0:
+        return {}
+    value = f"max-age={settings.hsts_max_age_seconds}"
+    return {
+        environment: value
+        for environment in Environment
+        if public_base_url(settings, environment).startswith("https://")
+    }
+
+
 def create_app(
     settings: Settings | None = None,
     *,
     clock: Clock | None = None,
     run_background: bool = True,
 ) -> FastAPI:
+    """The app; its lifespan starts every kind of background work unless
+    `run_background` is false or the settings say API only (`serve --no-workers`)."""
     settings, _ = ensure_secrets(settings or Settings())
+    run_background = run_background and settings.background_workers
+    metrics.application_labels.limit = settings.metrics_application_labels
     database = create_database(
         settings.resolved_database_url,
         schema=settings.database_schema,
@@ -148,9 +149,9 @@ def create_app(
         try:
             async with contextlib.AsyncExitStack() as stack:
                 stack.enter_context(serving(state))
+                metrics.PROCESS_STARTS.labels("api").inc()
                 if run_background:
-                    for task in background_tasks():
-                        await stack.enter_async_context(task(state))
+                    await stack.enter_async_context(worker.running(state, worker.KIND_NAMES))
                 yield
         finally:
             await database.close()
@@ -167,7 +168,8 @@ def create_app(
     )
     app.state.autoport = state
     # Bearer tokens -> Caller for every data route (autoport.kit.auth).
-    app.state.authenticator = make_authenticator(state)
+    # Noting each caller's application for the per-application request counts.
+    app.state.authenticator = metrics.counting_applications(make_authenticator(state))
     install_error_handlers(app)
     for router in feature_routers():
         app.include_router(router)
@@ -178,5 +180,6 @@ def create_app(
         max_body_bytes=settings.max_body_bytes,
         max_header_bytes=settings.max_header_bytes,
         hot_routes=hot_routes(),
+        hsts=hsts_headers(settings),
     )
     return app
