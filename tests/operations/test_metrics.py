@@ -143,3 +143,34 @@ async def test_requests_count_under_the_callers_application_only(
     assert count(mine.app_id, "2xx") - before_mine == 3
     assert count(theirs.app_id, "2xx") - before_theirs == 1
     assert count(mine.app_id, "4xx") == 0
+
+
+def test_the_grafana_dashboard_charts_metrics_that_exist() -> None:
+    """deploy/grafana/autoport-dashboard.json: valid JSON whose every autoport_* series is
+    one the service exposes (a renamed metric must not leave an empty panel)."""
+    import json
+    import re
+
+    from prometheus_client import REGISTRY
+
+    import autoport.streaming.metrics  # noqa: F401 - registers the streaming metrics
+
+    dashboard = json.loads((REPO / "deploy" / "grafana" / "autoport-dashboard.json").read_text())
+    exprs = [t["expr"] for p in dashboard["panels"] for t in p["targets"]]
+    assert exprs
+    # Series names as Prometheus sees them (counters end in _total, histograms have
+    # _bucket), and the queue gauges built at scrape time.
+    known = {
+        f"{family.name}{suffix}"
+        for family in REGISTRY.collect()
+        for suffix in ("", "_total", "_bucket", "_sum", "_count")
+    }
+    known |= {
+        "autoport_outbox_events",
+        "autoport_outbox_oldest_event_age_seconds",
+        "autoport_webhook_backlog",
+        "autoport_webhook_backlog_overdue_seconds",
+        "autoport_stream_mqtt_lag_messages",
+    }
+    used = {name for expr in exprs for name in re.findall(r"autoport_[a-z_]+", expr)}
+    assert used - known == set()
