@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import httpx
@@ -174,3 +175,44 @@ def test_the_grafana_dashboard_charts_metrics_that_exist() -> None:
     }
     used = {name for expr in exprs for name in re.findall(r"autoport_[a-z_]+", expr)}
     assert used - known == set()
+
+
+def test_serve_with_worker_processes_reports_all_of_them(
+    tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """`serve --workers 2` (PostgreSQL): one /metrics for both uvicorn worker processes,
+    whichever answers the scrape, without the operator setting PROMETHEUS_MULTIPROC_DIR."""
+    import signal
+
+    from tests.cli.test_serve import serve, wait_until_up
+
+    url, schema = request.getfixturevalue("postgres_schema")
+    assert metrics.MULTIPROC_ENV not in os.environ
+    process, base = serve(
+        tmp_path,
+        "--workers",
+        "2",
+        AUTOPORT_DATABASE_URL=url,
+        AUTOPORT_DATABASE_SCHEMA=schema,
+        AUTOPORT_SANDBOX_DEMO="false",
+        AUTOPORT_BACKGROUND_WORKERS="false",
+    )
+    try:
+        wait_until_up(f"{base}/readyz", process)
+        found: dict[tuple[str, tuple[tuple[str, str], ...]], float] = {}
+        for _ in range(50):  # until both processes have started (each counts itself)
+            found = samples(httpx.get(f"{base}/metrics").text)
+            if found.get(("autoport_process_starts_total", (("role", "api"),))) == 2:
+                break
+            time.sleep(0.2)
+        assert found[("autoport_process_starts_total", (("role", "api"),))] == 2
+        for _ in range(20):
+            httpx.get(f"{base}/healthz")
+        healthz = (("method", "GET"), ("route", "/healthz"), ("status", "200"))
+        assert (
+            samples(httpx.get(f"{base}/metrics").text)[("autoport_http_requests_total", healthz)]
+            >= 20
+        )
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.communicate(timeout=30)
