@@ -457,7 +457,7 @@ async def test_the_deployment_loses_nothing_when_processes_are_killed(
             await asyncio.sleep(restart_worker_at - load.now())
             worker.start()
             events.append(f"{load.now():5.1f}s restarted {worker.name}")
-            await t.wait_ready(api)
+            await t.wait_ready(api, timeout=120)  # under the full load on shared cores
             events.append(f"{load.now():5.1f}s {api.name} ready again")
 
         killing = asyncio.create_task(chaos())
