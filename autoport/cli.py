@@ -23,6 +23,7 @@ from autoport.kit.cli import (
     output,
     print_json,
     record_server,
+    require_data_dir,
     running_server,
     short_reason,
     with_secrets,
@@ -209,6 +210,7 @@ def worker_command(
         fail(str(error), ExitCode.usage)
     settings = load_settings()
     configure_logging(settings.log_level, settings.log_format)
+    require_data_dir(settings)  # SQLite: the data directory of `serve`, never a new one
 
     async def check_database() -> None:
         # Migrated, as serve asks: workers never migrate (`autoport migrate` does, once).

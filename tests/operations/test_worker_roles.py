@@ -50,6 +50,20 @@ def test_an_unknown_kind_is_a_usage_error(tmp_path: Path) -> None:
     assert not (tmp_path / "autoport.db").exists()  # refused before touching anything
 
 
+def test_a_worker_never_creates_a_data_directory(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "autoport", "worker"],
+        env={**os.environ, "PYTHONPATH": str(REPO), "AUTOPORT_DATA_DIR": str(tmp_path / "none")},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert "no autoport database" in done.stderr
+    assert not (tmp_path / "none").exists()
+
+
 async def _emit(db: Database, event_type: str, count: int) -> None:
     async with db.transaction() as conn:
         for n in range(count):
