@@ -156,3 +156,43 @@ async def test_a_worker_runs_only_the_kinds_it_is_given(
     log = stderr.decode()
     assert process.returncode == 0, log[-2000:]
     assert '"kinds": ["streams"]' in log and "autoport worker stopping" in log
+
+
+@pytest.mark.parametrize(
+    "unit",
+    [
+        "autoport-migrate.service",
+        "autoport-api@8081.service",
+        "autoport-worker@1.service",
+        "autoport-worker@webhooks\\x2cstreams.service",
+    ],
+)
+def test_the_systemd_units_verify(tmp_path: Path, unit: str) -> None:
+    """deploy/systemd: `systemd-analyze verify` accepts each unit (the autoport
+    executable pointed at this environment's, the Requires= unit beside it)."""
+    import shutil
+
+    analyze = shutil.which("systemd-analyze")
+    if analyze is None:
+        pytest.skip("systemd-analyze is not installed")
+    executable = Path(sys.executable).parent / "autoport"
+    for source in (REPO / "deploy" / "systemd").glob("*.service"):
+        text = source.read_text().replace("/opt/autoport/venv/bin/autoport", str(executable))
+        (tmp_path / source.name).write_text(text)
+    template = unit.split("@")[0] + "@.service" if "@" in unit else unit
+    (tmp_path / unit).write_text((tmp_path / template).read_text())
+    done = subprocess.run(
+        [analyze, "verify", "--man=no", str(tmp_path / unit)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        cwd=tmp_path,
+    )
+    problems = [
+        line
+        for line in done.stderr.splitlines()
+        # Units this one names that a test machine does not have.
+        if not any(other in line for other in ("postgresql.service", "redis-server", "mosquitto"))
+    ]
+    assert done.returncode == 0 and not problems, done.stderr
