@@ -8,32 +8,32 @@ works too (settings then come from the environment).
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 from fastapi import APIRouter, FastAPI
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
-from autoport import __version__
+from autoport import __version__, worker
 from autoport.config import Settings, ensure_secrets
 from autoport.health.routes import router as health_router
-from autoport.kit import openapi
+from autoport.kit import metrics, openapi
 from autoport.kit.clock import Clock
 from autoport.kit.db import create_database
-from autoport.kit.environments import Environment, EnvironmentRouter
+from autoport.kit.environments import Environment, EnvironmentRouter, public_base_url
 from autoport.kit.errors import install_error_handlers
 from autoport.kit.logging import configure_logging
 from autoport.kit.middleware import RequestPipeline
-from autoport.kit.state import AppState, serving
+from autoport.kit.state import serving
 from autoport.kit.usage import UsageCounts, counting
 from autoport.oauth.bearer import make_authenticator
 from autoport.oauth.paths import is_oauth_path
 from autoport.state import build_state
 
-# Background work started with the app (workers of webhooks, streaming, fleet, sandbox).
-# Each takes the AppState and runs until cancelled.
-BackgroundTask = Callable[[AppState], contextlib.AbstractAsyncContextManager[None]]
+# Background work started with the app: the kinds of autoport.worker (one registry,
+# shared with `autoport worker`).
+BackgroundTask = worker.BackgroundTask
 
 
 def feature_routers() -> Sequence[APIRouter]:
@@ -85,32 +85,15 @@ def hot_routes() -> Sequence[Route]:
     return [*vehicle_data_hot_routes, *commands_hot_routes]
 
 
-def background_tasks() -> Sequence[BackgroundTask]:
-    from autoport.commands.tasks import command_worker
-    from autoport.consent.tasks import session_purger
-    from autoport.console.tasks import console_session_purger
-    from autoport.fleet.tasks import fleet_worker
-    from autoport.oauth.tasks import housekeeping
+def process_tasks() -> Sequence[BackgroundTask]:
+    """The work of this process's own API state, started whenever the app serves with
+    background work, also under `serve --no-workers`: the in-memory read and request
+    counts are this process's and only it can flush them. The shared background work
+    (autoport.worker's kinds) is started apart, unless the process is API only."""
     from autoport.owner.tasks import read_flusher
-    from autoport.sandbox.tasks import sandbox_runner
-    from autoport.streaming.tasks import streaming_worker
     from autoport.usage.tasks import usage_flusher
-    from autoport.vehicle_data.tasks import history_pruner
-    from autoport.webhooks.tasks import webhook_worker
 
-    return [
-        housekeeping,
-        history_pruner,
-        fleet_worker,
-        streaming_worker,
-        session_purger,
-        sandbox_runner,
-        webhook_worker,
-        read_flusher,
-        usage_flusher,
-        console_session_purger,
-        command_worker,
-    ]
+    return [read_flusher, usage_flusher]
 
 
 class AutoportAPI(FastAPI):
@@ -144,13 +127,31 @@ class AutoportAPI(FastAPI):
         await super().__call__(scope, receive, send)
 
 
+def hsts_headers(settings: Settings) -> dict[Environment, str]:
+    """Strict-Transport-Security for each environment whose public base URL is https
+    (browsers ignore it over http; sent there it would only confuse)."""
+    if settings.hsts_max_age_seconds == 0:
+        return {}
+    value = f"max-age={settings.hsts_max_age_seconds}"
+    return {
+        environment: value
+        for environment in Environment
+        if public_base_url(settings, environment).startswith("https://")
+    }
+
+
 def create_app(
     settings: Settings | None = None,
     *,
     clock: Clock | None = None,
     run_background: bool = True,
 ) -> FastAPI:
+    """The app; its lifespan starts every kind of background work unless
+    `run_background` is false or the settings say API only (`serve --no-workers`), and
+    this process's own flushers (`process_tasks`) unless `run_background` is false."""
     settings, _ = ensure_secrets(settings or Settings())
+    run_workers = run_background and settings.background_workers
+    metrics.application_labels.limit = settings.metrics_application_labels
     database = create_database(
         settings.resolved_database_url,
         schema=settings.database_schema,
@@ -166,9 +167,12 @@ def create_app(
         try:
             async with contextlib.AsyncExitStack() as stack:
                 stack.enter_context(serving(state))
+                metrics.PROCESS_STARTS.labels("api").inc()
                 if run_background:
-                    for task in background_tasks():
+                    for task in process_tasks():
                         await stack.enter_async_context(task(state))
+                if run_workers:
+                    await stack.enter_async_context(worker.running(state, worker.KIND_NAMES))
                 yield
         finally:
             await database.close()
@@ -185,9 +189,12 @@ def create_app(
     )
     app.state.autoport = state
     # Bearer tokens -> Caller for every data route (autoport.kit.auth).
-    # Each request it lets through is counted for the console's usage page (kit.usage).
+    # Each request it lets through is counted per application: for the console's usage
+    # page (kit.usage) and the metrics' per-application request counts (kit.metrics).
     app.state.authenticator = counting(
-        make_authenticator(state), state.part(UsageCounts), state.clock
+        metrics.counting_applications(make_authenticator(state)),
+        state.part(UsageCounts),
+        state.clock,
     )
     install_error_handlers(app, oauth_path=is_oauth_path)
     for router in feature_routers():
@@ -203,6 +210,7 @@ def create_app(
         max_header_bytes=settings.max_header_bytes,
         oauth_path=is_oauth_path,
         hot_routes=hot_routes(),
+        hsts=hsts_headers(settings),
     )
     return app
 

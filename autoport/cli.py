@@ -22,6 +22,7 @@ from autoport.kit.cli import (
     output,
     print_json,
     record_server,
+    require_data_dir,
     running_server,
     short_reason,
     with_secrets,
@@ -120,11 +121,23 @@ def serve(
     host: Annotated[str | None, typer.Option(help="Listen address (AUTOPORT_HOST).")] = None,
     port: Annotated[int | None, typer.Option(help="Listen port (AUTOPORT_PORT).")] = None,
     workers: Annotated[int, typer.Option(help="Worker processes (PostgreSQL only).")] = 1,
+    no_workers: Annotated[
+        bool,
+        typer.Option(
+            "--no-workers",
+            help="API only: no background work here (run `autoport worker` for it; "
+            "AUTOPORT_BACKGROUND_WORKERS=false).",
+        ),
+    ] = False,
 ) -> None:
     """Run the HTTP service (both environments) and its background workers."""
     from autoport.kit import server
 
-    overrides = {k: v for k, v in {"host": host, "port": port}.items() if v is not None}
+    overrides: dict[str, Any] = {
+        k: v for k, v in {"host": host, "port": port}.items() if v is not None
+    }
+    if no_workers:
+        overrides["background_workers"] = False
     settings = load_settings(**overrides)
     configure_logging(settings.log_level, settings.log_format)
     if settings.is_sqlite and workers != 1:
@@ -178,6 +191,41 @@ def serve(
         workers=workers,
         on_stop=lambda: state.unlink(missing_ok=True),
     )
+
+
+@app.command("worker")
+def worker_command(
+    only: Annotated[
+        str | None,
+        typer.Option(
+            "--only",
+            help="Comma-separated kinds of background work (default: all): "
+            "oauth, history, fleet, streams, consent, sandbox, webhooks.",
+        ),
+    ] = None,
+) -> None:
+    """Run background work only, no HTTP (API replicas: `serve --no-workers`).
+
+    Any number of worker processes may run against one PostgreSQL database; stops on
+    SIGTERM or Ctrl-C."""
+    from autoport import worker
+
+    try:
+        kinds = worker.parse_only(only)
+    except worker.UnknownKind as error:
+        fail(str(error), ExitCode.usage)
+    settings = load_settings()
+    configure_logging(settings.log_level, settings.log_format)
+    require_data_dir(settings)  # SQLite: the data directory of `serve`, never a new one
+
+    async def check_database() -> None:
+        # Migrated, as serve asks: workers never migrate (`autoport migrate` does, once).
+        db = await open_database(settings, migrate_sqlite=False)
+        await db.close()
+
+    asyncio.run(check_database())
+    settings = with_secrets(settings)
+    worker.serve_until_signalled(settings, kinds)
 
 
 @app.command()

@@ -289,6 +289,20 @@ class Settings(BaseSettings):
 
     redis_url: str | None = None
 
+    # Operations (docs/operations.md). Whether `serve` also runs the background work
+    # (`serve --no-workers` / false: API only, `autoport worker` does it elsewhere).
+    background_workers: bool = True
+    # Proxies whose X-Forwarded-For/-Proto are believed (uvicorn's forwarded_allow_ips):
+    # comma-separated addresses or networks, "*" for any (only behind a proxy that is
+    # the sole way in).
+    forwarded_allow_ips: str = "127.0.0.1"
+    # Strict-Transport-Security max-age sent on answers of an https base URL (0: none).
+    hsts_max_age_seconds: int = Field(default=31_536_000, ge=0)
+    # Per-application request counts in /metrics: at most this many application ids
+    # per process get their own label value, the rest count under "other" (bounds the
+    # series a scrape returns, whatever the number of applications).
+    metrics_application_labels: int = Field(default=200, ge=0, le=10_000)
+
     @classmethod
     def settings_customise_sources(
         cls,

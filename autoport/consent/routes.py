@@ -279,7 +279,9 @@ async def consent_entry(request: Request) -> Response:
         max_age=state.settings.consent_session_seconds,
         path=_prefix(request) + "/oauth",
         httponly=True,
-        secure=state.settings.base_url.startswith("https://"),
+        # Secure whenever this environment is served over https (behind a TLS proxy too:
+        # the public base URL says so, not the proxy-to-app hop).
+        secure=public_base_url(state.settings, env).startswith("https://"),
         samesite="lax",
     )
     return response

@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+import structlog
 from fastapi import APIRouter, Request
-from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from starlette.responses import Response
 
 from autoport import __version__
+from autoport.health.queues import queue_families
 from autoport.kit.db import DatabaseUnavailable
 from autoport.kit.environments import EnvironmentDep, public_base_url
 from autoport.kit.errors import RETRY_AFTER_SECONDS, ApiError
+from autoport.kit.metrics import exposition
 from autoport.kit.migrate import expected_heads, is_current
 from autoport.kit.routing import json_response
 from autoport.kit.state import StateDep, database_of
+
+log = structlog.get_logger("autoport.health")
 
 router = APIRouter(include_in_schema=False)
 
@@ -65,5 +69,14 @@ async def readyz(request: Request) -> Response:
 
 
 @router.get("/metrics")
-async def metrics() -> Response:
-    return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)
+async def metrics(state: StateDep) -> Response:
+    """This process's metrics, or every process's on the host in multiprocess mode
+    (autoport.kit.metrics), and the deployment's queue depths from the database."""
+    try:
+        families = await queue_families(state.database, now_us=state.clock.now_us())
+    except Exception:
+        # The process metrics still answer while the database is away (readyz says why).
+        log.warning("queue depths unavailable for /metrics", exc_info=True)
+        families = []
+    body, content_type = exposition(families)
+    return Response(body, media_type=content_type)

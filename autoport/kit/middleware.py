@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import gc
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from operator import itemgetter
 from os import urandom
 from time import perf_counter
@@ -32,7 +32,7 @@ from starlette.routing import Match, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from autoport.kit.db import DatabaseUnavailable
-from autoport.kit.environments import EnvironmentRouter
+from autoport.kit.environments import Environment, EnvironmentRouter
 from autoport.kit.errors import (
     HEAD_AS_GET,
     OAUTH_CONTENT_TOO_LARGE_BODY,
@@ -47,7 +47,7 @@ from autoport.kit.errors import (
 )
 from autoport.kit.hygiene import HEADER_CONTROL, control_character_in
 from autoport.kit.logging import REQUEST_ID
-from autoport.kit.metrics import request_counter, request_timer
+from autoport.kit.metrics import count_application_request, request_counter, request_timer
 
 log = structlog.get_logger("autoport.http")
 
@@ -67,10 +67,17 @@ class RequestPipeline:
         max_header_bytes: int,
         oauth_path: PathPredicate,
         hot_routes: Sequence[Route] = (),
+        hsts: Mapping[Environment, str] | None = None,
     ) -> None:
         self.app = app
         # Paths whose errors are in the RFC 6749 shape (autoport.oauth.paths).
         self.oauth_path = oauth_path
+        # Strict-Transport-Security per environment served over https (its base URL):
+        # set here, on every answer, so that no route can forget it.
+        self.hsts = {
+            env: (b"strict-transport-security", value.encode())
+            for env, value in (hsts or {}).items()
+        }
         self.environments = environments
         self.access_log = access_log
         self.hot_routes = tuple(hot_routes)
@@ -96,6 +103,7 @@ class RequestPipeline:
         state["request_id"] = request_id
         environment = state["environment"] = self.environments.route(scope)  # type: ignore[arg-type]
         header = (b"x-request-id", request_id.encode())
+        hsts = self.hsts.get(environment)
         status = 500
         response_started = False
 
@@ -105,6 +113,8 @@ class RequestPipeline:
                 response_started = True
                 status = message["status"]
                 message["headers"] = [*message.get("headers", ()), header]
+                if hsts is not None:
+                    message["headers"].append(hsts)
             await send(message)
 
         # A plain ContextVar (read by kit.logging only when a line is logged), not
@@ -172,6 +182,9 @@ class RequestPipeline:
             template = getattr(route, "path", None) or "unmatched"
             request_counter(method, template, _status_text(status)).inc()
             request_timer(method, template).observe(elapsed)
+            application_id = state.get("application_id")
+            if application_id is not None:  # set by the authenticator (kit.metrics)
+                count_application_request(environment, application_id, status)
             if self.access_log:
                 log.info(
                     "request",

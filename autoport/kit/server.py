@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import socket
+import tempfile
 from collections.abc import Callable
 from typing import Any
 
@@ -27,6 +29,7 @@ from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 from uvicorn.supervisors import Multiprocess
 
 from autoport.config import Settings
+from autoport.kit import metrics
 from autoport.kit.errors import refusal_body
 from autoport.kit.state import begin_shutdown_of_served_apps
 
@@ -138,6 +141,14 @@ def run(
     command line may have set them."""
     os.environ["AUTOPORT_HOST"] = settings.host
     os.environ["AUTOPORT_PORT"] = str(sock.getsockname()[1])
+    # `--no-workers` reaches uvicorn's worker processes the same way.
+    os.environ["AUTOPORT_BACKGROUND_WORKERS"] = str(settings.background_workers).lower()
+    own_metrics_dir = None
+    if workers > 1 and not metrics.multiprocess_dir():
+        # The worker processes sum their metrics in one /metrics (kit.metrics); a
+        # directory of this server's own, set before they start.
+        own_metrics_dir = tempfile.mkdtemp(prefix="autoport-metrics-")
+        os.environ[metrics.MULTIPROC_ENV] = own_metrics_dir
     config = uvicorn.Config(
         factory,
         factory=True,
@@ -149,7 +160,9 @@ def run(
         # AUTOPORT_LOG_FORMAT=json); uvicorn's own configuration would print plain text.
         log_config=None,
         access_log=False,
+        # X-Forwarded-For/-Proto are believed from these proxies only (docs/operations.md).
         proxy_headers=True,
+        forwarded_allow_ips=settings.forwarded_allow_ips,
         http=HeaderLimitedProtocol,
         h11_max_incomplete_event_size=settings.max_header_bytes,
         timeout_graceful_shutdown=GRACE_SECONDS,
@@ -161,3 +174,5 @@ def run(
             Multiprocess(config, sockets=[sock]).run()
         finally:
             on_stop()
+            if own_metrics_dir is not None:
+                shutil.rmtree(own_metrics_dir, ignore_errors=True)

@@ -75,6 +75,7 @@ WITHOUT_JSON = {
     "serve",
     "version",
     "webhooks worker",
+    "worker",
     "sandbox replay",
     "streaming mosquitto-config",
 }
