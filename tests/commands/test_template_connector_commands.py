@@ -19,6 +19,7 @@ from starlette.routing import Route
 
 from autoport.app import create_app
 from autoport.brands.base import CommandRequest
+from autoport.brands.registry import registry_of
 from autoport.brands.template import TemplateConnector
 from autoport.config import Settings
 from autoport.kit.clock import FrozenClock
@@ -168,6 +169,6 @@ async def test_through_the_api_with_the_template_connector(
             assert len(fake.received) == 1
         finally:
             await harness.aclose()
-            connector = app.state.autoport.brand_registry.production["bmw"]
+            connector = registry_of(app.state.autoport).production["bmw"]
             await connector.close()
     assert httpx  # the connector's client library
