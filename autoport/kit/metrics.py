@@ -127,7 +127,11 @@ def counting_applications(authenticate: Authenticator) -> Authenticator:
 
     async def authenticate_and_note(request: Request, environment: Environment) -> Caller:
         caller = await authenticate(request, environment)
-        request.scope.setdefault("state", {})["application_id"] = caller.application_id
+        # Anything request-like may be passed (the SSE re-check, tests): only a real
+        # ASGI scope is noted on.
+        scope = getattr(request, "scope", None)
+        if isinstance(scope, dict):
+            scope.setdefault("state", {})["application_id"] = caller.application_id
         return caller
 
     return authenticate_and_note
