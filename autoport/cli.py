@@ -342,6 +342,10 @@ def register() -> None:
     app.add_typer(sandbox_app, name="sandbox")
     app.add_typer(webhooks_app, name="webhooks")
     app.command("demo")(demo)
+    from autoport.backup.cli import backup, restore
+
+    app.command("backup")(backup)
+    app.command("restore")(restore)
 
 
 def main() -> None:
