@@ -346,6 +346,9 @@ def register() -> None:
 
     app.command("backup")(backup)
     app.command("restore")(restore)
+    from autoport.keys.cli import app as keys_app
+
+    app.add_typer(keys_app, name="keys")
 
 
 def main() -> None:

@@ -40,6 +40,7 @@ from autoport.consent import repository
 from autoport.kit.crypto import same, token_hash
 from autoport.kit.db import Connection
 from autoport.kit.environments import Environment
+from autoport.kit.keyring import accepted, stable
 
 MICROS = 1_000_000
 VEHICLE_CODE_DIGITS = 6
@@ -60,13 +61,14 @@ def grant_starts_pending(method: Method) -> bool:
 
 
 def vehicle_subject(key: bytes, environment: Environment, vin: str) -> str:
-    """A stable id for the owner of a vehicle when the method knows no owner account."""
-    return token_hash(key, f"consent-subject:{environment}:{vin}")[:32]
+    """A stable id for the owner of a vehicle when the method knows no owner account
+    (derived from the first key of the ring: the same after a key rotation)."""
+    return token_hash(stable(key), f"consent-subject:{environment}:{vin}")[:32]
 
 
 def account_subject(key: bytes, environment: Environment, brand: str, account: str) -> str:
-    """A stable id of an owner's carmaker account (oem_login)."""
-    return token_hash(key, f"consent-subject:{environment}:{brand}:{account.lower()}")[:32]
+    """A stable id of an owner's carmaker account (oem_login); as `vehicle_subject`."""
+    return token_hash(stable(key), f"consent-subject:{environment}:{brand}:{account.lower()}")[:32]
 
 
 # ------------------------------------------------------------------------ vehicle_code
@@ -270,7 +272,9 @@ async def check_vehicle_code(
             await _block(conn, who, counter, until=lockout_until, now_us=now_us)
             return CodeResult(CodeCheck.locked, locked_until_us=lockout_until)
     code_id, expected = live
-    if same(_code_hash(key, code_id, "".join(code.split())), expected):
+    entered = "".join(code.split())
+    # A code shown just before a key rotation is hashed under the previous key.
+    if any(same(_code_hash(used, code_id, entered), expected) for used in accepted(key)):
         if not await repository.consume_vehicle_code(conn, code_id=code_id, now_us=now_us):
             return CodeResult(CodeCheck.expired)
         # The owner proved it: the VIN's count starts over; the address gets its try back
@@ -332,9 +336,13 @@ def unsign(secret: bytes, purpose: str, token: str, *, now_us: int) -> dict[str,
     body, _, mac = token.partition(".")
     if not body or not mac:
         return None
-    expected = hmac.new(secret, f"{purpose}.{body}".encode(), sha256).digest()
     try:
-        if not same(_unb64(mac), expected):
+        presented = _unb64(mac)
+        # Signed with the session secret of its day (autoport.kit.keyring).
+        if not any(
+            same(presented, hmac.new(key, f"{purpose}.{body}".encode(), sha256).digest())
+            for key in accepted(secret)
+        ):
             return None
         payload = orjson.loads(_unb64(body))
     except (ValueError, orjson.JSONDecodeError):

@@ -9,15 +9,14 @@ from fastapi import APIRouter, Request
 from starlette.responses import Response
 
 from autoport.kit import environments
-from autoport.kit.crypto import token_hash
 from autoport.kit.environments import Environment, environment_of, public_base_url
 from autoport.kit.errors import ApiError, OAuthError
 from autoport.kit.openapi import APPLICATION_SECURITY, CLIENT_SECURITY
 from autoport.kit.ratelimit import client_address, rate_limiter
 from autoport.kit.routing import json_response
 from autoport.kit.state import AppState, state_of
-from autoport.oauth import repository, service
-from autoport.oauth.bearer import bearer_token, check_row
+from autoport.oauth import service
+from autoport.oauth.bearer import bearer_token, check_row, lookup_under_any_key
 from autoport.oauth.client_auth import AuthenticatedClient, authenticate_client
 from autoport.oauth.schemas import ServerMetadata, TokenAnswer, VehicleInfo, read_params
 
@@ -279,9 +278,7 @@ async def vehicleinfo(request: Request) -> Response:
     environment = environment_of(request)
     try:
         token = bearer_token(request)
-        row = await repository.bearer_lookup(
-            state.database.reader, token_hash(state.token_key, token)
-        )
+        row = await lookup_under_any_key(state.database.reader, state.token_key, token)
         row = check_row(row, environment, state.clock.now_us())
     except ApiError as error:
         raise OAuthError(

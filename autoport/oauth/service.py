@@ -13,7 +13,7 @@ import hashlib
 import hmac
 import secrets
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import orjson
@@ -31,6 +31,7 @@ from autoport.kit.crypto import new_token, same, sha256_hex, token_hash
 from autoport.kit.db import Connection, Database, Row
 from autoport.kit.environments import Environment
 from autoport.kit.errors import ApiError, OAuthError
+from autoport.kit.keyring import accepted
 from autoport.oauth import repository
 from autoport.oauth.client_auth import AuthenticatedClient
 from autoport.oauth.group_commit import run_grouped
@@ -431,11 +432,35 @@ def _seal(config: TokenSettings, refresh: str, pair: tuple[str, str]) -> str:
 def _unseal(config: TokenSettings, refresh: str, successor: str) -> tuple[str, str] | None:
     try:
         raw = base64.urlsafe_b64decode(successor)
-        plain = AESGCM(_successor_key(config, refresh)).decrypt(raw[:12], raw[12:], None)
-    except (InvalidTag, ValueError):
+    except ValueError:
         return None
-    access, new_refresh = orjson.loads(plain)
-    return str(access), str(new_refresh)
+    # Sealed under the key of its day: during a key rotation window, a previous one.
+    for key in accepted(config.token_key):
+        successor_key = _successor_key(replace(config, token_key=key), refresh)
+        try:
+            plain = AESGCM(successor_key).decrypt(raw[:12], raw[12:], None)
+        except (InvalidTag, ValueError):
+            continue
+        access, new_refresh = orjson.loads(plain)
+        return str(access), str(new_refresh)
+    return None
+
+
+async def _hash_as_stored(
+    conn: Connection, config: TokenSettings, token: str, environment: Environment
+) -> str:
+    """The token's stored hash: under the current key, or, during a key rotation window,
+    under the previous key it was issued with (one lookup per key, only then)."""
+    keys = accepted(config.token_key)
+    if len(keys) > 1:
+        for key in keys:
+            hashed = token_hash(key, token)
+            found = await repository.get_token(
+                conn, token_hash=hashed, environment=str(environment)
+            )
+            if found is not None:
+                return hashed
+    return token_hash(config.token_key, token)
 
 
 async def refresh_token(
@@ -451,7 +476,7 @@ async def refresh_token(
     if not presented:
         raise OAuthError("invalid_request", "refresh_token is missing")
     application = client.application
-    hashed = token_hash(config.token_key, presented)
+    hashed = await _hash_as_stored(db.reader, config, presented, environment)
     pair = (new_token(ACCESS_PREFIX), new_token(REFRESH_PREFIX))
 
     async def work(conn: Connection) -> tuple[dict[str, Any], OAuthError | None]:
@@ -519,10 +544,14 @@ async def _refresh_not_consumable(
         pair = _unseal(config, presented, token["successor"])
         if pair is not None:
             access_row = await repository.get_token(
-                conn, token_hash=token_hash(config.token_key, pair[0]), environment=str(environment)
+                conn,
+                token_hash=await _hash_as_stored(conn, config, pair[0], environment),
+                environment=str(environment),
             )
             refresh_row = await repository.get_token(
-                conn, token_hash=token_hash(config.token_key, pair[1]), environment=str(environment)
+                conn,
+                token_hash=await _hash_as_stored(conn, config, pair[1], environment),
+                environment=str(environment),
             )
             usable = (
                 access_row is not None
@@ -566,8 +595,8 @@ async def revoke(
 ) -> None:
     """RFC 7009: revoke a token of this client; unknown tokens (or another client's) are
     silently ignored. A refresh token ends the grant (authorization revoked)."""
-    hashed = token_hash(config.token_key, token)
     async with db.transaction() as conn:
+        hashed = await _hash_as_stored(conn, config, token, environment)
         await _record_assertion(conn, client)
         row = await repository.get_token(conn, token_hash=hashed, environment=str(environment))
         if row is None or row["application_id"] != client.application.id:

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import base64
 import os
+from collections.abc import Sequence
+from functools import lru_cache
 
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives import hashes
@@ -25,6 +27,7 @@ class SealError(Exception):
     """The sealed secret does not open under the configured key (key changed?)."""
 
 
+@lru_cache(maxsize=16)
 def derive_key(master: bytes) -> bytes:
     return HKDF(algorithm=hashes.SHA256(), length=32, salt=None, info=_INFO).derive(master)
 
@@ -45,3 +48,15 @@ def unseal(key: bytes, sealed: str, *, application_id: str) -> str:
     except InvalidTag as error:
         raise SealError("the webhook secret does not open with the configured key") from error
     return plain.decode()
+
+
+def unseal_any(keys: Sequence[bytes], sealed: str, *, application_id: str) -> str:
+    """`unseal` with the first of `keys` that opens it: during a key rotation window a
+    secret not yet re-sealed opens under the previous key (autoport.kit.keyring)."""
+    problem: SealError | None = None
+    for key in keys:
+        try:
+            return unseal(key, sealed, application_id=application_id)
+        except SealError as error:
+            problem = error
+    raise problem or SealError("no key to open the webhook secret with")
