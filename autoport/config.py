@@ -107,6 +107,16 @@ class Settings(BaseSettings):
     # History of data points kept this many days after arrival (0 keeps everything).
     vehicle_data_history_retention_days: int = Field(default=90, ge=0)
     vehicle_data_history_prune_interval_seconds: float = Field(default=3600.0, gt=0)
+    # Per brand (e.g. {"bmw": 30}; 0 keeps that brand's history forever); brands not
+    # listed keep the days above. The vehicle's brand decides.
+    vehicle_data_history_retention_days_by_brand: dict[str, Annotated[int, Field(ge=0)]] = Field(
+        default_factory=dict
+    )
+    # Pruning (history, stream messages) deletes at most this many rows per transaction
+    # and pauses this long between batches, so ingestion's transactions get in between
+    # (SQLite has one writer; PostgreSQL's locks stay short). docs/operations.md.
+    retention_prune_batch_size: int = Field(default=2000, ge=10, le=100_000)
+    retention_prune_pause_seconds: float = Field(default=0.02, ge=0, le=10)
 
     @field_validator(
         "vehicle_data_rate_limit",
@@ -315,6 +325,19 @@ class Settings(BaseSettings):
                 f"not a readable PEM file of CA certificates: {value} ({error})"
             ) from None
         return value
+
+    @field_validator("vehicle_data_history_retention_days_by_brand")
+    @classmethod
+    def _retention_brands(cls, value: dict[str, int]) -> dict[str, int]:
+        from autoport.kit.brands import canonical_brand
+
+        days: dict[str, int] = {}
+        for name, kept in value.items():
+            brand = canonical_brand(name)
+            if brand is None:
+                raise ValueError(f"unknown brand {name!r}")
+            days[brand] = kept
+        return days
 
     @field_validator("sandbox_connector_verification_methods")
     @classmethod
