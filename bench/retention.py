@@ -218,12 +218,13 @@ async def during_prune(
 
 def _report(name: str, disk: dict[str, Any], prune: dict[str, Any]) -> None:
     print(f"== {name}")
+    per_row = disk["bytes"] / disk["history_rows"]
     print(
         f"disk: {disk['simulated_seconds']} s simulated at 1 Hz, "
-        f"{disk['points_per_second_of_driving']:.0f} points/s, {disk['history_rows']} history rows, "
-        f"{disk['bytes'] / 1e6:.1f} MB -> {disk['bytes_per_vehicle_day'] / 1e6:.1f} MB per vehicle "
-        f"per day ({disk['bytes_per_vehicle_day'] / disk['history_rows'] * disk['simulated_seconds'] / DAY:.0f} B per row); "
-        f"ingest {disk['ingest_calls_per_second']:.0f} calls/s"
+        f"{disk['points_per_second_of_driving']:.0f} points/s, "
+        f"{disk['history_rows']} history rows, {disk['bytes'] / 1e6:.1f} MB -> "
+        f"{disk['bytes_per_vehicle_day'] / 1e6:.1f} MB per vehicle per day "
+        f"({per_row:.0f} B per row); ingest {disk['ingest_calls_per_second']:.0f} calls/s"
     )
     print(
         f"prune: {prune['deleted']} of {prune['backlog_rows']} rows in "
