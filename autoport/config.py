@@ -115,7 +115,7 @@ class Settings(BaseSettings):
     # Pruning (history, stream messages) deletes at most this many rows per transaction
     # and pauses this long between batches, so ingestion's transactions get in between
     # (SQLite has one writer; PostgreSQL's locks stay short). docs/operations.md.
-    retention_prune_batch_size: int = Field(default=2000, ge=10, le=100_000)
+    retention_prune_batch_size: int = Field(default=500, ge=10, le=100_000)
     retention_prune_pause_seconds: float = Field(default=0.02, ge=0, le=10)
 
     @field_validator(
