@@ -396,6 +396,13 @@ def register() -> None:
     app.add_typer(sandbox_app, name="sandbox")
     app.add_typer(webhooks_app, name="webhooks")
     app.command("demo")(demo)
+    from autoport.backup.cli import backup, restore
+
+    app.command("backup")(backup)
+    app.command("restore")(restore)
+    from autoport.keys.cli import app as keys_app
+
+    app.add_typer(keys_app, name="keys")
 
 
 def main() -> None:

@@ -116,6 +116,16 @@ class Settings(BaseSettings):
     # accepted by its own process wake it at once), and how many it runs at once.
     vehicle_command_poll_seconds: float = Field(default=0.2, gt=0, le=60)
     vehicle_command_concurrency: int = Field(default=64, ge=1, le=10_000)
+    # Per brand (e.g. {"bmw": 30}; 0 keeps that brand's history forever); brands not
+    # listed keep the days above. The vehicle's brand decides.
+    vehicle_data_history_retention_days_by_brand: dict[str, Annotated[int, Field(ge=0)]] = Field(
+        default_factory=dict
+    )
+    # Pruning (history, stream messages) deletes at most this many rows per transaction
+    # and pauses this long between batches, so ingestion's transactions get in between
+    # (SQLite has one writer; PostgreSQL's locks stay short). docs/operations.md.
+    retention_prune_batch_size: int = Field(default=500, ge=10, le=100_000)
+    retention_prune_pause_seconds: float = Field(default=0.02, ge=0, le=10)
 
     @field_validator(
         "vehicle_data_rate_limit",
@@ -366,6 +376,19 @@ class Settings(BaseSettings):
                 f"not a readable PEM file of CA certificates: {value} ({error})"
             ) from None
         return value
+
+    @field_validator("vehicle_data_history_retention_days_by_brand")
+    @classmethod
+    def _retention_brands(cls, value: dict[str, int]) -> dict[str, int]:
+        from autoport.catalog.brands import canonical_brand
+
+        days: dict[str, int] = {}
+        for name, kept in value.items():
+            brand = canonical_brand(name)
+            if brand is None:
+                raise ValueError(f"unknown brand {name!r}")
+            days[brand] = kept
+        return days
 
     @field_validator("sandbox_connector_verification_methods")
     @classmethod

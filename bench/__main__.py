@@ -24,6 +24,7 @@ BENCHMARKS: dict[str, str] = {
     "vehicle_data_pull": "GET vehicle data (HTTP load)",
     "pull_live": "GET vehicle data from the real `autoport serve`, live (HTTP load)",
     "commands": "vehicle commands on the real `autoport serve`: accepted/s, p99 to executed",
+    "retention": "disk use per vehicle-day at 1 Hz; ingestion during a history prune",
     "fuzz": "schemathesis against /openapi.json (>= 20,000 cases; --quick: a few)",
 }
 

@@ -34,6 +34,7 @@ from autoport.kit.crypto import new_token, same, token_hash
 from autoport.kit.db import Connection, Database
 from autoport.kit.environments import Environment
 from autoport.kit.errors import ApiError
+from autoport.kit.keyring import accepted
 from autoport.oauth import pkce
 from autoport.oauth import service as oauth
 from autoport.vehicles.vin import vin_problem
@@ -280,7 +281,10 @@ def csrf_token(secret: bytes, session_token: str) -> str:
 
 
 def csrf_valid(secret: bytes, session_token: str, sent: str | None) -> bool:
-    return bool(sent) and same(csrf_token(secret, session_token), sent or "")
+    # A form rendered just before a key rotation carries a token of the previous secret.
+    return bool(sent) and any(
+        same(csrf_token(used, session_token), sent or "") for used in accepted(secret)
+    )
 
 
 # ------------------------------------------------------------------------- the steps
@@ -300,9 +304,14 @@ async def load(
     """The open session of this browser; ErrorPage('expired') when there is none."""
     if not token:
         raise ErrorPage("no_session")
-    session = await repository.session_by_token_hash(
-        db.reader, environment=environment, token_hash=session_token_hash(key, token)
-    )
+    session = None
+    # Sessions opened before a key rotation are found under the previous key.
+    for used in accepted(key):
+        session = await repository.session_by_token_hash(
+            db.reader, environment=environment, token_hash=session_token_hash(used, token)
+        )
+        if session is not None:
+            break
     if session is None:
         raise ErrorPage("no_session")
     if session.completed_at is not None:

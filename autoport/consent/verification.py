@@ -38,6 +38,7 @@ from autoport.kit import crypto
 from autoport.kit.crypto import same, token_hash
 from autoport.kit.db import Connection
 from autoport.kit.environments import Environment
+from autoport.kit.keyring import accepted, stable
 
 MICROS = 1_000_000
 VEHICLE_CODE_DIGITS = 6
@@ -62,13 +63,14 @@ def grant_starts_pending(method: Method) -> bool:
 
 
 def vehicle_subject(key: bytes, environment: Environment, vin: str) -> str:
-    """A stable id for the owner of a vehicle when the method knows no owner account."""
-    return token_hash(key, f"consent-subject:{environment}:{vin}")[:32]
+    """A stable id for the owner of a vehicle when the method knows no owner account
+    (derived from the first key of the ring: the same after a key rotation)."""
+    return token_hash(stable(key), f"consent-subject:{environment}:{vin}")[:32]
 
 
 def account_subject(key: bytes, environment: Environment, brand: str, account: str) -> str:
-    """A stable id of an owner's carmaker account (oem_login)."""
-    return token_hash(key, f"consent-subject:{environment}:{brand}:{account.lower()}")[:32]
+    """A stable id of an owner's carmaker account (oem_login); as `vehicle_subject`."""
+    return token_hash(stable(key), f"consent-subject:{environment}:{brand}:{account.lower()}")[:32]
 
 
 # ------------------------------------------------------------------------ vehicle_code
@@ -272,7 +274,9 @@ async def check_vehicle_code(
             await _block(conn, who, counter, until=lockout_until, now_us=now_us)
             return CodeResult(CodeCheck.locked, locked_until_us=lockout_until)
     code_id, expected = live
-    if same(_code_hash(key, code_id, "".join(code.split())), expected):
+    entered = "".join(code.split())
+    # A code shown just before a key rotation is hashed under the previous key.
+    if any(same(_code_hash(used, code_id, entered), expected) for used in accepted(key)):
         if not await repository.consume_vehicle_code(conn, code_id=code_id, now_us=now_us):
             return CodeResult(CodeCheck.expired)
         # The owner proved it: the VIN's count starts over; the address gets its try back
@@ -321,7 +325,11 @@ def sign(secret: bytes, purpose: str, payload: dict[str, Any]) -> str:
 
 def unsign(secret: bytes, purpose: str, token: str, *, now_us: int) -> dict[str, Any] | None:
     """The payload of a token signed for `purpose` and not expired (`exp`, µs); else None."""
-    data = crypto.verify(secret, purpose, token)
+    # Signed with the session secret of its day (autoport.kit.keyring).
+    data = next(
+        (found for key in accepted(secret) if (found := crypto.verify(key, purpose, token))),
+        None,
+    )
     if data is None:
         return None
     try:

@@ -20,6 +20,7 @@ from autoport.kit.clock import to_iso
 from autoport.kit.crypto import new_token, same, token_hash
 from autoport.kit.db import Connection, Database, Row
 from autoport.kit.environments import Environment
+from autoport.kit.keyring import accepted
 from autoport.vehicles.access import sandbox_only_problem
 
 SECRET_PREFIX = "ap_ingest_"  # noqa: S105 - a prefix, not a secret
@@ -172,13 +173,26 @@ async def revoke_provider(conn: Connection, *, provider_id: str, now_us: int) ->
 async def authenticate_provider(
     db: Database, *, key: bytes, environment: Environment, secret: str
 ) -> Provider | None:
-    """The active provider of `environment` holding `secret`, else None."""
-    digest = token_hash(key, secret)
-    row = await db.fetch_one(
-        f"SELECT {_COLUMNS}, secret_hash "  # noqa: S608 - a fixed column list
-        "FROM ingest_providers WHERE secret_hash = :hash AND revoked_at IS NULL",
-        {"hash": digest},
-    )
+    """The active provider of `environment` holding `secret`, else None.
+
+    During a key rotation window a secret hashed under a previous key still verifies,
+    and its hash is rewritten under the current key then: a provider's secret never
+    expires, so it must outlive the window (autoport.kit.keyring)."""
+    row = None
+    for used in accepted(key):
+        digest = token_hash(used, secret)
+        row = await db.fetch_one(
+            f"SELECT {_COLUMNS}, secret_hash "  # noqa: S608 - a fixed column list
+            "FROM ingest_providers WHERE secret_hash = :hash AND revoked_at IS NULL",
+            {"hash": digest},
+        )
+        if row is not None:
+            if used != key:
+                await db.execute(
+                    "UPDATE ingest_providers SET secret_hash = :new WHERE secret_hash = :old",
+                    {"new": token_hash(key, secret), "old": digest},
+                )
+            break
     # The lookup is by a keyed hash; the comparison is still constant-time by habit.
     if row is None or not same(row["secret_hash"], digest):
         return None

@@ -14,6 +14,7 @@ from fastapi import Depends, Request
 from autoport.config import Settings
 from autoport.kit.clock import Clock
 from autoport.kit.db import Database
+from autoport.kit.keyring import current_keyring
 
 T = TypeVar("T")
 
@@ -75,10 +76,19 @@ class AppState:
 
     @property
     def token_key(self) -> bytes:
-        key = self.settings.token_hmac_key
-        if key is None:
+        """The current `token_hmac_key`: read from the keyring on each use, so a
+        rotation (`autoport keys rotate`) reaches a running process at once; the previous
+        keys still accepted are `autoport.kit.keyring.accepted(token_key)`."""
+        if self.settings.token_hmac_key is None:
             raise RuntimeError("secrets were not loaded (config.ensure_secrets)")
-        return key.get_secret_value().encode()
+        return current_keyring(self.settings, "token_hmac_key").current
+
+    @property
+    def session_key(self) -> bytes:
+        """The current `session_secret` (as `token_key`)."""
+        if self.settings.session_secret is None:
+            raise RuntimeError("secrets were not loaded (config.ensure_secrets)")
+        return current_keyring(self.settings, "session_secret").current
 
 
 # The apps this process is serving, between the start and the end of their lifespan: the

@@ -17,9 +17,10 @@ from fastapi import Request
 
 from autoport.kit.auth import Authenticator, Caller, CallerKind, Grant, GrantStatus
 from autoport.kit.crypto import token_hash
-from autoport.kit.db import Database, Row
+from autoport.kit.db import Connection, Database, Row
 from autoport.kit.environments import Environment
 from autoport.kit.errors import ApiError
+from autoport.kit.keyring import accepted
 from autoport.kit.state import AppState
 from autoport.oauth import repository
 from autoport.oauth.repository import ACCESS
@@ -88,7 +89,7 @@ async def live_token(
     """The row of an access token that authenticates in `environment` now (the 401
     reasons of `check_row` otherwise), uncached: for the rare reads beside the
     authenticator (vehicleinfo)."""
-    row = await repository.bearer_lookup(db.reader, token_hash(token_key, token))
+    row = await lookup_under_any_key(db.reader, token_key, token)
     return check_row(row, environment, now_us)
 
 
@@ -139,22 +140,36 @@ class VerifiedTokens:
         self.entries[key] = entry
 
 
+async def lookup_under_any_key(reader: Connection, key: bytes, token: str) -> Row | None:
+    """The token's row by its hash under the current key, else under a previous key
+    still accepted during a key rotation window (autoport.kit.keyring)."""
+    row = await repository.bearer_lookup(reader, token_hash(key, token))
+    if row is None:
+        for old in accepted(key)[1:]:
+            row = await repository.bearer_lookup(reader, token_hash(old, token))
+            if row is not None:
+                break
+    return row
+
+
 def make_authenticator(state: AppState) -> Authenticator:
-    key = state.token_key
     database = state.database
     clock = state.clock
     verified = VerifiedTokens()
 
     async def authenticate(request: Request, environment: Environment) -> Caller:
-        hashed = token_hash(key, bearer_token(request))
+        # Read per request: a key rotation reaches a running server at once.
+        key = state.token_key
+        token = bearer_token(request)
+        hashed = token_hash(key, token)
         version = database.data_version()
         if version is None:
-            row = await repository.bearer_lookup(database.reader, hashed)
+            row = await lookup_under_any_key(database.reader, key, token)
             return caller_from_row(check_row(row, environment, clock.now_us()), environment)
         cache_key = (hashed, environment)
         entry = verified.get(version, cache_key)
         if entry is None:
-            row = await repository.bearer_lookup(database.reader, hashed)
+            row = await lookup_under_any_key(database.reader, key, token)
             check_row(row, environment, clock.now_us())
             assert row is not None  # check_row raised otherwise
             entry = (row, caller_from_row(row, environment))

@@ -5,14 +5,13 @@ based on the same authorization grant"), and here the authorization too."""
 from __future__ import annotations
 
 from autoport.kit.auth import GrantStatus
-from autoport.kit.crypto import token_hash
 from autoport.kit.db import Database
 from autoport.kit.environments import Environment
 from autoport.oauth import repository
 from autoport.oauth.client_auth import AuthenticatedClient
 from autoport.oauth.repository import REFRESH
 from autoport.oauth.service import set_authorization_status
-from autoport.oauth.tokens import TokenSettings, record_assertion
+from autoport.oauth.tokens import TokenSettings, hash_as_stored, record_assertion
 
 
 async def revoke(
@@ -26,8 +25,8 @@ async def revoke(
 ) -> None:
     """RFC 7009: revoke a token of this client; unknown tokens (or another client's) are
     silently ignored. A refresh token ends the grant (authorization revoked)."""
-    hashed = token_hash(config.token_key, token)
     async with db.transaction() as conn:
+        hashed = await hash_as_stored(conn, config, token, environment)
         await record_assertion(conn, client)
         row = await repository.get_token(conn, token_hash=hashed, environment=str(environment))
         if row is None or row["application_id"] != client.application.id:

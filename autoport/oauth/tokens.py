@@ -19,6 +19,7 @@ from autoport.kit.crypto import new_token, sha256_hex, token_hash
 from autoport.kit.db import Connection, Row
 from autoport.kit.environments import Environment
 from autoport.kit.errors import OAuthError
+from autoport.kit.keyring import accepted
 from autoport.oauth import repository
 from autoport.oauth.client_auth import AuthenticatedClient
 from autoport.oauth.repository import ACCESS, REFRESH
@@ -168,3 +169,21 @@ async def live_authorization(
     if authorization["status"] in (GrantStatus.revoked, GrantStatus.rejected):
         raise OAuthError("invalid_grant", f"the authorization was {authorization['status']}")
     return authorization
+
+
+async def hash_as_stored(
+    conn: Connection, config: TokenSettings, token: str, environment: Environment
+) -> str:
+    """The token's stored hash: under the current key, or, during a key rotation window,
+    under the previous key it was issued with (one lookup per key, only then;
+    autoport.kit.keyring)."""
+    keys = accepted(config.token_key)
+    if len(keys) > 1:
+        for key in keys:
+            hashed = token_hash(key, token)
+            found = await repository.get_token(
+                conn, token_hash=hashed, environment=str(environment)
+            )
+            if found is not None:
+                return hashed
+    return token_hash(config.token_key, token)

@@ -157,7 +157,11 @@ def derived_publisher_password(settings: Settings) -> str:
     key = settings.token_hmac_key
     if key is None:
         raise RuntimeError("secrets were not loaded (config.ensure_secrets)")
-    mac = hmac.new(key.get_secret_value().encode(), b"autoport mqtt publisher", hashlib.sha256)
+    from autoport.kit.keyring import current_keyring
+
+    # The ring's first key: the broker's password file stays valid across key rotations.
+    stable = current_keyring(settings, "token_hmac_key").stable or key.get_secret_value().encode()
+    mac = hmac.new(stable, b"autoport mqtt publisher", hashlib.sha256)
     return base64.urlsafe_b64encode(mac.digest()).decode().rstrip("=")
 
 

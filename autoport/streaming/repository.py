@@ -183,19 +183,23 @@ async def release_mqtt_leases(conn: Connection, *, worker_id: str) -> None:
     )
 
 
-async def prune(conn: Connection, *, before_us: int, keep_unpublished: bool) -> int:
-    """Forget messages older than the retention; while MQTT is on, never one the
-    broker has not acknowledged yet (an outage delays messages, it does not drop them)."""
-    if keep_unpublished:
-        return await conn.execute(
-            "DELETE FROM stream_messages WHERE created_at < :before AND seq <= ("
-            " SELECT c.mqtt_seq FROM stream_cursors c"
-            " WHERE c.environment = stream_messages.environment"
-            " AND c.application_id = stream_messages.application_id)",
-            {"before": before_us},
-        )
+async def prune(
+    conn: Connection, *, before_us: int, keep_unpublished: bool, batch: int = 1_000_000
+) -> int:
+    """Forget up to `batch` of the messages older than the retention (oldest first, by
+    the created_at index); while MQTT is on, never one the broker has not acknowledged
+    yet (an outage delays messages, it does not drop them)."""
+    published = (
+        " AND m.seq <= (SELECT c.mqtt_seq FROM stream_cursors c"
+        " WHERE c.environment = m.environment AND c.application_id = m.application_id)"
+        if keep_unpublished
+        else ""
+    )
     return await conn.execute(
-        "DELETE FROM stream_messages WHERE created_at < :before", {"before": before_us}
+        "DELETE FROM stream_messages WHERE (environment, application_id, seq) IN ("  # noqa: S608 - a fixed clause
+        " SELECT m.environment, m.application_id, m.seq FROM stream_messages m"
+        f" WHERE m.created_at < :before{published} ORDER BY m.created_at LIMIT :batch)",
+        {"before": before_us, "batch": batch},
     )
 
 

@@ -14,6 +14,8 @@ from typing import Any
 import structlog
 
 from autoport.kit import outbox
+from autoport.kit.db import Connection
+from autoport.kit.retention import prune_in_batches
 from autoport.kit.state import AppState
 from autoport.streaming import mosquitto, repository
 from autoport.streaming.metrics import MESSAGES_PUBLISHED, PUBLISH_LAG
@@ -100,10 +102,17 @@ class StreamBuilder:
     async def prune(self) -> int:
         settings = self.state.settings
         before = self.state.clock.now_us() - int(settings.stream_retention_hours * 3_600_000_000)
-        async with self.state.database.transaction() as conn:
+
+        async def batch_of(conn: Connection, batch: int) -> int:
             return await repository.prune(
-                conn, before_us=before, keep_unpublished=settings.mqtt_url is not None
+                conn,
+                before_us=before,
+                keep_unpublished=settings.mqtt_url is not None,
+                batch=batch,
             )
+
+        # In short transactions, as the history (docs/operations.md, Retention).
+        return await prune_in_batches(self.state, batch_of)
 
     async def run(self) -> None:
         loop = asyncio.get_running_loop()

@@ -3,6 +3,7 @@ checked the caller's right to the VIN before calling."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from autoport.kit.db import Connection, Database, Row
@@ -94,6 +95,43 @@ async def history_after_id(
 
 async def prune_history(conn: Connection, *, cutoff_us: int, batch: int) -> int:
     return await conn.execute(_PRUNE, {"cutoff": cutoff_us, "batch": batch})
+
+
+# Per-brand retention: the vehicle's brand decides (history rows carry none). Both
+# statements walk the received_at index for the oldest rows first.
+_PRUNE_BRAND = """
+DELETE FROM vehicle_data_history WHERE id IN (
+    SELECT h.id FROM vehicle_data_history h
+    JOIN vehicles v ON v.environment = h.environment AND v.vin = h.vin
+    WHERE v.brand = :brand AND h.received_at < :cutoff LIMIT :batch
+)
+"""
+
+
+async def prune_history_of_brand(
+    conn: Connection, *, brand: str, cutoff_us: int, batch: int
+) -> int:
+    return await conn.execute(_PRUNE_BRAND, {"brand": brand, "cutoff": cutoff_us, "batch": batch})
+
+
+async def prune_history_except(
+    conn: Connection, *, brands: Sequence[str], cutoff_us: int, batch: int
+) -> int:
+    """The default retention: every row but those of `brands` (which have their own)."""
+    if not brands:
+        return await prune_history(conn, cutoff_us=cutoff_us, batch=batch)
+    names = ", ".join(f":b{i}" for i in range(len(brands)))
+    sql = f"""
+DELETE FROM vehicle_data_history WHERE id IN (
+    SELECT h.id FROM vehicle_data_history h WHERE h.received_at < :cutoff AND NOT EXISTS (
+        SELECT 1 FROM vehicles v WHERE v.environment = h.environment AND v.vin = h.vin
+        AND v.brand IN ({names})
+    ) LIMIT :batch
+)
+"""  # noqa: S608 - only numbered placeholders are interpolated
+    params: dict[str, Any] = {"cutoff": cutoff_us, "batch": batch}
+    params |= {f"b{i}": brand for i, brand in enumerate(brands)}
+    return await conn.execute(sql, params)
 
 
 # --- the freshness window (autoport.vehicle_data.freshness) -------------------------

@@ -2,39 +2,53 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 
 import structlog
 
 from autoport.kit import periodic
 from autoport.kit.clock import MICROS
+from autoport.kit.db import Connection
+from autoport.kit.retention import prune_in_batches
 from autoport.kit.state import AppState
 from autoport.vehicle_data import repository
 
 log = structlog.get_logger("autoport.vehicle_data.tasks")
 
-PRUNE_BATCH = 5000
 _DAY_US = 86_400 * MICROS
 
 
 async def prune_history(state: AppState) -> int:
-    """Delete history rows received longer ago than the retention; returns how many.
-
-    In batches, each its own short transaction, so that on SQLite ingestion is never
-    held up for long; safe to run in several processes at once."""
-    days = state.settings.vehicle_data_history_retention_days
-    if days == 0:
-        return 0
-    cutoff = state.clock.now_us() - days * _DAY_US
+    """Delete history rows received longer ago than their retention (per brand where
+    `vehicle_data_history_retention_days_by_brand` says, else the default); returns
+    how many."""
+    settings = state.settings
+    now = state.clock.now_us()
+    by_brand = settings.vehicle_data_history_retention_days_by_brand
     total = 0
-    while True:
-        async with state.database.transaction() as conn:
-            deleted = await repository.prune_history(conn, cutoff_us=cutoff, batch=PRUNE_BATCH)
-        total += deleted
-        if deleted < PRUNE_BATCH:
-            return total
-        await asyncio.sleep(0)
+    for brand, days in sorted(by_brand.items()):
+        if days == 0:
+            continue  # kept forever
+
+        async def of_brand(
+            conn: Connection, batch: int, brand: str = brand, days: int = days
+        ) -> int:
+            return await repository.prune_history_of_brand(
+                conn, brand=brand, cutoff_us=now - days * _DAY_US, batch=batch
+            )
+
+        total += await prune_in_batches(state, of_brand)
+    days = settings.vehicle_data_history_retention_days
+    if days == 0:
+        return total
+    others = sorted(by_brand)
+
+    async def the_rest(conn: Connection, batch: int) -> int:
+        return await repository.prune_history_except(
+            conn, brands=others, cutoff_us=now - days * _DAY_US, batch=batch
+        )
+
+    return total + await prune_in_batches(state, the_rest)
 
 
 def history_pruner(state: AppState) -> contextlib.AbstractAsyncContextManager[None]:

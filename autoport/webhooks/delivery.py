@@ -24,11 +24,12 @@ from autoport.kit import outbox
 from autoport.kit.clock import MICROS, to_iso
 from autoport.kit.db import Database
 from autoport.kit.environments import Environment
+from autoport.kit.keyring import LiveKey
 from autoport.kit.outbox import OutboxEvent
 from autoport.webhooks import repository as repo
 from autoport.webhooks.client import AttemptResult, post
 from autoport.webhooks.repository import FAILED, PENDING, SUCCEEDED, ClaimedDelivery, WebhookRow
-from autoport.webhooks.sealing import SealError, derive_key, unseal
+from autoport.webhooks.sealing import SealError, derive_key, unseal_any
 from autoport.webhooks.signing import SignatureError, delivery_headers
 from autoport.webhooks.ssrf import AddressPolicy
 
@@ -39,7 +40,8 @@ PING_VIN = "*"
 class WebhookConfig:
     """What the settings decide for webhooks, resolved once."""
 
-    sealing_key: bytes
+    # token_hmac_key's keyring, read on use: a rotation reaches a running worker.
+    master: LiveKey
     policy: AddressPolicy
     header_prefix: str
     timeout_seconds: float
@@ -55,7 +57,7 @@ class WebhookConfig:
         if settings.token_hmac_key is None:
             raise RuntimeError("secrets were not loaded (config.ensure_secrets)")
         return cls(
-            sealing_key=derive_key(settings.token_hmac_key.get_secret_value().encode()),
+            master=LiveKey(settings, "token_hmac_key"),
             policy=AddressPolicy(allow_loopback=settings.webhook_allow_loopback),
             header_prefix=settings.webhook_header_prefix,
             timeout_seconds=settings.webhook_timeout_seconds,
@@ -70,6 +72,17 @@ class WebhookConfig:
             deliveries_kept=settings.webhook_deliveries_kept,
             body_limit=settings.webhook_log_body_limit,
         )
+
+    @property
+    def sealing_key(self) -> bytes:
+        """What new webhook secrets are sealed with (derived from the current key)."""
+        return derive_key(self.master.current)
+
+    @property
+    def opening_keys(self) -> tuple[bytes, ...]:
+        """What stored secrets may be sealed with (current first, then previous keys
+        still accepted)."""
+        return tuple(derive_key(key) for key in self.master.accepted)
 
 
 # ------------------------------------------------------------------------- payloads
@@ -244,7 +257,7 @@ async def send_attempt(
         final = True
     else:
         try:
-            secret = _unseal_cached(config.sealing_key, hook.secret_sealed, hook.application_id)
+            secret = _unseal_cached(config.opening_keys, hook.secret_sealed, hook.application_id)
             # Signed now, for this attempt: a retry or redelivery carries a fresh
             # timestamp (same delivery id), so receivers can refuse old captures.
             headers = delivery_headers(
@@ -281,9 +294,9 @@ async def send_attempt(
 
 
 @lru_cache(maxsize=1024)
-def _unseal_cached(key: bytes, sealed: str, application_id: str) -> str:
+def _unseal_cached(keys: tuple[bytes, ...], sealed: str, application_id: str) -> str:
     # Keyed by the sealed text: a changed secret is a new entry, never a stale hit.
-    return unseal(key, sealed, application_id=application_id)
+    return unseal_any(keys, sealed, application_id=application_id)
 
 
 async def record_attempts(

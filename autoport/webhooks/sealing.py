@@ -9,6 +9,9 @@ reveals no secret. Stored as `v1:<sealed>`: the version names this scheme.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from functools import lru_cache
+
 from autoport.kit import crypto
 
 _VERSION = "v1"
@@ -19,6 +22,7 @@ class SealError(Exception):
     """The sealed secret does not open under the configured key (key changed?)."""
 
 
+@lru_cache(maxsize=16)
 def derive_key(master: bytes) -> bytes:
     return crypto.derive_key(master, _INFO)
 
@@ -35,3 +39,15 @@ def unseal(key: bytes, sealed: str, *, application_id: str) -> str:
     if plain is None:
         raise SealError("the webhook secret does not open with the configured key")
     return plain.decode()
+
+
+def unseal_any(keys: Sequence[bytes], sealed: str, *, application_id: str) -> str:
+    """`unseal` with the first of `keys` that opens it: during a key rotation window a
+    secret not yet re-sealed opens under the previous key (autoport.kit.keyring)."""
+    problem: SealError | None = None
+    for key in keys:
+        try:
+            return unseal(key, sealed, application_id=application_id)
+        except SealError as error:
+            problem = error
+    raise problem or SealError("no key to open the webhook secret with")

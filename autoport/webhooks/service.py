@@ -29,7 +29,7 @@ from autoport.webhooks.delivery import (
 )
 from autoport.webhooks.repository import PENDING, WebhookRow
 from autoport.webhooks.schemas import EVENT_TYPES
-from autoport.webhooks.sealing import SealError, seal, unseal
+from autoport.webhooks.sealing import SealError, seal, unseal_any
 from autoport.webhooks.signing import SIGNATURE_SCHEMES, new_secret, standard_secret_problem
 from autoport.webhooks.ssrf import UrlProblem, check_url
 
@@ -77,7 +77,9 @@ async def _require_application(
 
 def _open_secret(config: WebhookConfig, hook: WebhookRow) -> str:
     try:
-        return unseal(config.sealing_key, hook.secret_sealed, application_id=hook.application_id)
+        return unseal_any(
+            config.opening_keys, hook.secret_sealed, application_id=hook.application_id
+        )
     except SealError:
         # token_hmac_key changed since the secret was sealed: only a new secret helps.
         raise ApiError(

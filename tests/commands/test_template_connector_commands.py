@@ -170,5 +170,6 @@ async def test_through_the_api_with_the_template_connector(
         finally:
             await harness.aclose()
             connector = registry_of(app.state.autoport).production["bmw"]
+            assert isinstance(connector, TemplateConnector)
             await connector.close()
     assert httpx  # the connector's client library

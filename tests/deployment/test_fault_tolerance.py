@@ -37,8 +37,8 @@ import asyncpg
 import orjson
 import pytest
 from aiohttp import web
-from autoport.vehicles.vin import generate_vin
 
+from autoport.vehicles.vin import generate_vin
 from tests.conftest import POSTGRES_URL, service_missing
 
 from .topology import MOSQUITTO, NGINX, Topology, free_port

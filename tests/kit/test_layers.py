@@ -12,8 +12,8 @@ The rules:
   needs it);
 - the foundations import no feature: `autoport.config` only the catalog's facts and
   the secrets file (`autoport.secrets_file`, which imports nothing of autoport),
-  `autoport.db` (tables and migrations) nothing of autoport, `autoport.kit` only config
-  and db;
+  `autoport.db` (tables and migrations) nothing of autoport, `autoport.kit` only config,
+  db and the secrets file (its keyring rotates keys there);
 - nothing imports the app layer (`app`, `cli`, `__main__`) but the app layer itself.
 """
 
@@ -35,7 +35,8 @@ FOUNDATIONS: dict[str, frozenset[str]] = {
     "autoport.config": frozenset({"autoport.catalog", "autoport.secrets_file"}),
     "autoport.secrets_file": frozenset(),
     "autoport.db": frozenset(),
-    "autoport.kit": frozenset({"autoport.config", "autoport.db"}),
+    # The secrets file too: the keyring (kit.keyring) rotates keys in it.
+    "autoport.kit": frozenset({"autoport.config", "autoport.db", "autoport.secrets_file"}),
     "autoport.catalog": frozenset(),
 }
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+from typing import Any
 
 import httpx
 import pytest
@@ -228,3 +229,58 @@ async def test_pruning_removes_only_rows_past_the_retention(app: FastAPI) -> Non
     state.settings = state.settings.model_copy(update={"vehicle_data_history_retention_days": 0})
     state.clock.advance(1000 * 86_400)
     assert await prune_history(state) == 0
+
+
+async def test_pruning_per_brand_in_bounded_batches(
+    app: FastAPI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A brand's own retention wins over the default (0: kept forever), and no batch
+    deletes more than `retention_prune_batch_size` rows (counted by the statements)."""
+    state = app.state.autoport
+    vins = {"bmw": VIN, "mercedes_benz": "WDD12345678901234", "audi": "WAU12345678901234"}
+    for brand, vin in vins.items():
+        for minute in range(25):
+            await ingest_vehicle_data(
+                state.database,
+                environment=Environment.production,
+                vin=vin,
+                brand=brand,
+                data={
+                    "charging": {
+                        "battery_level": {"data": minute / 100, "timestamp": stamp(minute)}
+                    }
+                },
+                now_us=state.clock.now_us(),
+            )
+    state.clock.advance(10 * 86_400)
+    state.settings = state.settings.model_copy(
+        update={
+            "vehicle_data_history_retention_days": 5,
+            "vehicle_data_history_retention_days_by_brand": {"audi": 30, "mercedes_benz": 0},
+            "retention_prune_batch_size": 10,
+            "retention_prune_pause_seconds": 0,
+        }
+    )
+    deleted: list[int] = []
+    from autoport.vehicle_data import repository
+
+    for name in ("prune_history_of_brand", "prune_history_except"):
+        real = getattr(repository, name)
+
+        async def counted(*args: Any, _real: Any = real, **kwargs: Any) -> int:
+            count = int(await _real(*args, **kwargs))
+            deleted.append(count)
+            return count
+
+        monkeypatch.setattr(repository, name, counted)
+    assert await prune_history(state) == 25
+    assert max(deleted) <= 10 and len([d for d in deleted if d]) >= 3
+    left = await state.database.fetch_all(
+        "SELECT vin, count(*) AS n FROM vehicle_data_history GROUP BY vin ORDER BY vin"
+    )
+    assert {row["vin"]: row["n"] for row in left} == {
+        vins["audi"]: 25,  # 30 days for audi: not yet
+        vins["mercedes_benz"]: 25,  # kept forever
+    }
+    state.clock.advance(30 * 86_400)
+    assert await prune_history(state) == 25  # audi's turn; mercedes_benz stays

@@ -15,10 +15,11 @@ import orjson
 from autoport.apps.schemas import Application
 from autoport.kit import crypto
 from autoport.kit.clock import MICROS
-from autoport.kit.crypto import new_token, token_hash
+from autoport.kit.crypto import new_token
 from autoport.kit.db import Connection, Database
 from autoport.kit.environments import Environment
 from autoport.kit.errors import OAuthError
+from autoport.kit.keyring import accepted
 from autoport.oauth import repository
 from autoport.oauth.client_auth import AuthenticatedClient
 from autoport.oauth.group_commit import run_grouped
@@ -27,6 +28,7 @@ from autoport.oauth.tokens import (
     ACCESS_PREFIX,
     REFRESH_PREFIX,
     TokenSettings,
+    hash_as_stored,
     issue_pair,
     live_authorization,
     record_assertion,
@@ -34,21 +36,23 @@ from autoport.oauth.tokens import (
 )
 
 
-def _successor_key(config: TokenSettings, refresh: str) -> bytes:
+def _successor_key(token_key: bytes, refresh: str) -> bytes:
     # Derived from the old refresh token: only its holder can read the new pair back.
-    return hmac.new(config.token_key, b"successor:" + refresh.encode(), hashlib.sha256).digest()
+    return hmac.new(token_key, b"successor:" + refresh.encode(), hashlib.sha256).digest()
 
 
 def _seal(config: TokenSettings, refresh: str, pair: tuple[str, str]) -> str:
-    return crypto.seal(_successor_key(config, refresh), orjson.dumps(list(pair)))
+    return crypto.seal(_successor_key(config.token_key, refresh), orjson.dumps(list(pair)))
 
 
 def _unseal(config: TokenSettings, refresh: str, successor: str) -> tuple[str, str] | None:
-    plain = crypto.unseal(_successor_key(config, refresh), successor)
-    if plain is None:
-        return None
-    access, new_refresh = orjson.loads(plain)
-    return str(access), str(new_refresh)
+    # Sealed under the key of its day: during a key rotation window, a previous one.
+    for key in accepted(config.token_key):
+        plain = crypto.unseal(_successor_key(key, refresh), successor)
+        if plain is not None:
+            access, new_refresh = orjson.loads(plain)
+            return str(access), str(new_refresh)
+    return None
 
 
 async def grant(
@@ -64,7 +68,7 @@ async def grant(
     if not presented:
         raise OAuthError("invalid_request", "refresh_token is missing")
     application = client.application
-    hashed = token_hash(config.token_key, presented)
+    hashed = await hash_as_stored(db.reader, config, presented, environment)
     pair = (new_token(ACCESS_PREFIX), new_token(REFRESH_PREFIX))
 
     async def work(conn: Connection) -> tuple[dict[str, Any], OAuthError | None]:
@@ -133,10 +137,14 @@ async def _refresh_not_consumable(
         pair = _unseal(config, presented, token["successor"])
         if pair is not None:
             access_row = await repository.get_token(
-                conn, token_hash=token_hash(config.token_key, pair[0]), environment=str(environment)
+                conn,
+                token_hash=await hash_as_stored(conn, config, pair[0], environment),
+                environment=str(environment),
             )
             refresh_row = await repository.get_token(
-                conn, token_hash=token_hash(config.token_key, pair[1]), environment=str(environment)
+                conn,
+                token_hash=await hash_as_stored(conn, config, pair[1], environment),
+                environment=str(environment),
             )
             usable = (
                 access_row is not None

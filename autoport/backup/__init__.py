@@ -1,0 +1,1 @@
+"""Backups and restores of the database and the secrets (`autoport backup`/`restore`)."""

@@ -1,0 +1,213 @@
+"""Keyrings: the current key of a rotatable secret and the previous keys still accepted.
+
+`token_hmac_key` and `session_secret` rotate (`autoport keys rotate`) without logging
+anyone out: the new key signs, hashes and seals from then on, and the previous ones are
+still accepted for verification until their window ends (by default the refresh-token
+lifetime, so every token issued before the rotation expires before its key is dropped).
+
+In `secrets.json` the current key stays where it always was (`token_hmac_key`), so an
+older autoport still reads the file; the previous keys are kept beside it:
+
+    "previous_keys": {"token_hmac_key": [{"id": "3f2a9c1e", "key": "...", "until": 1767225600}]}
+
+An entry past its `until` is no longer accepted; `rotate` drops its key material and keeps
+the id (so a process started with that key knows it came from this file). `stable_keys`
+keeps the first key of each ring: pseudonymous ids derived from it (the `sub` of a
+consent) must stay the same across rotations.
+
+The interface is narrow on purpose (the current key, the accepted keys, keys by id):
+`current_keyring(settings, name)` reads the file again whenever it changed (one stat), so
+every process of a deployment sees a rotation on its next use, as the admin token does;
+`accepted(key)` answers for code that holds only the key bytes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import secrets
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from autoport import secrets_file
+from autoport.config import Settings
+from autoport.secrets_file import SECRETS_FILE_NAME
+
+Rotatable = Literal["token_hmac_key", "session_secret"]
+ROTATABLE: tuple[Rotatable, ...] = ("token_hmac_key", "session_secret")
+PREVIOUS = "previous_keys"
+STABLE = "stable_keys"
+
+
+def key_id(key: bytes) -> str:
+    """A short public name of a key (never enough to guess it)."""
+    return hashlib.sha256(b"autoport key id:" + key).hexdigest()[:8]
+
+
+@dataclass(frozen=True)
+class Keyring:
+    current: bytes
+    # Still accepted for verification, newest first.
+    previous: tuple[bytes, ...] = ()
+    # The first key of the ring (see the module docstring).
+    stable: bytes | None = None
+
+    @property
+    def accepted(self) -> tuple[bytes, ...]:
+        return (self.current, *self.previous)
+
+    def by_id(self, wanted: str) -> bytes | None:
+        return next((key for key in self.accepted if key_id(key) == wanted), None)
+
+
+# Secrets file -> (its identity when read, its content).
+_FILES: dict[Path, tuple[tuple[int, int, int], dict[str, Any]]] = {}
+# Current key -> ((previous key, accepted until), ...) and its stable key, as last read:
+# for `accepted` and `stable`, called where only the key bytes are at hand.
+_PREVIOUS: dict[bytes, tuple[tuple[bytes, float], ...]] = {}
+_STABLE: dict[bytes, bytes] = {}
+
+
+def stored_file(data_dir: Path) -> dict[str, Any]:
+    path = data_dir / SECRETS_FILE_NAME
+    try:
+        info = path.stat()
+    except OSError:
+        return {}
+    identity = (info.st_ino, info.st_mtime_ns, info.st_size)
+    cached = _FILES.get(path)
+    if cached is not None and cached[0] == identity:
+        return cached[1]
+    try:
+        content = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return cached[1] if cached is not None else {}
+    if not isinstance(content, dict):
+        return {}
+    _FILES[path] = (identity, content)
+    return content
+
+
+def previous_entries(stored: dict[str, Any], name: str) -> list[dict[str, Any]]:
+    entries = stored.get(PREVIOUS, {}).get(name, [])
+    return [entry for entry in entries if isinstance(entry, dict)]
+
+
+def current_keyring(settings: Settings, name: Rotatable) -> Keyring:
+    """The keyring of `name` as it is now.
+
+    The secrets file decides when the configured key is one of its own (the process
+    loaded it from there before a rotation); a key given in the environment
+    (AUTOPORT_TOKEN_HMAC_KEY) that the file does not know is a keyring of one."""
+    configured_secret = getattr(settings, name)
+    configured = None if configured_secret is None else configured_secret.get_secret_value()
+    stored = stored_file(settings.data_dir)
+    file_current = stored.get(name)
+    entries = previous_entries(stored, name)
+    known_ids = {entry.get("id") for entry in entries}
+    if file_current is not None and (
+        configured is None or configured == file_current or key_id(configured.encode()) in known_ids
+    ):
+        now = time.time()
+        current = str(file_current).encode()
+        live = tuple(
+            (str(entry["key"]).encode(), float(entry["until"]))
+            for entry in entries
+            if entry.get("key") and float(entry.get("until", 0)) > now
+        )
+        stable_text = stored.get(STABLE, {}).get(name)
+        stable = str(stable_text).encode() if stable_text else current
+    elif configured is not None:
+        current, live, stable = configured.encode(), (), configured.encode()
+    else:
+        raise RuntimeError("secrets were not loaded (config.ensure_secrets)")
+    _PREVIOUS[current] = live
+    _STABLE[current] = stable
+    return Keyring(current, tuple(key for key, _ in live), stable)
+
+
+def accepted(key: bytes) -> tuple[bytes, ...]:
+    """`key` first, then the previous keys accepted beside it (as last read by
+    `current_keyring` in this process; none for a key it never read)."""
+    now = time.time()
+    return (key, *(old for old, until in _PREVIOUS.get(key, ()) if until > now))
+
+
+def stable(key: bytes) -> bytes:
+    """The first key of `key`'s ring: for ids that must not change with a rotation."""
+    return _STABLE.get(key, key)
+
+
+@dataclass(frozen=True)
+class LiveKey:
+    """A keyring read on every use (a stat, microseconds): for long-lived holders such as
+    the webhook worker, which must follow a rotation without a restart."""
+
+    settings: Settings
+    name: Rotatable
+
+    @property
+    def current(self) -> bytes:
+        return current_keyring(self.settings, self.name).current
+
+    @property
+    def accepted(self) -> tuple[bytes, ...]:
+        return current_keyring(self.settings, self.name).accepted
+
+
+@dataclass(frozen=True)
+class Rotation:
+    name: Rotatable
+    old_id: str
+    new_id: str
+    old_accepted_until: float
+    dropped: tuple[str, ...]
+
+
+def rotate(settings: Settings, name: Rotatable, *, window_seconds: float) -> Rotation:
+    """Make a new current key for `name`; the old one stays accepted for
+    `window_seconds` (0: refused at once). Entries whose window ended lose their key
+    material here. Under the secrets lock, so concurrent rotations serialise."""
+    if getattr(settings, name) is not None and not _from_file(settings, name):
+        raise ValueError(
+            f"{name} is given in the configuration (AUTOPORT_{name.upper()}), not in "
+            f"{SECRETS_FILE_NAME}: change it there (docs/operations.md, Key rotation)"
+        )
+    path = settings.data_dir / SECRETS_FILE_NAME
+    with secrets_file.locked(settings.data_dir):
+        stored: dict[str, Any] = json.loads(path.read_text()) if path.exists() else {}
+        old = stored.get(name)
+        if not old:
+            raise ValueError(f"{SECRETS_FILE_NAME} holds no {name} yet: start autoport once")
+        now = time.time()
+        new = secrets.token_urlsafe(48)
+        until = now + window_seconds
+        previous = stored.setdefault(PREVIOUS, {})
+        kept: list[dict[str, Any]] = [
+            {"id": key_id(str(old).encode()), "key": old, "until": until, "retired_at": now}
+        ]
+        dropped: list[str] = []
+        for entry in previous_entries(stored, name):
+            if entry.get("key") and float(entry.get("until", 0)) <= now:
+                dropped.append(str(entry.get("id")))
+                entry = {k: v for k, v in entry.items() if k != "key"}
+            kept.append(entry)
+        previous[name] = kept
+        stored.setdefault(STABLE, {}).setdefault(name, old)
+        stored[name] = new
+        secrets_file.write(settings.data_dir, stored)
+    return Rotation(name, key_id(str(old).encode()), key_id(new.encode()), until, tuple(dropped))
+
+
+def _from_file(settings: Settings, name: Rotatable) -> bool:
+    """Whether the configured key is the secrets file's (current or previous)."""
+    value = getattr(settings, name)
+    stored = stored_file(settings.data_dir)
+    if value is None:
+        return True
+    text = value.get_secret_value()
+    return text == stored.get(name) or key_id(text.encode()) in {
+        entry.get("id") for entry in previous_entries(stored, name)
+    }

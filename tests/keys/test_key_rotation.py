@@ -1,0 +1,207 @@
+"""`autoport keys rotate` against a running server (two worker processes on PostgreSQL):
+tokens issued before the rotation verify within the window and not after it, a refresh
+within the window carries the grant over, provider secrets outlive the window (re-hashed
+on use), webhook secrets are re-sealed and still sign the running worker's deliveries,
+a consent session opened before the rotation goes on, and the admin token rotates live.
+Real processes, real HTTP, SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.backup.live import (
+    VIN,
+    Backend,
+    Receiver,
+    new_backend,
+    populate,
+    running,
+)
+from tests.consent.conftest import insert_application
+from tests.factories import vehicle_token
+
+WINDOW = 25.0
+CSRF = re.compile(r'name="csrf_token" value="([^"]+)"')
+
+
+def wait_for(condition: object, timeout: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():  # type: ignore[operator]
+            return
+        time.sleep(0.1)
+    raise AssertionError("condition not met in time")
+
+
+def status(base: str, token: str, path: str = "/admin/v1/accounts") -> int:
+    return httpx.get(
+        f"{base}{path}", headers={"Authorization": f"Bearer {token}"}, timeout=10
+    ).status_code
+
+
+def statuses(base: str, token: str, path: str, count: int = 8) -> set[int]:
+    """Each on a new connection: with several worker processes, each may answer."""
+    return {status(base, token, path) for _ in range(count)}
+
+
+def ingest(base: str, secret: str, value: float) -> int:
+    body = {
+        "vin": VIN,
+        "brand": "bmw",
+        "diagnostics": {
+            "odometer": {
+                "data": {"unit": "kilometers", "value": value},
+                "timestamp": f"2026-06-01T00:00:{int(value) % 60:02d}.000000Z",
+            }
+        },
+    }
+    return httpx.post(
+        f"{base}/v1/ingest",
+        json=body,
+        headers={"Authorization": f"Bearer {secret}"},
+        timeout=10,
+    ).status_code
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "postgresql"])
+def test_rotation_keeps_everyone_logged_in_for_the_window(
+    kind: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    backend = new_backend(kind, tmp_path / "deploy" / "data", request)
+    receiver = Receiver()
+    args = ["--workers", "2"] if kind == "postgresql" else []
+    try:
+        with running(backend, *args) as base:
+            world = populate(backend, base, receiver)
+            pull = f"/v1/vehicle-data/autoapi-13/{VIN}/history?property=diagnostics.odometer"
+            assert statuses(base, world.vehicle.access_token, pull) == {200}
+
+            async def more() -> tuple[str, dict[str, str]]:
+                db = backend.database()
+                await db.connect()
+                try:
+                    async with httpx.AsyncClient(base_url=base, timeout=30) as client:
+                        second = await vehicle_token(
+                            client, db, world.creds, vin="WBA00000000000002"
+                        )
+                    consent_app = await insert_application(db)
+                finally:
+                    await db.close()
+                return second.refresh_token, consent_app.entry_params(state="s1")
+
+            second_refresh, entry_params = asyncio.run(more())
+            # A consent session opened (and its form rendered) before the rotation.
+            browser = httpx.Client(base_url=base, timeout=10)
+            entry = browser.get("/sandbox/oauth/new", params=entry_params)
+            assert entry.status_code == 303, entry.text[:300]
+            page = browser.get("/sandbox/oauth/consent/brand")
+            assert page.status_code == 200
+            old_csrf = CSRF.search(page.text)
+            assert old_csrf is not None
+
+            rotated = backend.cli("keys", "rotate", "--window-seconds", str(WINDOW), "--json")
+            rotated_at = time.monotonic()
+            answer = json.loads(rotated.stdout)
+            assert [r["name"] for r in answer["rotated"]] == ["token_hmac_key", "session_secret"]
+            assert answer["webhook_secrets_resealed"] == 1
+            secrets_file = json.loads((backend.data_dir / "secrets.json").read_text())
+            assert (
+                secrets_file["previous_keys"]["token_hmac_key"][0]["id"]
+                == (answer["rotated"][0]["old_id"])
+            )
+
+            # --- within the window: everything issued before still works.
+            assert statuses(base, world.vehicle.access_token, pull) == {200}
+            assert ingest(base, world.provider_secret, 1.0) == 200
+            refreshed = httpx.post(
+                f"{base}/v1/access_tokens",
+                data={
+                    "grant_type": "refresh_token",
+                    "refresh_token": world.vehicle.refresh_token,
+                    **world.creds.auth(),
+                },
+                timeout=10,
+            )
+            assert refreshed.status_code == 200, refreshed.text
+            new_access = refreshed.json()["access_token"]
+            # The consent session goes on: found under the old key, its form's CSRF
+            # token made with the old session secret.
+            step = browser.post(
+                "/sandbox/oauth/consent/brand",
+                data={"csrf_token": old_csrf.group(1), "brand": "sandbox"},
+            )
+            assert step.status_code == 303, step.text[:500]
+            assert browser.get("/sandbox/oauth/consent/vehicle").status_code == 200
+            # The running server's webhook worker signs with the re-sealed secret: a
+            # revoked grant is an authorization_changed delivery.
+            revoked = httpx.post(
+                f"{base}/v1/revoke",
+                data={"token": second_refresh, **world.creds.auth()},
+                timeout=10,
+            )
+            assert revoked.status_code == 200, revoked.text
+            wait_for(
+                lambda: any(
+                    "authorization_changed" in json.dumps(body)
+                    for body in receiver.signed_with(world.webhook_secret)
+                ),
+                timeout=WINDOW,
+            )
+            assert time.monotonic() - rotated_at < WINDOW, "the machine was too slow"
+
+            # --- after the window: tokens of the old key are refused.
+            time.sleep(max(0.0, rotated_at + WINDOW + 1.0 - time.monotonic()))
+            assert statuses(base, world.vehicle.access_token, pull) == {401}
+            assert statuses(base, new_access, pull) == {200}
+            # The provider's secret was re-hashed under the new key when it was used.
+            assert ingest(base, world.provider_secret, 2.0) == 200
+            # The session's cookie was hashed under the old key: past the window it is
+            # unknown (the default window, the refresh-token lifetime, outlasts any
+            # consent session by far).
+            assert browser.get("/sandbox/oauth/consent/vehicle").status_code == 400
+            shown = json.loads(backend.cli("keys", "show", "--json").stdout)
+            assert shown["token_hmac_key"]["previous"][0]["accepted"] is False
+            # The webhook secret opens under the new key alone (the CLI's ping).
+            before = len(receiver.signed_with(world.webhook_secret))
+            backend.cli("webhooks", "set", world.creds.app_id, "--url", receiver.url)
+            wait_for(lambda: len(receiver.signed_with(world.webhook_secret)) > before)
+
+            # --- the admin token rotates live, in every process.
+            assert statuses(base, world.admin_token, "/admin/v1/accounts") == {200}
+            new_admin = json.loads(
+                backend.cli("keys", "rotate", "--which", "admin_token", "--json").stdout
+            )["admin_token"]
+            wait_for(lambda: statuses(base, new_admin, "/admin/v1/accounts") == {200}, 5)
+            assert statuses(base, world.admin_token, "/admin/v1/accounts") == {401}
+            browser.close()
+    finally:
+        receiver.close()
+
+
+def test_rotate_refusals(tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    """A key given in the environment is not rotated here; an unknown --which is a
+    usage error; a data directory without secrets is refused."""
+    backend = new_backend("sqlite", tmp_path / "d" / "data", request)
+    with running(backend):
+        pass  # makes the data directory, the database and secrets.json
+    bad = backend.cli("keys", "rotate", "--which", "nonsense", check=False)
+    assert bad.returncode == 2 and "nonsense" in bad.stderr
+    env_key = Backend("sqlite", backend.data_dir)
+    result = subprocess.run(
+        [sys.executable, "-m", "autoport", "keys", "rotate"],
+        env={**env_key.env, "AUTOPORT_TOKEN_HMAC_KEY": "k" * 40},
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert result.returncode == 2 and "AUTOPORT_TOKEN_HMAC_KEY" in result.stderr
+    empty = Backend("sqlite", tmp_path / "e" / "data")
+    missing = empty.cli("keys", "rotate", check=False)
+    assert missing.returncode == 2
