@@ -200,6 +200,45 @@ async def reads_per_day(
     )
 
 
+# -------------------------------------------------------------------------- commands
+
+_COMMAND_COLUMNS = (
+    "id, authorization_id, capability, command, status, failure_reason, created_at, finished_at"
+)
+
+
+async def commands_of_grants(
+    db: Database | Connection,
+    *,
+    environment: str,
+    vin: str,
+    authorization_ids: Sequence[str],
+    latest: int | None = None,
+) -> list[Row]:
+    """The commands sent to `vin` in `environment` under these owner grants, newest first
+    per grant, each row with `total` (the grant's count). With `latest`, only that many per
+    grant. A fleet clearance's commands carry no authorization id: never the owner's."""
+    if not authorization_ids:
+        return []
+    # Environment and VIN too, not only the grant ids: a row of another vehicle or
+    # environment is never attributed to this owner, whatever it carries.
+    ranked = (
+        f"SELECT {_COMMAND_COLUMNS}, "  # noqa: S608 - constant columns
+        "ROW_NUMBER() OVER (PARTITION BY authorization_id ORDER BY created_at DESC, id DESC) "
+        "AS position, COUNT(*) OVER (PARTITION BY authorization_id) AS total "
+        "FROM vehicle_commands WHERE environment = :environment AND vin = :vin "
+        "AND authorization_id IN :ids"
+    )
+    sql = f"SELECT * FROM ({ranked}) ranked"  # noqa: S608 - constant text
+    params: dict[str, Any] = {"environment": environment, "vin": vin}
+    if latest is not None:
+        sql += " WHERE position <= :latest"
+        params["latest"] = latest
+    return await db.fetch_all(
+        _with_ids(sql + " ORDER BY authorization_id, position", authorization_ids, **params)
+    )
+
+
 # ------------------------------------------------------------------------- your data
 
 

@@ -555,7 +555,7 @@ async def _vehicle(request: Request, vin: str) -> tuple[AppState, OwnerSession, 
 async def vehicle_page(request: Request, vin: str) -> Response:
     state, session, vin = await _vehicle(request, vin)
     env = environment_of(request)
-    grants = await service.grants(state, env, vin)
+    grants = await service.with_commands(state, env, vin, await service.grants(state, env, vin))
     locale = _locale(request, session)
     vins = await service.vehicles_of(state.database, session)
     return pages.render(
@@ -568,6 +568,7 @@ async def vehicle_page(request: Request, vin: str) -> Response:
         done=request.query_params.get("done"),
         groups=lambda properties: _grouped(properties, locale),
         command_label=lambda scope: _command_label(scope, locale),
+        sent_label=lambda command: command.label(locale),
         withdraw_url=lambda grant: (
             _url(request, f"vehicles/{vin}/withdraw")
             + (f"?{urlencode({'grant': grant})}" if grant else "")

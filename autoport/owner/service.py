@@ -13,7 +13,7 @@ import enum
 import io
 import uuid
 from collections.abc import AsyncIterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import orjson
@@ -21,6 +21,7 @@ import structlog
 
 from autoport.brands.base import BrandConnector, ConnectorError
 from autoport.catalog.brands import BRANDS, canonical_brand, wmi_problem
+from autoport.catalog.commands import COMMANDS
 from autoport.config import Settings
 from autoport.consent import verification
 from autoport.consent.verification import CodeCheck, CodeResult, Method, Refusal
@@ -42,6 +43,8 @@ DAY_US = reads.DAY_US
 # "Recently ended" grants and the read count look back this far.
 RECENT_DAYS = 30
 HISTORY_PAGE_ROWS = 1000
+# The page lists this many of an application's latest commands (access.json: all).
+PAGE_COMMANDS = 10
 
 
 # ---------------------------------------------------------------------- the session
@@ -478,6 +481,23 @@ async def require_vehicle(db: Database, session: OwnerSession, vin: str) -> str:
 
 
 @dataclass(frozen=True, slots=True)
+class SentCommand:
+    """A command an application sent to the vehicle under the owner's grant."""
+
+    id: str
+    key: str  # "capability.command", the catalog's key
+    status: str  # pending | sent | executed | failed | timed_out
+    failure_reason: str | None
+    created_at: int
+    finished_at: int | None
+
+    def label(self, locale: str) -> str:
+        capability, _, name = self.key.partition(".")
+        command = COMMANDS.get(capability, name)
+        return self.key if command is None else command.label(locale)
+
+
+@dataclass(frozen=True, slots=True)
 class GrantView:
     id: str
     application: str
@@ -491,6 +511,9 @@ class GrantView:
     ended_at: int | None
     last_read_at: int | None
     reads_30_days: int
+    # Filled by with_commands: the latest (or all) commands sent under this grant.
+    sent_commands: tuple[SentCommand, ...] = ()
+    commands_sent: int = 0
 
     @property
     def live(self) -> bool:
@@ -548,6 +571,46 @@ async def grants(state: AppState, environment: Environment, vin: str) -> list[Gr
             )
         )
     return views
+
+
+async def with_commands(
+    state: AppState,
+    environment: Environment,
+    vin: str,
+    views: Sequence[GrantView],
+    *,
+    latest: int | None = PAGE_COMMANDS,
+) -> list[GrantView]:
+    """The grants with the commands their applications sent to this vehicle in this
+    environment under them (`latest` per grant, None: all) and how many in all. Only the
+    grants the owner sees are asked for; fleet clearances' commands are not the owner's."""
+    rows = await repository.commands_of_grants(
+        state.database.reader,
+        environment=str(environment),
+        vin=vin,
+        authorization_ids=[view.id for view in views],
+        latest=latest,
+    )
+    sent: dict[str, list[SentCommand]] = {}
+    totals: dict[str, int] = {}
+    for row in rows:
+        totals[row["authorization_id"]] = int(row["total"])
+        sent.setdefault(row["authorization_id"], []).append(
+            SentCommand(
+                id=row["id"],
+                key=f"{row['capability']}.{row['command']}",
+                status=row["status"],
+                failure_reason=row["failure_reason"],
+                created_at=row["created_at"],
+                finished_at=row["finished_at"],
+            )
+        )
+    return [
+        replace(
+            view, sent_commands=tuple(sent.get(view.id, ())), commands_sent=totals.get(view.id, 0)
+        )
+        for view in views
+    ]
 
 
 # -------------------------------------------------------------------------- withdraw
@@ -741,8 +804,11 @@ async def export_csv(state: AppState, environment: Environment, vin: str) -> Asy
 
 
 async def access_record(state: AppState, environment: Environment, vin: str) -> bytes:
-    """Every grant of the vehicle the portal shows, with its reads per day."""
-    views = await grants(state, environment, vin)
+    """Every grant of the vehicle the portal shows, with its reads per day and every
+    command its application sent to the vehicle under it."""
+    views = await with_commands(
+        state, environment, vin, await grants(state, environment, vin), latest=None
+    )
     per_day = await repository.reads_per_day(
         state.database.reader, authorization_ids=[view.id for view in views]
     )
@@ -774,6 +840,19 @@ async def access_record(state: AppState, environment: Environment, vin: str) -> 
                 "last_read_at": _iso(view.last_read_at),
                 "reads_last_30_days": view.reads_30_days,
                 "reads_per_day": days.get(view.id, []),
+                "commands_sent": view.commands_sent,
+                "commands": [
+                    {
+                        "id": command.id,
+                        "command": command.key,
+                        "label": command.label("en-GB"),
+                        "status": command.status,
+                        "failure_reason": command.failure_reason,
+                        "requested_at": _iso(command.created_at),
+                        "finished_at": _iso(command.finished_at),
+                    }
+                    for command in view.sent_commands
+                ],
             }
             for view in views
         ],
