@@ -33,8 +33,9 @@ def _usage() -> str:
 
 
 def main(argv: list[str]) -> int:
-    names = [arg for arg in argv if not arg.startswith("-")]
-    extra = [arg for arg in argv if arg.startswith("-")]
+    # Names first, then the arguments for each benchmark (values too: `--workers 2`).
+    first_option = next((i for i, arg in enumerate(argv) if arg.startswith("-")), len(argv))
+    names, extra = argv[:first_option], argv[first_option:]
     if not names or "-h" in extra or "--help" in extra:
         print(_usage())
         return 0

@@ -23,11 +23,15 @@ import tempfile
 import time
 import uuid
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import httpx
 import orjson
 
 from bench._pull_apps import bench_settings
+
+if TYPE_CHECKING:
+    from autoport.config import Settings
 
 VIN = "WBABENCH000000001"
 REDIRECT = "https://bench.example.com/callback"
@@ -43,9 +47,10 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-async def prepare(data_dir: Path) -> tuple[str, int]:
-    """A migrated SQLite file with one vehicle of ~100 properties, a real application and
-    a real consent token for all of them (authorization row + code + token exchange)."""
+async def prepare(data_dir: Path, settings: Settings | None = None) -> tuple[str, int]:
+    """A migrated SQLite file (or the database of `settings`) with one vehicle of ~100
+    properties, a real application and a real consent token for all of them
+    (authorization row + code + token exchange)."""
     from autoport.app import create_app
     from autoport.apps import service as apps_service
     from autoport.catalog import CATALOG
@@ -56,8 +61,9 @@ async def prepare(data_dir: Path) -> tuple[str, int]:
     from autoport.kit.environments import Environment
     from autoport.oauth import service as oauth_service
 
-    await upgrade(f"sqlite:///{data_dir / 'autoport.db'}")
-    app = create_app(bench_settings(data_dir), run_background=False)
+    settings = settings or bench_settings(data_dir)
+    await upgrade(settings.resolved_database_url, schema=settings.database_schema)
+    app = create_app(settings, run_background=False)
     props = list(CATALOG.properties())[:: max(1, len(CATALOG) // PROPERTIES)][:PROPERTIES]
     keys = [p.key for p in props]
     data: dict[str, dict[str, object]] = {}
@@ -127,8 +133,8 @@ async def prepare(data_dir: Path) -> tuple[str, int]:
     return str(response.json()["access_token"]), len(props)
 
 
-def _wait_ready(port: int, proc: subprocess.Popen[bytes]) -> None:
-    deadline = time.monotonic() + 30
+def _wait_ready(port: int, proc: subprocess.Popen[bytes], seconds: float = 30) -> None:
+    deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             raise RuntimeError(f"server exited with {proc.returncode}")
