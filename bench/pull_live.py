@@ -205,10 +205,8 @@ class Server:
     def stop(self) -> None:
         self.resume()
         self.process.send_signal(signal.SIGTERM)
-        try:
+        with contextlib.suppress(subprocess.TimeoutExpired):
             self.process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            pass
         self.kill()  # whatever of the group is left (workers, resource tracker)
 
     def kill(self) -> None:
@@ -603,7 +601,7 @@ def main() -> None:
     seconds = 2 if args.quick else args.seconds
     summary = report(results, backend, args.connections, seconds)
     summary["command"] = "python -m bench pull_live " + " ".join(
-        arg for arg in sys.argv[1:] if "://" not in arg
+        "URL" if "://" in arg else arg for arg in sys.argv[1:]
     )
     summary["started_at"] = started
     if not args.quick:

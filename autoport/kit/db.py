@@ -37,9 +37,12 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
+import structlog
 from sqlalchemy.dialects import postgresql as pg_dialect
 from sqlalchemy.dialects import sqlite as sqlite_dialect
 from sqlalchemy.sql import ClauseElement
+
+log = structlog.get_logger("autoport.db")
 
 Params = Mapping[str, Any] | None
 Dialect = Literal["sqlite", "postgresql"]
@@ -190,7 +193,8 @@ class Database(ABC):
     def data_version(self) -> int | None:
         """A number that changes whenever anything is committed to the database, for
         caches of read results to check that they are still current; None where no
-        such cheap signal exists (PostgreSQL: cache nothing)."""
+        signal is available now (cache nothing then). SQLite: its own data_version;
+        PostgreSQL: commit notifications (PostgresDatabase.data_version)."""
         return None
 
 
@@ -416,25 +420,85 @@ class PostgresDatabase(Database):
         self.pool_size = pool_size
         self._pool: Any = None
         self._reader: PostgresConnection | None = None
+        # data_version (see there): commits of this object and notifications of every
+        # process's commits on one channel per schema.
+        self.channel = f"autoport_changes_{schema or 'public'}"[:63]
+        self._version = 0
+        self._listener: Any = None
+        self._listening = False
+        self._relisten: asyncio.Task[None] | None = None
 
     async def connect(self) -> None:
         import asyncpg  # imported lazily: the embedded default never needs it
 
-        server_settings = {"application_name": "autoport"}
-        if self.schema:
-            server_settings["search_path"] = self.schema
         self._pool = await asyncpg.create_pool(
             self.url,
             min_size=1,
             max_size=self.pool_size,
-            server_settings=server_settings,
+            server_settings=self._server_settings(),
         )
         self._reader = PostgresConnection(self._pool)
+        try:
+            await self._listen()
+        except Exception as error:  # the caches stay off until the listener is back
+            log.warning("data_version listener unavailable", error=str(error))
+            self._relisten = asyncio.ensure_future(self._listen_again())
+
+    def _server_settings(self) -> dict[str, str]:
+        settings = {"application_name": "autoport"}
+        if self.schema:
+            settings["search_path"] = self.schema
+        return settings
+
+    async def _listen(self) -> None:
+        import asyncpg
+
+        listener = await asyncpg.connect(self.url, server_settings=self._server_settings())
+        await listener.add_listener(self.channel, self._notified)
+        listener.add_termination_listener(self._lost)
+        self._listener = listener
+        self._version += 1  # whatever was committed while nobody listened
+        self._listening = True
+
+    def _notified(self, *_: Any) -> None:
+        self._version += 1
+
+    def _lost(self, *_: Any) -> None:
+        # Commits may now go unseen: no cached read is trusted until listening again.
+        self._listening = False
+        self._version += 1
+        if self._pool is not None and (self._relisten is None or self._relisten.done()):
+            self._relisten = asyncio.ensure_future(self._listen_again())
+
+    async def _listen_again(self) -> None:
+        while self._pool is not None and not self._listening:
+            await asyncio.sleep(1.0)
+            try:
+                await self._listen()
+            except Exception as error:
+                log.warning("data_version listener unavailable", error=str(error))
+
+    def data_version(self) -> int | None:
+        # Changes with every commit through any autoport process on this schema: each
+        # write transaction sends a notification at its commit (`transaction`), and a
+        # dedicated connection listens for them. A commit of this object counts at
+        # once; another process's once its notification arrives (LISTEN/NOTIFY, about a
+        # millisecond on one host). While the listener is down: None (cache nothing).
+        # Writes made outside autoport (psql, migrations) notify nobody.
+        return self._version if self._listening else None
 
     async def close(self) -> None:
-        if self._pool is not None:
-            await self._pool.close()
-        self._pool = self._reader = None
+        pool, listener = self._pool, self._listener
+        self._pool = self._reader = self._listener = None
+        self._listening = False
+        if self._relisten is not None:
+            self._relisten.cancel()
+        if listener is not None:
+            with contextlib.suppress(Exception):
+                listener.remove_termination_listener(self._lost)
+                await listener.close()
+        if pool is not None:
+            await pool.close()
 
     @property
     def reader(self) -> Connection:
@@ -447,8 +511,12 @@ class PostgresDatabase(Database):
         if self._pool is None:
             raise RuntimeError("database is not connected")
         try:
-            async with self._pool.acquire() as raw, raw.transaction():
-                yield PostgresConnection(raw)
+            async with self._pool.acquire() as raw:
+                async with raw.transaction():
+                    yield PostgresConnection(raw)
+                    # Delivered at the commit, to every process (data_version).
+                    await raw.execute("SELECT pg_notify($1, '')", self.channel)
+                self._version += 1  # committed: this process's caches see it at once
         except DatabaseUnavailable:
             raise
         except Exception as error:

@@ -237,11 +237,11 @@ FRAGMENTS = FragmentCache()
 
 
 class VersionedReads:
-    """Read results of one database as read at one `data_version` (SQLite): while
-    nothing is committed, a pull skips the query. Any commit, by this process or
-    another (within `kit.db.VERSION_REUSE_SECONDS`), changes the version and empties it,
-    so a revoked clearance or a new document is seen as the bearer cache sees a revoked
-    token. On PostgreSQL (no version) every read queries."""
+    """Read results of one database as read at one `data_version`: while nothing is
+    committed, a pull skips the query. Any commit, by this process or another, changes
+    the version and empties it, so a revoked clearance or a new document is seen when
+    the bearer cache sees a revoked token (autoport.oauth.bearer). Without a version
+    (PostgreSQL's listener down) every read queries."""
 
     def __init__(self, size: int = 4096) -> None:
         self.size = size
