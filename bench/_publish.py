@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.__main__ import BENCHMARKS, RESULTS
+from bench.pull_live import TARGET_P99_MS, TARGET_PG_P99_MS, TARGET_SHARE
 
 DOCS = Path("docs/benchmarks.md")
 PLOTS = Path("docs/benchmarks")
@@ -121,6 +122,15 @@ def plot_throughput(pulls: dict[str, dict[str, Any]], path: Path) -> None:
     width = 0.38
     ax.bar([x - width / 2 for x in xs], floor, width, label="floor", color="#b0b7c3")
     bars = ax.bar([x + width / 2 for x in xs], subject, width, label="autoport", color="#1f6feb")
+    ax.scatter(
+        [x + width / 2 for x in xs],
+        [TARGET_SHARE * base for base in floor],
+        marker="_",
+        s=900,
+        color="#d1242f",
+        label=f"{TARGET_SHARE:.0%} of the floor",
+        zorder=3,
+    )
     for bar, value, base in zip(bars, subject, floor, strict=True):
         ax.annotate(
             f"{value:,.0f}\n{value / base:.0%}",
@@ -143,12 +153,14 @@ def plot_latency(pulls: dict[str, dict[str, Any]], path: Path) -> None:
     """Latency percentiles of autoport and of the floor, per pull scenario."""
     plt = _pyplot()
     panels = [
-        (f"{target} ({title})", figures)
+        (f"{target} ({title})", figures, summary["workers"])
         for title, summary in pulls.items()
         for target, figures in summary["targets"].items()
     ]
     fig, axes = plt.subplots(1, len(panels), figsize=(3.2 * len(panels), 3.6), squeeze=False)
-    for ax, (title, figures) in zip(axes[0], panels, strict=True):
+    for ax, (title, figures, workers) in zip(axes[0], panels, strict=True):
+        limit = TARGET_PG_P99_MS if workers > 1 else TARGET_P99_MS
+        ax.axhline(limit, color="#d1242f", linestyle=":", label=f"p99 target {limit:.0f} ms")
         for side, color in (("floor", "#b0b7c3"), ("subject", "#1f6feb")):
             values = [figures[side].get(f"{p}_ms") for p in PERCENTILES]
             points = [(p, v) for p, v in zip(PERCENTILES, values, strict=True) if v is not None]
