@@ -120,11 +120,16 @@ def live_floor(data_dir: Path = DATA_DIR) -> Starlette:
             for sql in (bearer_sql, vehicle_sql)
         )
 
+        async def keep_session(connection: object) -> None:
+            return None  # no reset query per release, as autoport (kit.db)
+
         @contextlib.asynccontextmanager
         async def lifespan(app: Starlette) -> AsyncIterator[None]:
             settings = {"search_path": schema} if schema else {}
             pools.append(
-                await asyncpg.create_pool(url, min_size=4, max_size=10, server_settings=settings)
+                await asyncpg.create_pool(
+                    url, min_size=4, max_size=10, server_settings=settings, reset=keep_session
+                )
             )
             yield
             await pools[0].close()

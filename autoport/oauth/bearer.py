@@ -109,6 +109,11 @@ def caller_from_row(row: Row, environment: Environment) -> Caller:
     )
 
 
+# What a verified token's row is read from (repository.BEARER_LOOKUP): only commits to
+# these empty the cache where the database tells tables apart (PostgreSQL).
+BEARER_TABLES = frozenset({"oauth_tokens", "applications", "authorizations"})
+
+
 class VerifiedTokens:
     """Token hash -> (row, Caller) as read at one `data_version` of the database."""
 
@@ -139,7 +144,7 @@ def make_authenticator(state: AppState) -> Authenticator:
 
     async def authenticate(request: Request, environment: Environment) -> Caller:
         hashed = token_hash(key, bearer_token(request))
-        version = database.data_version()
+        version = database.data_version(BEARER_TABLES)
         if version is None:
             row = await repository.bearer_lookup(database.reader, hashed)
             return caller_from_row(check_row(row, environment, clock.now_us()), environment)

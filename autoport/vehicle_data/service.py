@@ -237,39 +237,44 @@ FRAGMENTS = FragmentCache()
 
 
 class VersionedReads:
-    """Read results of one database as read at one `data_version`: while nothing is
-    committed, a pull skips the query. Any commit, by this process or another, changes
-    the version and empties it, so a revoked clearance or a new document is seen when
-    the bearer cache sees a revoked token (autoport.oauth.bearer). Without a version
-    (PostgreSQL's listener down) every read queries."""
+    """Read results of one database as read at one `data_version` of the tables they
+    come from: while nothing is committed to those, a pull skips the query. Any such
+    commit, by this process or another, changes the version and empties them, so a
+    revoked clearance or a new document is seen when the bearer cache sees a revoked
+    token (autoport.oauth.bearer). Without a version (PostgreSQL's listener down) every
+    read queries."""
 
     def __init__(self, size: int = 4096) -> None:
         self.size = size
-        self.version: int | None = None
-        self.entries: dict[tuple[str, ...], Any] = {}
+        # tables -> (the version the entries were read at, the entries)
+        self.spaces: dict[frozenset[str], tuple[int, dict[tuple[str, ...], Any]]] = {}
 
     async def get(
         self,
         database: Database,
+        tables: frozenset[str],
         key: tuple[str, ...],
         load: Callable[[], Awaitable[Any]],
     ) -> Any:
-        version = database.data_version()
+        version = database.data_version(tables)
         if version is None:
             return await load()
-        if version != self.version:
-            self.entries.clear()
-            self.version = version
-        found = self.entries.get(key, _MISSING)
+        space = self.spaces.get(tables)
+        if space is None or space[0] != version:
+            space = self.spaces[tables] = (version, {})
+        entries = space[1]
+        found = entries.get(key, _MISSING)
         if found is _MISSING:
             found = await load()
-            if version == database.data_version():  # nothing committed while loading
-                if len(self.entries) >= self.size:
-                    self.entries.clear()
-                self.entries[key] = found
+            if version == database.data_version(tables):  # nothing committed meanwhile
+                if len(entries) >= self.size:
+                    entries.clear()
+                entries[key] = found
         return found
 
 
+_VEHICLES = frozenset({"vehicles"})
+_CLEARANCES = frozenset({"fleet_vehicles"})
 _MISSING = object()
 
 # Per database object: apps (and test apps) with different databases never share rows.
@@ -286,7 +291,8 @@ def _reads(database: Database) -> VersionedReads:
 async def _vehicle_row(database: Database, env: str, vin: str) -> Row | None:
     row: Row | None = await _reads(database).get(
         database,
-        ("vehicle", env, vin),
+        _VEHICLES,
+        (env, vin),
         lambda: repository.vehicle(database, environment=env, vin=vin),
     )
     return row
@@ -297,7 +303,8 @@ async def _clearance_brand(database: Database, caller: Caller, vin: str) -> str 
     a client_credentials token would otherwise make: 6 % of a sandbox pull)."""
     brand: str | None = await _reads(database).get(
         database,
-        ("clearance", str(caller.environment), caller.application_id, vin),
+        _CLEARANCES,
+        (str(caller.environment), caller.application_id, vin),
         lambda: approved_clearance_brand(
             database.reader,
             environment=caller.environment,
