@@ -12,8 +12,8 @@ from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 from fastapi import APIRouter, FastAPI
-from starlette.routing import Route
-from starlette.types import Receive, Scope, Send
+from starlette.routing import Mount, Route, Router
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from autoport import __version__, worker
 from autoport.config import Settings, ensure_secrets
@@ -78,11 +78,25 @@ def feature_routers() -> Sequence[APIRouter]:
 
 
 def hot_routes() -> Sequence[Route]:
-    """Routes the request pipeline answers before FastAPI (see autoport.kit.middleware)."""
+    """Routes answered before FastAPI (autoport.kit.routing.HotRoute)."""
     from autoport.commands.routes import hot_routes as commands_hot_routes
     from autoport.vehicle_data.routes import hot_routes as vehicle_data_hot_routes
 
     return [*vehicle_data_hot_routes, *commands_hot_routes]
+
+
+class AppRouter(Router):
+    """What answers a request once the pipeline has done its cross-cutting work: the hot
+    routes first, then FastAPI mounted at the root for everything else (a method a hot
+    route does not answer on its path, such as POST on the pull, goes on to FastAPI's
+    405 too). The lifespan is FastAPI's."""
+
+    def __init__(self, hot: Sequence[Route], api: ASGIApp) -> None:
+        super().__init__(routes=[*hot, Mount("", app=api)])
+        self.api = api
+
+    async def lifespan(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await self.api(scope, receive, send)
 
 
 def process_tasks() -> Sequence[BackgroundTask]:
@@ -97,9 +111,10 @@ def process_tasks() -> Sequence[BackgroundTask]:
 
 
 class AutoportAPI(FastAPI):
-    """FastAPI behind autoport's request pipeline: the pipeline is the outermost layer,
-    so every request, hot route or not, gets its environment, id, metrics and
-    last-resort 500 there."""
+    """The app as served: RequestPipeline(AppRouter(hot routes, FastAPI)). The pipeline is
+    the outermost layer, so every request, hot route or not, gets its environment, id,
+    metrics, input limits and last-resort 500 there; the object itself stays the
+    FastAPI app (state, lifespan, OpenAPI)."""
 
     pipeline: RequestPipeline
 
@@ -203,13 +218,12 @@ def create_app(
 
     install_page_errors(app)  # the owner portal's error pages
     app.pipeline = RequestPipeline(
-        app.framework,
+        AppRouter(hot_routes(), app.framework),
         environments=EnvironmentRouter.from_settings(settings),
         access_log=settings.access_log,
         max_body_bytes=settings.max_body_bytes,
         max_header_bytes=settings.max_header_bytes,
         oauth_path=is_oauth_path,
-        hot_routes=hot_routes(),
         hsts=hsts_headers(settings),
     )
     return app

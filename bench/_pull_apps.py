@@ -28,11 +28,17 @@ if TYPE_CHECKING:
 DATA_DIR = Path(os.environ.get("BENCH_DATA_DIR", "var/bench-data"))
 
 
-def bench_settings(data_dir: Path = DATA_DIR) -> Settings:
+def bench_settings(
+    data_dir: Path = DATA_DIR, database_url: str | None = None, schema: str | None = None
+) -> Settings:
+    """The settings the benchmarks serve with: the limiter runs but never refuses. The
+    database is SQLite in `data_dir` unless `database_url` (PostgreSQL) is given."""
     from autoport.config import Settings
 
     return Settings(
         data_dir=data_dir,
+        database_url=database_url,
+        database_schema=schema,
         access_log=False,
         log_level="warning",
         vehicle_data_rate_limit="100000000/minute",
@@ -64,45 +70,87 @@ def floor(data_dir: Path = DATA_DIR) -> Starlette:
 def live_floor(data_dir: Path = DATA_DIR) -> Starlette:
     """The floor of `bench.pull_live`: checks the bearer token as a real service must
     (its HMAC looked up in the token table, not expired, not revoked) and serves the
-    vehicle's stored document, in either environment, with sqlite3 and nothing else."""
+    vehicle's stored document, in either environment, with sqlite3 and nothing else; on
+    PostgreSQL (BENCH_DATABASE_URL, BENCH_DATABASE_SCHEMA) with an asyncpg pool."""
+    import contextlib
     import hashlib
     import hmac
     import json
     import time
+    from collections.abc import AsyncIterator
 
     key = json.loads((data_dir / "secrets.json").read_text())["token_hmac_key"].encode()
-    conn = sqlite3.connect(str(data_dir / "autoport.db"), check_same_thread=False)
+    url = os.environ.get("BENCH_DATABASE_URL")
+    bearer_sql = (
+        "SELECT expires_at, revoked_at FROM oauth_tokens WHERE token_hash = ? AND environment = ?"
+    )
+    vehicle_sql = "SELECT brand, document FROM vehicles WHERE environment = ? AND vin = ?"
 
-    def authorized(request: Request, environment: str) -> bool:
+    def token_of(request: Request) -> str:
         token = request.headers.get("authorization", "").removeprefix("Bearer ")
-        digest = hmac.new(key, token.encode(), hashlib.sha256).hexdigest()
-        row = conn.execute(
-            "SELECT expires_at, revoked_at FROM oauth_tokens "
-            "WHERE token_hash = ? AND environment = ?",
-            (digest, environment),
-        ).fetchone()
-        return row is not None and row[1] is None and row[0] > time.time() * 1e6
+        return hmac.new(key, token.encode(), hashlib.sha256).hexdigest()
 
-    def answer(request: Request, environment: str) -> Response:
-        if not authorized(request, environment):
-            return Response(b'{"errors":[]}', status_code=401, media_type="application/json")
-        vin = request.path_params["vin"]
-        row = conn.execute(
-            "SELECT brand, document FROM vehicles WHERE environment = ? AND vin = ?",
-            (environment, vin),
-        ).fetchone()
-        head = orjson.dumps({"request_id": uuid.uuid4().hex, "vin": vin, "brand": row[0]})
-        return Response(head[:-1] + b"," + row[1].encode()[1:], media_type="application/json")
+    def valid(row: object) -> bool:
+        return row is not None and row[1] is None and row[0] > time.time() * 1e6  # type: ignore[index]
+
+    def body(vin: str, row: object) -> Response:
+        brand, document = row  # type: ignore[misc]
+        head = orjson.dumps({"request_id": uuid.uuid4().hex, "vin": vin, "brand": brand})
+        return Response(head[:-1] + b"," + document.encode()[1:], media_type="application/json")
+
+    unauthorized = Response(b'{"errors":[]}', status_code=401, media_type="application/json")
+    lifespan = None
+    if url is None:
+        conn = sqlite3.connect(str(data_dir / "autoport.db"), check_same_thread=False)
+
+        async def answer(request: Request, environment: str) -> Response:
+            if not valid(conn.execute(bearer_sql, (token_of(request), environment)).fetchone()):
+                return unauthorized
+            vin = request.path_params["vin"]
+            return body(vin, conn.execute(vehicle_sql, (environment, vin)).fetchone())
+
+    else:
+        import asyncpg
+
+        pools: list[asyncpg.Pool] = []
+        schema = os.environ.get("BENCH_DATABASE_SCHEMA")
+        # asyncpg's placeholders: the first ? is $1, the second $2.
+        bearer_pg, vehicle_pg = (
+            sql.replace("= ?", "= $1", 1).replace("= ?", "= $2")
+            for sql in (bearer_sql, vehicle_sql)
+        )
+
+        async def keep_session(connection: object) -> None:
+            return None  # no reset query per release, as autoport (kit.db)
+
+        @contextlib.asynccontextmanager
+        async def lifespan(app: Starlette) -> AsyncIterator[None]:
+            settings = {"search_path": schema} if schema else {}
+            pools.append(
+                await asyncpg.create_pool(
+                    url, min_size=4, max_size=10, server_settings=settings, reset=keep_session
+                )
+            )
+            yield
+            await pools[0].close()
+
+        async def answer(request: Request, environment: str) -> Response:
+            pool = pools[0]
+            if not valid(await pool.fetchrow(bearer_pg, token_of(request), environment)):
+                return unauthorized
+            vin = request.path_params["vin"]
+            return body(vin, await pool.fetchrow(vehicle_pg, environment, vin))
 
     async def production(request: Request) -> Response:
-        return answer(request, "production")
+        return await answer(request, "production")
 
     async def sandbox(request: Request) -> Response:
-        return answer(request, "sandbox")
+        return await answer(request, "sandbox")
 
     return Starlette(
         routes=[
             Route("/v1/vehicle-data/autoapi-13/{vin}", production),
             Route("/sandbox/v1/vehicle-data/autoapi-13/{vin}", sandbox),
-        ]
+        ],
+        lifespan=lifespan,
     )

@@ -12,14 +12,13 @@ from typing import Annotated, Any
 import orjson
 from fastapi import Header, Request
 from starlette.responses import Response
-from starlette.routing import Route
 
 from autoport.catalog.commands import COMMANDS
 from autoport.commands import service
 from autoport.commands.schemas import CommandCatalog, CommandIn, CommandRow, CommandView
 from autoport.kit.auth import Caller, CallerDep, current_caller
 from autoport.kit.errors import ApiError
-from autoport.kit.routing import api_router, is_json_content_type, json_response
+from autoport.kit.routing import HotRoute, api_router, is_json_content_type, json_response
 from autoport.kit.state import AppState, state_of
 
 router = api_router(tags=["vehicle commands"])
@@ -130,8 +129,8 @@ async def read_endpoint(request: Request) -> Response:
 
 
 hot_routes = [
-    Route(SEND_PATH, send_endpoint, methods=["POST"]),
-    Route(READ_PATH, read_endpoint, methods=["GET"]),
+    HotRoute(SEND_PATH, send_endpoint, methods=["POST"]),
+    HotRoute(READ_PATH, read_endpoint, methods=["GET"]),
 ]
 
 

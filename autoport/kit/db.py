@@ -37,9 +37,12 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
+import structlog
 from sqlalchemy.dialects import postgresql as pg_dialect
 from sqlalchemy.dialects import sqlite as sqlite_dialect
 from sqlalchemy.sql import ClauseElement
+
+log = structlog.get_logger("autoport.db")
 
 Params = Mapping[str, Any] | None
 Dialect = Literal["sqlite", "postgresql"]
@@ -187,10 +190,12 @@ class Database(ABC):
         async with self.transaction() as conn:
             return await conn.execute(statement, params)
 
-    def data_version(self) -> int | None:
-        """A number that changes whenever anything is committed to the database, for
+    def data_version(self, tables: frozenset[str] | None = None) -> int | None:
+        """A number that changes whenever anything (or one of `tables`, where the
+        backend can tell) is committed to the database, for
         caches of read results to check that they are still current; None where no
-        such cheap signal exists (PostgreSQL: cache nothing)."""
+        signal is available now (cache nothing then). SQLite: its own data_version;
+        PostgreSQL: commit notifications (PostgresDatabase.data_version)."""
         return None
 
 
@@ -296,8 +301,10 @@ class SqliteDatabase(Database):
             raise RuntimeError("database is not connected")
         return self._reader
 
-    def data_version(self) -> int | None:
-        # SQLite's data_version of the read connection changes with every commit by any
+    def data_version(self, tables: frozenset[str] | None = None) -> int | None:
+        # Any commit counts (`tables` is not told apart: one process writes; a lookup
+        # missed costs microseconds here). SQLite's data_version of the read connection
+        # changes with every commit by any
         # other connection: this process's writers and other processes alike. Reading it
         # starts a read transaction (~2 µs), and a pull asks twice (token, vehicle), so a
         # reading is reused for VERSION_REUSE_SECONDS unless this process committed to
@@ -349,15 +356,44 @@ class SqliteDatabase(Database):
 # ----------------------------------------------------------------------- PostgreSQL
 
 
+# The table after each writing keyword (INSERT INTO t, UPDATE t, DELETE FROM t, also in
+# CTEs); UPDATE in `ON CONFLICT ... DO UPDATE SET` and `FOR UPDATE` names no table.
+_WRITES = re.compile(r"\b(?:INSERT\s+INTO|UPDATE|DELETE\s+FROM)\s+\"?([A-Za-z_][\w.]*)", re.I)
+_NOT_TABLES = frozenset({"set", "skip", "nowait", "of"})
+# Anything that may write without naming its table that way counts as writing all.
+_OTHER_WRITES = re.compile(r"\b(?:TRUNCATE|ALTER|DROP|CREATE|COPY|MERGE)\b", re.I)
+ALL_TABLES = "*"
+
+
+@lru_cache(maxsize=2048)
+def written_tables(sql: str) -> frozenset[str]:
+    """The tables a statement may write, for commit notifications (PostgresDatabase.
+    data_version). A plain read: none. A write whose table cannot be read here: all."""
+    if _OTHER_WRITES.search(sql):
+        return frozenset({ALL_TABLES})
+    found = {
+        name.rsplit(".", 1)[-1].lower()
+        for name in _WRITES.findall(sql)
+        if name.lower() not in _NOT_TABLES
+    }
+    locking = re.sub(r"\b(?:FOR|DO)\s+UPDATE\b", "", sql, flags=re.I)  # names no table
+    if not found and re.search(r"\b(?:INSERT|UPDATE|DELETE)\b", locking, re.I):
+        return frozenset({ALL_TABLES})
+    return frozenset(found)
+
+
 class PostgresConnection(Connection):
     dialect: Dialect = "postgresql"
 
-    def __init__(self, raw: Any) -> None:
+    def __init__(self, raw: Any, written: set[str] | None = None) -> None:
         self.raw = raw  # an asyncpg Connection or Pool: both have fetch/execute
+        # Inside a transaction: the tables its statements write (`written_tables`).
+        self.written = written
 
-    @staticmethod
-    def _args(statement: Statement, params: Params) -> tuple[str, list[Any]]:
+    def _args(self, statement: Statement, params: Params) -> tuple[str, list[Any]]:
         sql, named = _compile(statement, params, "postgresql")
+        if self.written is not None:
+            self.written.update(written_tables(sql))
         query, names = _to_dollar_params(sql)
         if not names:
             return query, []
@@ -398,6 +434,8 @@ class PostgresConnection(Connection):
     async def execute_many(self, sql: str, rows: Sequence[Mapping[str, Any]]) -> None:
         if not rows:
             return
+        if self.written is not None:
+            self.written.update(written_tables(sql))
         query, names = _to_dollar_params(sql)
         try:
             await self.raw.executemany(query, [[row[name] for name in names] for row in rows])
@@ -416,25 +454,102 @@ class PostgresDatabase(Database):
         self.pool_size = pool_size
         self._pool: Any = None
         self._reader: PostgresConnection | None = None
+        # data_version (see there): commits of this object and notifications of every
+        # process's commits on one channel per schema.
+        self.channel = f"autoport_changes_{schema or 'public'}"[:63]
+        self._version = 0  # every commit
+        self._table_versions: collections.Counter[str] = collections.Counter()
+        self._listener: Any = None
+        self._listening = False
+        self._relisten: asyncio.Task[None] | None = None
 
     async def connect(self) -> None:
         import asyncpg  # imported lazily: the embedded default never needs it
 
-        server_settings = {"application_name": "autoport"}
-        if self.schema:
-            server_settings["search_path"] = self.schema
         self._pool = await asyncpg.create_pool(
             self.url,
             min_size=1,
             max_size=self.pool_size,
-            server_settings=server_settings,
+            server_settings=self._server_settings(),
+            # No reset query on every release (asyncpg's default: advisory unlock, CLOSE
+            # ALL, UNLISTEN, RESET ALL: a round trip per read on the pool, 7 % of a
+            # pull). autoport keeps no session state on pooled connections.
+            reset=_keep_session,
         )
         self._reader = PostgresConnection(self._pool)
+        try:
+            await self._listen()
+        except Exception as error:  # the caches stay off until the listener is back
+            log.warning("data_version listener unavailable", error=str(error))
+            self._relisten = asyncio.ensure_future(self._listen_again())
+
+    def _server_settings(self) -> dict[str, str]:
+        settings = {"application_name": "autoport"}
+        if self.schema:
+            settings["search_path"] = self.schema
+        return settings
+
+    async def _listen(self) -> None:
+        import asyncpg
+
+        listener = await asyncpg.connect(self.url, server_settings=self._server_settings())
+        await listener.add_listener(self.channel, self._notified)
+        listener.add_termination_listener(self._lost)
+        self._listener = listener
+        self._version += 1  # whatever was committed while nobody listened
+        self._listening = True
+
+    def _notified(self, _conn: Any, _pid: int, _channel: str, payload: str) -> None:
+        self._changed(payload.split(",") if payload else (ALL_TABLES,))
+
+    def _changed(self, tables: Iterable[str]) -> None:
+        self._version += 1
+        for table in tables:
+            self._table_versions[table] += 1
+
+    def _lost(self, *_: Any) -> None:
+        # Commits may now go unseen: no cached read is trusted until listening again.
+        self._listening = False
+        self._version += 1
+        if self._pool is not None and (self._relisten is None or self._relisten.done()):
+            self._relisten = asyncio.ensure_future(self._listen_again())
+
+    async def _listen_again(self) -> None:
+        while self._pool is not None and not self._listening:
+            await asyncio.sleep(1.0)
+            try:
+                await self._listen()
+            except Exception as error:
+                log.warning("data_version listener unavailable", error=str(error))
+
+    def data_version(self, tables: frozenset[str] | None = None) -> int | None:
+        # Changes with every commit through any autoport process on this schema that
+        # writes one of `tables` (any commit when None): each write transaction sends a
+        # notification naming the tables it wrote at its commit (`transaction`), and a
+        # dedicated connection listens for them. A commit of this object counts at
+        # once; another process's once its notification arrives (LISTEN/NOTIFY, about a
+        # millisecond on one host). While the listener is down: None (cache nothing).
+        # Writes made outside autoport (psql, migrations) notify nobody.
+        if not self._listening:
+            return None
+        if tables is None:
+            return self._version
+        # Counters only grow, so the sum changes whenever one of them does.
+        counts = self._table_versions
+        return counts[ALL_TABLES] + sum(counts[table] for table in tables)
 
     async def close(self) -> None:
-        if self._pool is not None:
-            await self._pool.close()
-        self._pool = self._reader = None
+        pool, listener = self._pool, self._listener
+        self._pool = self._reader = self._listener = None
+        self._listening = False
+        if self._relisten is not None:
+            self._relisten.cancel()
+        if listener is not None:
+            with contextlib.suppress(Exception):
+                listener.remove_termination_listener(self._lost)
+                await listener.close()
+        if pool is not None:
+            await pool.close()
 
     @property
     def reader(self) -> Connection:
@@ -447,8 +562,16 @@ class PostgresDatabase(Database):
         if self._pool is None:
             raise RuntimeError("database is not connected")
         try:
-            async with self._pool.acquire() as raw, raw.transaction():
-                yield PostgresConnection(raw)
+            written: set[str] = set()
+            async with self._pool.acquire() as raw:
+                async with raw.transaction():
+                    yield PostgresConnection(raw, written)
+                    if written:
+                        # Delivered at the commit, to every process (data_version).
+                        payload = ",".join(sorted(written))
+                        await raw.execute("SELECT pg_notify($1, $2)", self.channel, payload)
+                if written:  # committed: this process's caches see it at once
+                    self._changed(written)
         except DatabaseUnavailable:
             raise
         except Exception as error:
@@ -457,6 +580,10 @@ class PostgresDatabase(Database):
             if not _postgres_unavailable(error):
                 raise
             raise DatabaseUnavailable(error) from error
+
+
+async def _keep_session(connection: Any) -> None:
+    return None
 
 
 def asyncpg_dsn(url: str) -> str:

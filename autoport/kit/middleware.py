@@ -8,15 +8,14 @@ Before any route runs it refuses what no route should see: headers over the size
 header values or body (400, naming the field; autoport.kit.hygiene). HEAD is answered
 as GET without the body, on every path.
 
-It also answers the hot routes itself (the vehicle data pull): plain Starlette routes
-whose endpoint takes a Request and returns a Response, with ApiError rendered in the
-errors shape. Everything else goes on to FastAPI, whose middleware layers and router
-cost more than the whole pull (docs/development.md, hot routes); FastAPI keeps documenting the hot
-routes in the OpenAPI description.
+It does only this cross-cutting work: which route answers is the app's router's
+business (autoport.app: a Starlette Router with the hot pull route first and FastAPI
+mounted behind it).
 """
 
 from __future__ import annotations
 
+import copy
 import gc
 import re
 from collections.abc import Mapping, Sequence
@@ -27,8 +26,6 @@ from typing import Any, NamedTuple
 
 import structlog
 from starlette.requests import Request
-from starlette.responses import Response
-from starlette.routing import Match, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from autoport.kit.db import DatabaseUnavailable
@@ -37,10 +34,8 @@ from autoport.kit.errors import (
     HEAD_AS_GET,
     OAUTH_CONTENT_TOO_LARGE_BODY,
     OAUTH_NO_STORE,
-    ApiError,
     PathPredicate,
     content_too_large_body,
-    error_response,
     internal_error_body,
     refusal_body,
     unavailable_response,
@@ -66,7 +61,6 @@ class RequestPipeline:
         max_body_bytes: int,
         max_header_bytes: int,
         oauth_path: PathPredicate,
-        hot_routes: Sequence[Route] = (),
         hsts: Mapping[Environment, str] | None = None,
     ) -> None:
         self.app = app
@@ -80,7 +74,6 @@ class RequestPipeline:
         }
         self.environments = environments
         self.access_log = access_log
-        self.hot_routes = tuple(hot_routes)
         # A declared Content-Length over the limit is answered before any reading. Other
         # bodies are read here (up to the limit: chunked ones declare nothing) and checked
         # for control characters, then handed on.
@@ -88,6 +81,13 @@ class RequestPipeline:
         # The request line and headers together. The server (autoport.kit.server) stops
         # reading at this size; this check holds behind any other server too.
         self.max_header_bytes = max_header_bytes
+
+    def around(self, app: ASGIApp) -> RequestPipeline:
+        """The same pipeline around another app (tests compare the hot route with its
+        documented FastAPI twin behind identical pipelines)."""
+        twin = copy.copy(self)
+        twin.app = app
+        return twin
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -161,10 +161,7 @@ class RequestPipeline:
                 # scope: the server reads its own "method" to frame the answer.
                 scope = {**scope, "method": "GET", HEAD_AS_GET: True}
                 reply = _without_body(send_with_id)
-            if (route := self._hot_route(scope)) is not None:
-                await _serve(route, scope, receive, reply)
-            else:
-                await self.app(scope, receive, reply)
+            await self.app(scope, receive, reply)
         except DatabaseUnavailable as error:
             # Raised where no exception handler runs (a hot route, a streaming body).
             if not response_started:
@@ -195,17 +192,6 @@ class RequestPipeline:
                     ms=round(elapsed * 1000, 2),
                 )
             REQUEST_ID.reset(token)
-
-    def _hot_route(self, scope: Scope) -> Route | None:
-        # A hot route matches its methods (GET also means HEAD); another method on its
-        # path is a partial match, left to FastAPI's 405.
-        for route in self.hot_routes:
-            match, child_scope = route.matches(scope)
-            if match is Match.FULL:
-                scope.update(child_scope)
-                scope["route"] = route
-                return route
-        return None
 
     async def _refuse(
         self, send: Send, path: str, request_id: str, status: int, detail: str, source: str | None
@@ -249,16 +235,6 @@ class RequestPipeline:
 
 _BODY_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 _has_control = HEADER_CONTROL.search
-
-
-async def _serve(route: Route, scope: Scope, receive: Receive, send: Send) -> None:
-    request = Request(scope, receive)
-    response: Response
-    try:
-        response = await route.endpoint(request)
-    except ApiError as error:
-        response = error_response(request, error.status, error.items(), error.headers)
-    await response(scope, receive, send)
 
 
 async def _TOO_LARGE() -> Message:

@@ -1,5 +1,6 @@
-"""Routers and responses every feature uses.
+"""Routes and responses every feature uses.
 
+`HotRoute` is a route answered before FastAPI (autoport.app composes them).
 `api_router()` gives routers whose JSON-body routes refuse other content types with a
 415 in our error shape (FastAPI would otherwise try to parse them and answer a confusing
 422), and complain about bodies only after authentication. `json_response` writes
@@ -16,10 +17,13 @@ from fastapi import APIRouter, Request
 from fastapi.dependencies.models import Dependant
 from fastapi.exceptions import RequestValidationError
 from fastapi.routing import APIRoute
+from starlette.requests import Request as StarletteRequest
 from starlette.responses import Response
+from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
 
 from autoport.kit.auth import current_caller, require_admin
-from autoport.kit.errors import ApiError
+from autoport.kit.errors import ApiError, error_response
 
 _BODY_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
@@ -99,3 +103,37 @@ def json_response(
         headers=headers,
         media_type="application/json",
     )
+
+
+Endpoint = Callable[[StarletteRequest], Awaitable[Response]]
+
+
+class HotRoute(Route):
+    """A plain Starlette route for the hottest paths (the vehicle data pull): its endpoint
+    takes a Request and returns a Response, without FastAPI's dependency resolution,
+    validation and middleware (together they cost more than the whole pull:
+    architecture.md). An ApiError it raises is answered in the errors shape, as FastAPI's
+    handler would. The same endpoint is also declared on a FastAPI router, which
+    documents it in the OpenAPI description (tests/vehicle_data/test_hot_route_twin.py
+    holds the two to the same answers)."""
+
+    def __init__(self, path: str, endpoint: Endpoint, *, methods: list[str]) -> None:
+        super().__init__(path, _Answering(endpoint), methods=methods, name=endpoint.__name__)
+
+
+class _Answering:
+    """The ASGI app of a HotRoute (a class, so Starlette does not wrap it again)."""
+
+    __slots__ = ("endpoint",)
+
+    def __init__(self, endpoint: Endpoint) -> None:
+        self.endpoint = endpoint
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        request = StarletteRequest(scope, receive)
+        response: Response
+        try:
+            response = await self.endpoint(request)
+        except ApiError as error:
+            response = error_response(request, error.status, error.items(), error.headers)
+        await response(scope, receive, send)

@@ -1,11 +1,13 @@
 """The bearer-token authenticator installed as `app.state.authenticator`: an access
 token to a `Caller`, with one primary-key query (it runs on every vehicle-data call).
 
-On SQLite the verified rows are kept while the database's `data_version` stays the same,
-so a repeated token costs an HMAC instead of a three-table join; any commit (a
-revocation, a rejected grant, a disabled application) changes the version and empties
-the cache: at once when this process wrote it, within a millisecond when another
-process did (`kit.db.VERSION_REUSE_SECONDS`). Expiry is checked on every call.
+The verified rows are kept while the database's `data_version` stays the same, so a
+repeated token costs an HMAC instead of a three-table join; any commit (a revocation, a
+rejected grant, a disabled application) changes the version and empties the cache: at
+once when this process wrote it; when another process did, within a millisecond on
+SQLite (`kit.db.VERSION_REUSE_SECONDS`) and once its commit notification arrives on
+PostgreSQL (`kit.db.PostgresDatabase.data_version`; nothing is cached while that
+listener is down). Expiry is checked on every call.
 """
 
 from __future__ import annotations
@@ -118,6 +120,11 @@ def caller_from_row(row: Row, environment: Environment) -> Caller:
     )
 
 
+# What a verified token's row is read from (repository.BEARER_LOOKUP): only commits to
+# these empty the cache where the database tells tables apart (PostgreSQL).
+BEARER_TABLES = frozenset({"oauth_tokens", "applications", "authorizations"})
+
+
 class VerifiedTokens:
     """Token hash -> (row, Caller) as read at one `data_version` of the database."""
 
@@ -162,7 +169,7 @@ def make_authenticator(state: AppState) -> Authenticator:
         key = state.token_key
         token = bearer_token(request)
         hashed = token_hash(key, token)
-        version = database.data_version()
+        version = database.data_version(BEARER_TABLES)
         if version is None:
             row = await lookup_under_any_key(database.reader, key, token)
             return caller_from_row(check_row(row, environment, clock.now_us()), environment)

@@ -23,6 +23,7 @@ import time
 import weakref
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from functools import lru_cache
 
 from autoport.kit.clock import Clock
 from autoport.kit.db import Connection, Database
@@ -58,7 +59,10 @@ class FetchOutcome:
         return cls(fetched_at_us, error.status, error.detail, error.title)
 
 
+@lru_cache(maxsize=4096)
 def properties_digest(properties: frozenset[str]) -> str:
+    # Cached: sorting and hashing ~100 names cost 5 % of a sandbox pull, and the sets
+    # repeat (one per grant or application; a frozenset caches its own hash).
     return hashlib.blake2b("\n".join(sorted(properties)).encode(), digest_size=8).hexdigest()
 
 

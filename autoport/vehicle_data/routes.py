@@ -7,12 +7,11 @@ from typing import Annotated
 
 from fastapi import Query, Request
 from starlette.responses import Response
-from starlette.routing import Route
 
 from autoport.kit.auth import Caller, CallerDep, current_caller
 from autoport.kit.errors import ApiError, request_id_of
 from autoport.kit.ratelimit import RateLimiters
-from autoport.kit.routing import api_router, json_response
+from autoport.kit.routing import HotRoute, api_router, json_response
 from autoport.kit.state import AppState, state_of
 from autoport.kit.usage import UsageCounts
 from autoport.owner import reads
@@ -78,10 +77,10 @@ async def pull_endpoint(request: Request) -> Response:
     return await pull(request, request.path_params["vin"], caller)
 
 
-# The pull as a hot route: GET and HEAD are answered by the request pipeline itself,
-# before FastAPI (autoport.kit.middleware); the FastAPI route below documents the
-# endpoint in the OpenAPI description.
-hot_routes = [Route(PULL_PATH, pull_endpoint, methods=["GET"])]
+# The pull as a hot route: GET and HEAD are answered before FastAPI (autoport.app's
+# AppRouter); the FastAPI route below, its twin, documents it in the OpenAPI description
+# and answers the same (tests/vehicle_data/test_hot_route_twin.py).
+hot_routes = [HotRoute(PULL_PATH, pull_endpoint, methods=["GET"])]
 
 
 @router.get(

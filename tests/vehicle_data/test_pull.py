@@ -482,3 +482,114 @@ async def test_pulls_are_counted_in_the_metrics_under_the_route_template(
     for _ in range(3):
         assert (await client.get(URL, headers=headers)).status_code == 200
     assert served() == before + 3
+
+
+async def test_a_revoked_fleet_clearance_ends_the_pull_at_once_even_from_another_process(
+    client: httpx.AsyncClient, app: FastAPI, callers: TestCallers
+) -> None:
+    # The pull keeps clearance lookups while nothing is committed (SQLite data_version,
+    # autoport.vehicle_data.service.VersionedReads): a clearance revoked in this process
+    # must end the next pull, and one revoked by another process (its own connection to
+    # the file) within kit.db.VERSION_REUSE_SECONDS.
+    import sqlite3
+    import time
+
+    from autoport.kit.db import VERSION_REUSE_SECONDS, SqliteDatabase
+
+    await store(app)
+    app_id = await callers.application(properties=["charging.status"])
+    token = bearer(await callers.application_token(app_id))
+    await callers.clear_fleet_vehicle(app_id, VIN)
+    db = app.state.autoport.database
+    for _ in range(2):  # the second pull is served from the cache on SQLite
+        assert (await client.get(URL, headers=token)).status_code == 200
+    await db.execute(
+        "UPDATE fleet_vehicles SET status = 'revoked' WHERE application_id = :a", {"a": app_id}
+    )
+    refused = await client.get(URL, headers=token)
+    assert refused.status_code == 403
+    assert "fleet clearance" in refused.json()["errors"][0]["detail"]
+
+    await db.execute(
+        "UPDATE fleet_vehicles SET status = 'approved' WHERE application_id = :a", {"a": app_id}
+    )
+    for _ in range(2):
+        assert (await client.get(URL, headers=token)).status_code == 200
+    if isinstance(db, SqliteDatabase):
+        other = sqlite3.connect(db.path)
+        try:
+            other.execute(
+                "UPDATE fleet_vehicles SET status = 'revoked' WHERE application_id = ?", (app_id,)
+            )
+            other.commit()
+        finally:
+            other.close()
+        time.sleep(VERSION_REUSE_SECONDS * 2)
+    else:
+        await db.execute(
+            "UPDATE fleet_vehicles SET status = 'revoked' WHERE application_id = :a", {"a": app_id}
+        )
+    assert (await client.get(URL, headers=token)).status_code == 403
+
+
+async def test_on_postgresql_cached_reads_follow_other_processes_commits(
+    client: httpx.AsyncClient, app: FastAPI, callers: TestCallers
+) -> None:
+    # PostgreSQL's data_version counts commit notifications (kit.db.PostgresDatabase):
+    # a clearance revoked by another process ends the pull once its notification has
+    # arrived; with the listener gone nothing is cached, so even a write that notifies
+    # nobody is seen at once.
+    import asyncpg
+
+    from autoport.kit.db import PostgresDatabase
+
+    db = app.state.autoport.database
+    if not isinstance(db, PostgresDatabase):
+        pytest.skip("PostgreSQL only")
+    await store(app)
+    app_id = await callers.application(properties=["charging.status"])
+    token = bearer(await callers.application_token(app_id))
+    await callers.clear_fleet_vehicle(app_id, VIN)
+    for _ in range(2):
+        assert (await client.get(URL, headers=token)).status_code == 200
+    other = PostgresDatabase(db.url, schema=db.schema)  # another process's connections
+    await other.connect()
+    try:
+        version = db.data_version()
+        await other.execute(
+            "UPDATE fleet_vehicles SET status = 'revoked' WHERE application_id = :a", {"a": app_id}
+        )
+        for _ in range(100):  # the notification arrives on this event loop
+            if db.data_version() != version:
+                break
+            await asyncio.sleep(0.01)
+        assert (await client.get(URL, headers=token)).status_code == 403
+    finally:
+        await other.close()
+
+    await db.execute(
+        "UPDATE fleet_vehicles SET status = 'approved' WHERE application_id = :a", {"a": app_id}
+    )
+    for _ in range(2):
+        assert (await client.get(URL, headers=token)).status_code == 200
+    listener_pid = db._listener.get_server_pid()
+    raw = await asyncpg.connect(db.url, server_settings={"search_path": db.schema or "public"})
+    try:
+        await raw.execute("SELECT pg_terminate_backend($1)", listener_pid)
+        for _ in range(100):
+            if db.data_version() is None:
+                break
+            await asyncio.sleep(0.01)
+        assert db.data_version() is None
+        # Written without a notification: seen at once all the same (nothing cached).
+        await raw.execute(
+            "UPDATE fleet_vehicles SET status = 'revoked' WHERE application_id = $1", app_id
+        )
+        assert (await client.get(URL, headers=token)).status_code == 403
+    finally:
+        await raw.close()
+    for _ in range(300):  # the listener comes back by itself
+        if db.data_version() is not None:
+            break
+        await asyncio.sleep(0.01)
+    assert db.data_version() is not None
