@@ -27,6 +27,7 @@ from autoport.apps.routes import ApplicationIn, ApplicationPatch, KeyIn, RotateI
 from autoport.apps.schemas import CLIENT_TYPES, Account, Application
 from autoport.catalog import CATALOG
 from autoport.catalog.brands import BRANDS
+from autoport.catalog.commands import COMMANDS
 from autoport.catalog.labels import label
 from autoport.console import access, pages, repository, service
 from autoport.console.access import PREFIX, Principal, console_router
@@ -68,6 +69,61 @@ def property_picker(locale: str) -> tuple[PickerGroup, ...]:
         if items:
             groups.append(PickerGroup(capability.name, label(capability, locale), items))
     return tuple(groups)
+
+
+# Capabilities with commands but no data in the catalog (so no catalog label).
+_COMMAND_ONLY_CAPABILITIES: dict[str, tuple[str, str]] = {
+    "browser": ("Browser", "Browser"),
+    "graphics": ("Graphics", "Grafik"),
+    "heart_rate": ("Heart rate", "Herzfrequenz"),
+    "historical": ("History", "Verlauf"),
+    "home_charger": ("Home charger", "Wallbox"),
+    "multi_command": ("Several commands", "Mehrere Befehle"),
+    "navi_destination": ("Navigation destination", "Navigationsziel"),
+    "parking_ticket": ("Parking ticket", "Parkschein"),
+    "text_input": ("Text input", "Texteingabe"),
+    "valet_mode": ("Valet mode", "Valet-Modus"),
+    "video_handover": ("Video handover", "Videoübergabe"),
+    "wake_up": ("Wake up", "Aufwecken"),
+    "wi_fi": ("Wi-Fi", "WLAN"),
+}
+
+
+def _capability_label(name: str, locale: str) -> str:
+    if CATALOG.has_capability(name):
+        return label(CATALOG.capability(name), locale)
+    en, de = _COMMAND_ONLY_CAPABILITIES.get(name, (name.replace("_", " ").capitalize(),) * 2)
+    return de if locale.startswith("de") else en
+
+
+@lru_cache(maxsize=4)
+def command_picker(locale: str) -> tuple[PickerGroup, ...]:
+    """The vehicle commands (autoport.catalog.commands) grouped by capability, in the
+    command catalog's order, with their plain-word names."""
+    groups: dict[str, list[tuple[str, str]]] = {}
+    for command in COMMANDS:
+        groups.setdefault(command.capability, []).append((command.key, command.label(locale)))
+    return tuple(
+        PickerGroup(name, _capability_label(name, locale), tuple(items))
+        for name, items in groups.items()
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class RegisteredCommand:
+    key: str
+    label: str
+    scopes: tuple[str, ...]
+
+
+def registered_commands(application: Application, locale: str) -> list[RegisteredCommand]:
+    """The application's commands with the `set` scopes each one needs."""
+    out = []
+    for key in application.commands:
+        command = COMMANDS.by_key(key)
+        if command is not None:
+            out.append(RegisteredCommand(key, command.label(locale), command.scopes))
+    return out
 
 
 def brands_for(environment: Environment) -> list[str]:
@@ -151,10 +207,12 @@ def _form_page(
         account=account,
         account_id=account.id,
         errors=errors or {},
-        values=values or {"client_type": "confidential", "brands": [], "properties": []},
+        values=values
+        or {"client_type": "confidential", "brands": [], "properties": [], "commands": []},
         client_types=CLIENT_TYPES,
         brands=brands_for(environment),
         picker=property_picker(locale),
+        command_picker=command_picker(locale),
         environment_name=str(environment),
     )
 
@@ -177,6 +235,7 @@ async def create_application(request: Request, account_id: str) -> Response:
         "name": _one(form, "name"),
         "redirect_uris": _lines(_one(form, "redirect_uris")),
         "properties": form.get("properties", []),
+        "commands": form.get("commands", []),
         "brands": form.get("brands", []),
         "client_type": _one(form, "client_type") or "confidential",
         "url_scheme": _one(form, "url_scheme").strip() or None,
@@ -194,6 +253,7 @@ async def create_application(request: Request, account_id: str) -> Response:
                 properties=body.properties,
                 brands=body.brands,
                 client_type=body.client_type,
+                commands=body.commands,
                 now_us=now,
                 url_scheme=body.url_scheme,
             )
@@ -262,6 +322,8 @@ async def _details_page(
         flash=flash or request.query_params.get("done"),
         brands=brands_for(environment),
         picker=property_picker(principal.locale),
+        command_picker=command_picker(principal.locale),
+        commands=registered_commands(application, principal.locale),
         overlap=state.settings.oauth_secret_overlap_seconds,
         now_us=state.clock.now_us(),
     )
@@ -296,6 +358,7 @@ async def _change(
                 redirect_uris=body.redirect_uris,
                 properties=body.properties,
                 brands=body.brands,
+                commands=body.commands,
                 disabled=body.disabled,
                 url_scheme=body.url_scheme
                 if "url_scheme" in body.model_fields_set
@@ -334,6 +397,7 @@ async def update_application(request: Request, account_id: str, app_id: str) -> 
         "name": _one(form, "name"),
         "redirect_uris": _lines(_one(form, "redirect_uris")),
         "properties": form.get("properties", []),
+        "commands": form.get("commands", []),
         "brands": form.get("brands", []),
         "url_scheme": _one(form, "url_scheme").strip() or None,
     }

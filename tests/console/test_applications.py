@@ -9,6 +9,9 @@ import httpx
 import orjson
 
 from autoport.apps import repository as apps_repository
+from autoport.apps import service as apps_service
+from autoport.catalog.commands import COMMANDS
+from autoport.console.apps_routes import command_picker
 from autoport.kit.environments import Environment
 
 from .conftest import Console, World
@@ -190,3 +193,116 @@ async def test_list_pages_and_search(console: Console, world: World) -> None:
     assert "Bulk 3" in found.text and "Bulk 4" not in found.text
     forged = await browser.get(f"/console/a/{world.a.id}/applications?cursor=abc.def")
     assert forged.status_code == 400
+
+
+LOCK = "doors.lock_unlock_doors"
+CHARGE = "charging.start_stop_charging"
+
+
+async def _commands_of(console: Console, app_id: str) -> tuple[str, ...]:
+    async with console.database.transaction() as conn:
+        app = await apps_repository.get_application(conn, Environment.sandbox, app_id)
+    assert app is not None
+    return app.commands
+
+
+async def test_create_with_commands_lists_them_and_their_scopes(
+    console: Console, world: World
+) -> None:
+    browser = await console.signed_in(world.a.developer)
+    base = f"/console/a/{world.a.id}/applications"
+    form = await browser.get(base + "/new")
+    assert f'name="commands" value="{LOCK}"' in form.text  # the command picker
+    assert COMMANDS.by_key(LOCK).label("en-GB") in form.text  # type: ignore[union-attr]
+    created = await browser.post(
+        base,
+        {
+            "name": "Locker",
+            "redirect_uris": "https://lock.example.com/cb",
+            "brands": ["sandbox"],
+            "commands": [LOCK, CHARGE],
+        },
+    )
+    assert created.status_code == 200, created.text
+    app_id = _app_id(created)
+    # Stored in the command catalog's order, as the admin API stores them.
+    assert await _commands_of(console, app_id) == tuple(COMMANDS.ordered([LOCK, CHARGE]))
+    details = await browser.get(f"{base}/{app_id}")
+    assert details.status_code == 200
+    for key in (LOCK, CHARGE):
+        command = COMMANDS.by_key(key)
+        assert command is not None
+        assert f"<code>{key}</code>" in details.text
+        for scope in command.scopes:
+            assert f"<code>{scope}</code>" in details.text
+        assert f'name="commands" value="{key}" checked' in details.text
+    # A bad command re-renders the form with the API's message; nothing stored.
+    bad = await browser.post(base, {"name": "Bad", "commands": ["doors.fly"]})
+    assert bad.status_code == 422
+    assert "commands[0]: &#39;doors.fly&#39; is not a vehicle command" in bad.text
+    async with console.database.transaction() as conn:
+        apps = await apps_repository.list_applications(conn, Environment.sandbox, world.a.id)
+    assert sorted(a.name for a in apps) == ["Alpha app", "Locker"]
+
+
+async def test_edit_changes_the_commands(console: Console, world: World) -> None:
+    browser = await console.signed_in(world.a.owner)
+    page = f"/console/a/{world.a.id}/applications/{world.a.app_id}"
+    shown = await browser.get(page)
+    assert "The application registers no vehicle commands." in shown.text
+    settings = {"name": "Alpha app", "redirect_uris": "https://app.example.com/callback",
+                "brands": ["sandbox"], "properties": ["charging.battery_level"]}  # fmt: skip
+    saved = await browser.post(page, {**settings, "commands": [CHARGE, LOCK]})
+    assert saved.status_code == 303
+    assert set(await _commands_of(console, world.a.app_id)) == {CHARGE, LOCK}
+    saved = await browser.post(page, {**settings, "commands": [LOCK]})
+    assert saved.status_code == 303
+    assert await _commands_of(console, world.a.app_id) == (LOCK,)
+    # Disabling (a form without the pickers) keeps them.
+    assert (await browser.post(page + "/disable", {})).status_code == 303
+    assert await _commands_of(console, world.a.app_id) == (LOCK,)
+    bad = await browser.post(page, {**settings, "commands": [LOCK, "nope"]})
+    assert bad.status_code == 422
+    assert "commands[1]: &#39;nope&#39; is not a vehicle command" in bad.text
+    assert await _commands_of(console, world.a.app_id) == (LOCK,)
+    cleared = await browser.post(page, settings)
+    assert cleared.status_code == 303
+    assert await _commands_of(console, world.a.app_id) == ()
+
+
+async def test_a_viewer_and_another_account_cannot_change_commands(
+    console: Console, world: World
+) -> None:
+    async with console.database.transaction() as conn:
+        await apps_service.update_application(
+            conn, environment=Environment.sandbox, app_id=world.a.app_id,
+            now_us=console.clock.now_us(), commands=[LOCK],
+        )  # fmt: skip
+    page = f"/console/a/{world.a.id}/applications/{world.a.app_id}"
+    form = {"name": "Alpha app", "redirect_uris": "https://app.example.com/callback",
+            "brands": ["sandbox"], "commands": [CHARGE]}  # fmt: skip
+    viewer = await console.signed_in(world.a.viewer)
+    shown = await viewer.get(page)
+    assert shown.status_code == 200 and f"<code>{LOCK}</code>" in shown.text
+    assert 'name="commands"' not in shown.text  # no picker for a viewer
+    assert (await viewer.post(page, form)).status_code == 403
+    assert (await viewer.post(f"/console/a/{world.a.id}/applications", form)).status_code == 403
+    for person in (world.b.owner, world.b.developer):
+        other = await console.signed_in(person)
+        await other.get(f"/console/a/{world.b.id}/applications")
+        refused = await other.post(page, form)
+        assert refused.status_code == 404
+        mixed = await other.post(f"/console/a/{world.b.id}/applications/{world.a.app_id}", form)
+        assert mixed.status_code == 404
+        seen = await other.get(page)
+        assert seen.status_code == 404 and LOCK not in seen.text
+    assert await _commands_of(console, world.a.app_id) == (LOCK,)
+
+
+def test_the_command_picker_speaks_german_and_covers_the_catalog() -> None:
+    german = command_picker("de-DE")
+    keys = [key for group in german for key, _ in group.items]
+    assert keys == list(COMMANDS.keys())
+    titles = dict(item for group in german for item in group.items)
+    assert titles[LOCK] == COMMANDS.by_key(LOCK).label_de  # type: ignore[union-attr]
+    assert {g.name: g.label for g in german}["wake_up"] == "Aufwecken"
