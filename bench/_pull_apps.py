@@ -13,7 +13,7 @@ import os
 import sqlite3
 import uuid
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import orjson
 from starlette.applications import Starlette
@@ -94,7 +94,7 @@ def live_floor(data_dir: Path = DATA_DIR) -> Starlette:
         return row is not None and row[1] is None and row[0] > time.time() * 1e6  # type: ignore[index]
 
     def body(vin: str, row: object) -> Response:
-        brand, document = row  # type: ignore[misc]
+        brand, document = cast(tuple[str, str], row)
         head = orjson.dumps({"request_id": uuid.uuid4().hex, "vin": vin, "brand": brand})
         return Response(head[:-1] + b"," + document.encode()[1:], media_type="application/json")
 

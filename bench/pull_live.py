@@ -536,7 +536,7 @@ def report(results: Results, backend: Backend, connections: int, seconds: int) -
 
 async def create_schema(url: str) -> str:
     """A fresh schema for one run (dropped afterwards: `drop_schema`)."""
-    from autoport.db.migrate import upgrade
+    from autoport.kit.migrate import upgrade
 
     schema = f"bench_pull_live_{uuid.uuid4().hex[:8]}"
     await upgrade(url, schema=schema)

@@ -10,15 +10,16 @@ from collections.abc import AsyncIterator
 
 import httpx
 import pytest
-from autoport.ingestion.sources import (
+from fastapi import FastAPI
+from starlette.types import Receive, Scope, Send
+
+from autoport.brands.registry import registry_of
+from autoport.brands.sources import (
     PrivacyModeActive,
     SourceTimeout,
     SourceUnavailable,
     VehicleOffline,
 )
-from fastapi import FastAPI
-from starlette.types import Receive, Scope, Send
-
 from tests.vehicle_data.conftest import TestCallers
 from tests.vehicle_data.test_pull import ALL, OTHER_VIN, URL, VIN, TestSource, bearer, store
 
@@ -48,7 +49,7 @@ class Twin:
 @pytest.fixture
 async def twin(app: FastAPI) -> AsyncIterator[tuple[Twin, httpx.AsyncClient]]:
     found = Twin(app)
-    transport = httpx.ASGITransport(app=found)  # type: ignore[arg-type]
+    transport = httpx.ASGITransport(app=found)
     async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1:8080") as c:
         yield found, c
 
@@ -171,7 +172,7 @@ async def test_data_source_failures_are_the_same(
     await store(app)
     source = TestSource()
     source.error = error
-    app.state.autoport.data_sources["bmw"] = source
+    registry_of(app.state.autoport).data_sources["bmw"] = source
     app_id = await callers.application(properties=ALL)
     headers = bearer(await callers.vehicle_token(app_id, vin=VIN, properties=ALL))
     await assert_same(client, twin, URL, headers, status=status)
