@@ -16,6 +16,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from autoport.kit.migrate import expected_heads
 from tests.backup.live import (
     Backend,
     Ingestor,
@@ -26,6 +27,9 @@ from tests.backup.live import (
     populate,
     running,
 )
+
+# The code's migration head: a backup is made at it, and a restore ends at it.
+(HEAD,) = expected_heads()
 
 
 def wait_for(condition: object, timeout: float = 20.0) -> None:
@@ -59,7 +63,7 @@ def test_backup_of_a_live_server_restores_everything(
         assert ingestor.failed == 0
         manifest = json.loads(result.stdout)
         assert manifest["backend"] == kind
-        assert manifest["schema_revision"] == "0015"
+        assert manifest["schema_revision"] == HEAD
         assert manifest["format_version"] == 1
         assert "copying" in result.stderr or "pg_dump" in result.stderr  # progress shown
         with tarfile.open(archive) as tar:
@@ -144,7 +148,7 @@ def test_restore_refusals(tmp_path: Path, request: pytest.FixtureRequest) -> Non
     upgrade_sync(f"sqlite:///{source.data_dir / 'autoport.db'}")
     archive = tmp_path / "a.tar.gz"
     made = source.cli("backup", str(archive))
-    assert "sqlite backup, schema revision 0015" in made.stdout
+    assert f"sqlite backup, schema revision {HEAD}" in made.stdout
     # The same path again is refused (a backup never overwrites one silently).
     assert source.cli("backup", str(archive), check=False).returncode == 2
 
@@ -179,7 +183,7 @@ def test_restore_refusals(tmp_path: Path, request: pytest.FixtureRequest) -> Non
     assert refused.returncode == 2 and "not empty" in refused.stderr
     busy.cli("restore", str(archive), "--force")
     with sqlite3.connect(busy.data_dir / "autoport.db") as conn:
-        assert conn.execute("SELECT version_num FROM alembic_version").fetchone() == ("0015",)
+        assert conn.execute("SELECT version_num FROM alembic_version").fetchone() == (HEAD,)
 
 
 def test_an_older_backup_is_migrated_forward(tmp_path: Path) -> None:
@@ -201,4 +205,4 @@ def test_an_older_backup_is_migrated_forward(tmp_path: Path) -> None:
     restored = target.cli("restore", str(archive))
     assert "migrating forward from 0010" in restored.stderr
     with sqlite3.connect(target.data_dir / "autoport.db") as conn:
-        assert conn.execute("SELECT version_num FROM alembic_version").fetchone() == ("0015",)
+        assert conn.execute("SELECT version_num FROM alembic_version").fetchone() == (HEAD,)
