@@ -15,6 +15,7 @@ import shutil
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import NoReturn
 
 import httpx
 import pytest
@@ -43,7 +44,7 @@ for _name in [n for n in os.environ if n.startswith("AUTOPORT_") and n not in _S
     del os.environ[_name]
 
 
-def service_missing(reason: str) -> None:
+def service_missing(reason: str) -> NoReturn:
     """Skip, or fail when the run requires every service (CI)."""
     if REQUIRE_SERVICES:
         pytest.fail(f"{reason} (AUTOPORT_REQUIRE_SERVICES=1)")

@@ -39,7 +39,7 @@ from autoport.kit.clock import FrozenClock
 from autoport.kit.db import Database, create_database
 from autoport.kit.environments import Environment
 from autoport.kit.migrate import upgrade_sync
-from tests.conftest import service_missing
+from tests.browser import chromium_browser
 from tests.factories import bearer, pkce_pair
 
 from .conftest import (
@@ -53,7 +53,6 @@ from .conftest import (
 
 pytestmark = pytest.mark.browser
 
-CHROMIUM = Path("/usr/bin/chromium")
 ADMIN_TOKEN = "ap_admin_consent-browser-test"
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "consent"
 
@@ -227,20 +226,8 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    if not CHROMIUM.exists():
-        service_missing("Chromium is not installed at /usr/bin/chromium (apt-get install chromium)")
-    from playwright.sync_api import sync_playwright
-
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(
-            executable_path=str(CHROMIUM),
-            args=["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"],
-        )
-        try:
-            yield chromium
-        finally:
-            chromium.close()
+    with chromium_browser(ARTIFACTS) as browser:
+        yield browser
 
 
 @pytest.fixture

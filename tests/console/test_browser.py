@@ -30,11 +30,10 @@ from autoport.app import create_app
 from autoport.config import Settings
 from autoport.kit.db import Database, create_database
 from autoport.kit.migrate import upgrade_sync
-from tests.conftest import service_missing
+from tests.browser import chromium_browser
 
 pytestmark = pytest.mark.browser
 
-CHROMIUM = Path("/usr/bin/chromium")
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts" / "console"
 AXE = (ROOT / "tests" / "vendor" / "axe-core" / "axe.min.js").read_text()
@@ -126,20 +125,8 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
 
 @pytest.fixture(scope="module")
 def chromium() -> Iterator[Any]:
-    if not CHROMIUM.exists():
-        service_missing("Chromium is not installed at /usr/bin/chromium (apt-get install chromium)")
-    from playwright.sync_api import sync_playwright
-
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=str(CHROMIUM),
-            args=["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"],
-        )
-        try:
-            yield browser
-        finally:
-            browser.close()
+    with chromium_browser(ARTIFACTS) as browser:
+        yield browser
 
 
 class Walker:

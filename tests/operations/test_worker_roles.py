@@ -20,6 +20,7 @@ from autoport.kit import outbox
 from autoport.kit.clock import Clock
 from autoport.kit.db import Database
 from autoport.kit.environments import Environment
+from tests.conftest import service_missing
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -174,7 +175,7 @@ def test_the_systemd_units_verify(tmp_path: Path, unit: str) -> None:
 
     analyze = shutil.which("systemd-analyze")
     if analyze is None:
-        pytest.skip("systemd-analyze is not installed")
+        service_missing("systemd-analyze is not installed (Debian package systemd)")
     executable = Path(sys.executable).parent / "autoport"
     for source in (REPO / "deploy" / "systemd").glob("*.service"):
         text = source.read_text().replace("/opt/autoport/venv/bin/autoport", str(executable))

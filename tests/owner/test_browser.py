@@ -29,14 +29,13 @@ from autoport.config import Settings
 from autoport.kit.clock import Clock
 from autoport.kit.db import Database, create_database
 from autoport.kit.migrate import upgrade_sync
-from tests.conftest import service_missing
+from tests.browser import chromium_browser
 from tests.consent.conftest import METHODS, VIN, ConsentApp, insert_application, store_vehicle_data
 from tests.consent.test_browser import free_port
 from tests.factories import bearer, pkce_pair
 
 pytestmark = pytest.mark.browser
 
-CHROMIUM = Path("/usr/bin/chromium")
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts" / "owner"
 AXE = ROOT / "tests" / "vendor" / "axe-core" / "axe.min.js"
@@ -190,20 +189,8 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    if not CHROMIUM.exists():
-        service_missing("Chromium is not installed at /usr/bin/chromium (apt-get install chromium)")
-    from playwright.sync_api import sync_playwright
-
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(
-            executable_path=str(CHROMIUM),
-            args=["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"],
-        )
-        try:
-            yield chromium
-        finally:
-            chromium.close()
+    with chromium_browser(ARTIFACTS) as browser:
+        yield browser
 
 
 @pytest.fixture

@@ -1,0 +1,33 @@
+"""Debian's Chromium driven by Playwright, for the pages' browser tests (never
+`playwright install`: .ci/run installs /usr/bin/chromium)."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from tests.conftest import service_missing
+
+CHROMIUM = Path("/usr/bin/chromium")
+
+
+@contextlib.contextmanager
+def chromium_browser(artifacts: Path) -> Iterator[Any]:
+    """A headless Chromium (a Playwright Browser) for one test module; `artifacts` is
+    where its screenshots go."""
+    if not CHROMIUM.exists():
+        service_missing("Chromium is not installed at /usr/bin/chromium (apt-get install chromium)")
+    from playwright.sync_api import sync_playwright
+
+    artifacts.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=str(CHROMIUM),
+            args=["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"],
+        )
+        try:
+            yield browser
+        finally:
+            browser.close()
