@@ -157,8 +157,8 @@ async def _details(
     conn: Connection, settings: Settings, environment: Environment, app_id: str
 ) -> dict[str, Any]:
     application = await service.get_application(conn, environment=environment, app_id=app_id)
-    keys = await repository.keys_of(conn, app_id)
-    secrets = await repository.secrets_of(conn, app_id)
+    keys = await repository.list_keys(conn, app_id)
+    secrets = await repository.list_secrets(conn, app_id)
     return {
         **service.application_view(application, settings),
         "keys": [key.as_dict() for key in keys],

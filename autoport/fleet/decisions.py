@@ -89,7 +89,7 @@ async def list_pending(
     deciding = [b for b in wanted if decided_here(registry, environment, b)]
     if not deciding:
         return {"clearances": [], "next_cursor": None}
-    found = await repository.select_pending(
+    found = await repository.list_pending(
         db.reader,
         environment=environment,
         brands=deciding,

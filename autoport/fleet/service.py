@@ -160,7 +160,7 @@ async def _add_one(conn: Connection, caller: Caller, item: Any, now_us: int) -> 
         return _error(vin, tags_problem)
     tags: dict[str, str] | None = item.get("tags")
     key = VehicleKey(caller.environment, caller.application_id, vin)
-    created = await repository.insert_pending(
+    created = await repository.create_pending(
         conn,
         key,
         brand=brand,
@@ -223,7 +223,7 @@ async def list_vehicles(
     size = page_size(limit, default=LIST_DEFAULT_LIMIT, maximum=LIST_MAX_LIMIT)
     scope = _list_scope(caller)
     after_vin = decode_cursor(cursor_key, scope, cursor, (str,))[0] if cursor else None
-    vehicles = await repository.select_vehicles(
+    vehicles = await repository.list_vehicles(
         db.reader,
         environment=caller.environment,
         application_id=caller.application_id,

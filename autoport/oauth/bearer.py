@@ -150,10 +150,10 @@ class VerifiedTokens:
 async def lookup_under_any_key(reader: Connection, key: bytes, token: str) -> Row | None:
     """The token's row by its hash under the current key, else under a previous key
     still accepted during a key rotation window (autoport.kit.keyring)."""
-    row = await repository.bearer_lookup(reader, token_hash(key, token))
+    row = await repository.get_bearer(reader, token_hash(key, token))
     if row is None:
         for old in accepted(key)[1:]:
-            row = await repository.bearer_lookup(reader, token_hash(old, token))
+            row = await repository.get_bearer(reader, token_hash(old, token))
             if row is not None:
                 break
     return row

@@ -222,7 +222,7 @@ async def create_vehicle(
         account_id=spec.account_id,
     )
     async with db.transaction() as conn:
-        if not await repository.insert(conn, vehicle):
+        if not await repository.create(conn, vehicle):
             raise ApiError(409, f"a sandbox vehicle with VIN {vin} already exists", source="vin")
     await _ingest_values(db, ingest, vehicle, values_of(vehicle), now_us)
     return vehicle
@@ -236,7 +236,7 @@ async def get_vehicle(db: Database, vin: str) -> VehicleRow:
 
 
 async def list_vehicles(db: Database) -> list[VehicleRow]:
-    return await repository.list_all(db.reader, ENVIRONMENT)
+    return await repository.list_vehicles(db.reader, ENVIRONMENT)
 
 
 async def list_account_vehicles(db: Database, account_id: str | None) -> list[VehicleRow]:
@@ -244,7 +244,7 @@ async def list_account_vehicles(db: Database, account_id: str | None) -> list[Ve
     (`account_id` None)."""
     if account_id is None:
         return await list_vehicles(db)
-    return await repository.list_of_account(db.reader, ENVIRONMENT, account_id)
+    return await repository.list_vehicles_of_account(db.reader, ENVIRONMENT, account_id)
 
 
 async def get_account_vehicle(db: Database, vin: str, account_id: str | None) -> VehicleRow:
@@ -347,7 +347,7 @@ async def set_scenario(
         if running is not None:
             updated = replace(updated, running=running)
         updated = replace(updated, updated_at=_bump(vehicle, now_us))
-        await repository.save(conn, updated, seen_updated_at=vehicle.updated_at)
+        await repository.update(conn, updated, seen_updated_at=vehicle.updated_at)
     if restart:
         await _ingest_values(db, ingest, updated, changed(before, values_of(updated)), now_us)
     return updated
@@ -415,7 +415,7 @@ async def advance_vehicle(
         updated_at=_bump(vehicle, now_us),
     )
     async with db.transaction() as conn:
-        if not await repository.save(conn, updated, seen_updated_at=vehicle.updated_at):
+        if not await repository.update(conn, updated, seen_updated_at=vehicle.updated_at):
             return None
     await _ingest_values(
         db, ingest, updated, changed(values_of(vehicle), values_of(updated)), now_us
@@ -526,7 +526,7 @@ async def set_properties(
                 pinned[key] = value
         updated = vehicle if state == vehicle.state else changed_by_hand(vehicle, state, now_us)
         updated = replace(updated, overrides=overrides, updated_at=_bump(vehicle, now_us))
-        await repository.save(conn, updated, seen_updated_at=vehicle.updated_at)
+        await repository.update(conn, updated, seen_updated_at=vehicle.updated_at)
     simulated = changed(before, values_of(updated))
     # The simulator's consequences (range follows the battery) ride along.
     await _ingest_values(db, ingest, updated, simulated, now_us)
@@ -554,7 +554,7 @@ async def clear_property(
             overrides=overrides,
             updated_at=_bump(vehicle, now_us),
         )
-        await repository.save(conn, updated, seen_updated_at=vehicle.updated_at)
+        await repository.update(conn, updated, seen_updated_at=vehicle.updated_at)
     current = values_of(updated)
     if key in current:
         await _ingest_values(db, ingest, updated, {key: current[key]}, now_us)
@@ -587,7 +587,7 @@ async def set_failure(
             key: {"reason": reason, "description": text, "timestamp_us": now_us},
         }
         updated = replace(vehicle, failures=failures, updated_at=_bump(vehicle, now_us))
-        await repository.save(conn, updated, seen_updated_at=vehicle.updated_at)
+        await repository.update(conn, updated, seen_updated_at=vehicle.updated_at)
     await _send(db, ingest, updated, failure_capabilities({key: failures[key]}, now_us), now_us)
     return updated
 
@@ -604,7 +604,7 @@ async def clear_failure(
             raise ApiError(404, f"{key} has no injected failure on {vin}", source="property")
         failures = {k: v for k, v in vehicle.failures.items() if k != key}
         updated = replace(vehicle, failures=failures, updated_at=_bump(vehicle, now_us))
-        await repository.save(conn, updated, seen_updated_at=vehicle.updated_at)
+        await repository.update(conn, updated, seen_updated_at=vehicle.updated_at)
     # The property recovers: its value is delivered again at once.
     value = current_values(updated).get(key)
     if value is not None:
@@ -649,7 +649,7 @@ async def set_behaviour(
             privacy_mode=vehicle.privacy_mode if privacy_mode is None else privacy_mode,
             updated_at=_bump(vehicle, now_us),
         )
-        await repository.save(conn, updated, seen_updated_at=vehicle.updated_at)
+        await repository.update(conn, updated, seen_updated_at=vehicle.updated_at)
         # The car now answers differently: the next pull asks it, whatever the window.
         await freshness.forget(conn, db, environment=str(ENVIRONMENT), vin=vin)
     if vehicle.privacy_mode and not updated.privacy_mode:
@@ -757,7 +757,7 @@ async def execute_command(
         updated = replace(
             changed_by_hand(vehicle, state, now_us), updated_at=_bump(vehicle, now_us)
         )
-        await repository.save(conn, updated, seen_updated_at=vehicle.updated_at)
+        await repository.update(conn, updated, seen_updated_at=vehicle.updated_at)
     await _ingest_values(db, ingest, updated, changed(before, values_of(updated)), now_us)
     return CommandOutcome("executed")
 
@@ -815,5 +815,5 @@ async def _change_command_failures(db: Database, vin: str, now_us: int, change: 
             vehicle.state, command_failures=change(dict(vehicle.state.command_failures))
         )
         updated = replace(vehicle, state=state, updated_at=_bump(vehicle, now_us))
-        await repository.save(conn, updated, seen_updated_at=vehicle.updated_at)
+        await repository.update(conn, updated, seen_updated_at=vehicle.updated_at)
     return updated

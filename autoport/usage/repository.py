@@ -29,7 +29,7 @@ def _in(names: Sequence[str], prefix: str) -> tuple[str, dict[str, str]]:
     return ", ".join(f":{key}" for key in params), params
 
 
-async def daily_requests(
+async def list_daily_requests(
     db: Database, *, environment: str, application_ids: Sequence[str], since_day: str
 ) -> list[Row]:
     """(application_id, day, requests, rate_limited) from `since_day` on, by day."""
@@ -44,7 +44,7 @@ async def daily_requests(
     )
 
 
-async def daily_deliveries(
+async def list_daily_deliveries(
     db: Database, *, environment: str, application_ids: Sequence[str], since_us: int
 ) -> list[Row]:
     """(application_id, day number, status, count) of the webhook deliveries created

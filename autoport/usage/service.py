@@ -87,7 +87,7 @@ async def usage_report(
         )
         report.applications.append(by_app[app_id])
     ids = list(by_app)
-    for row in await repository.daily_requests(
+    for row in await repository.list_daily_requests(
         db, environment=environment, application_ids=ids, since_day=report.days[0]
     ):
         at = by_text.get(row["day"])
@@ -96,7 +96,7 @@ async def usage_report(
             continue
         usage.requests[at] += int(row["requests"])
         usage.rate_limited[at] += int(row["rate_limited"])
-    for row in await repository.daily_deliveries(
+    for row in await repository.list_daily_deliveries(
         db, environment=environment, application_ids=ids, since_us=numbers[0] * _DAY_US
     ):
         at = index.get(int(row["day"]))

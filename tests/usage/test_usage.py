@@ -94,7 +94,7 @@ async def test_a_failed_flush_keeps_the_counts(app: FastAPI, clock: FrozenClock)
 
 async def _delivery(db: Database, app_id: str, status: str, created_at: int) -> None:
     async with db.transaction() as conn:
-        await webhooks_repository.insert_deliveries(
+        await webhooks_repository.create_deliveries(
             conn,
             [
                 {
