@@ -104,7 +104,7 @@ async def test_a_console_account_sees_only_its_own_vehicles(
     assert len(await service.list_account_vehicles(db.reader, None)) == 3
     assert (
         await service.get_account_vehicle(db.reader, "SBX00000000000101", "acct-one")
-    ).account_id == ("acct-one")
+    ).account_id == "acct-one"
     for vin in ("SBX00000000000102", "SBX00000000000103"):
         with pytest.raises(ApiError) as refused:
             await service.get_account_vehicle(db.reader, vin, "acct-one")
