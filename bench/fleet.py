@@ -115,13 +115,14 @@ async def _run(db: Database, n: int, batch: int) -> dict[str, float]:
     caller = _caller()
     start = time.perf_counter()
     for i in range(0, len(vins), batch):
-        await add_vehicles(
-            db,
-            caller=caller,
-            vehicles=[{"vin": v, "brand": "sandbox"} for v in vins[i : i + batch]],
-            now_us=clock.now_us(),
-            limit=batch,
-        )
+        async with db.transaction() as conn:
+            await add_vehicles(
+                conn,
+                caller=caller,
+                vehicles=[{"vin": v, "brand": "sandbox"} for v in vins[i : i + batch]],
+                now_us=clock.now_us(),
+                limit=batch,
+            )
     figures["add_per_s"] = len(vins) / (time.perf_counter() - start)
 
     # Subject: the worker, pending -> approved.

@@ -183,11 +183,11 @@ async def prepare(database_url: str, schema: str | None, refresh_count: int) -> 
             }
             for token in refresh_tokens
         ]
-        from autoport.oauth.repository import insert_tokens
+        from autoport.oauth.repository import create_tokens
 
         for start in range(0, len(rows), 5000):
             async with db.transaction() as conn:
-                await insert_tokens(conn, rows[start : start + 5000])
+                await create_tokens(conn, rows[start : start + 5000])
     finally:
         await db.close()
     return {

@@ -9,12 +9,12 @@ from typing import Annotated, Any
 
 import typer
 
-from autoport.apps import keys, repository, service
+from autoport.apps import keys, service
 from autoport.apps.schemas import CONFIDENTIAL
 from autoport.config import Settings
 from autoport.kit.cli import EnvOption, JsonOption, note, output, print_json, run
 from autoport.kit.clock import now_us, to_iso
-from autoport.kit.db import Connection, Database
+from autoport.kit.db import Database
 from autoport.kit.environments import Environment, public_base_url, token_endpoint
 
 app = typer.Typer(name="apps", help="Applications and their credentials.", no_args_is_help=True)
@@ -153,26 +153,6 @@ def list_(
         typer.echo(f"{row['app_id']}  {row['client_id']}  {state:<12}  {row['name']}")
 
 
-async def _details(
-    conn: Connection, settings: Settings, environment: Environment, app_id: str
-) -> dict[str, Any]:
-    application = await service.get_application(conn, environment=environment, app_id=app_id)
-    keys = await repository.keys_of(conn, app_id)
-    secrets = await repository.secrets_of(conn, app_id)
-    return {
-        **service.application_view(application, settings),
-        "keys": [key.as_dict() for key in keys],
-        "secrets": [
-            {
-                "id": row["id"],
-                "created_at": to_iso(row["created_at"]),
-                "expires_at": None if row["expires_at"] is None else to_iso(row["expires_at"]),
-            }
-            for row in secrets
-        ],
-    }
-
-
 @app.command()
 def show(
     app_id: Annotated[str, typer.Argument(help="The application's app_id.")],
@@ -182,7 +162,9 @@ def show(
     """Show an application, its keys and its secrets (never the secret itself)."""
 
     async def work(db: Database, settings: Settings) -> dict[str, Any]:
-        return await _details(db.reader, settings, environment, app_id)
+        return await service.application_details(
+            db.reader, environment=environment, app_id=app_id, settings=settings
+        )
 
     data = run(work)
     lines = _app_lines(data)

@@ -15,7 +15,7 @@ _APP_COLUMNS = (
 )
 
 
-async def insert_account(conn: Connection, account: Account) -> None:
+async def create_account(conn: Connection, account: Account) -> None:
     await conn.execute(
         "INSERT INTO accounts (id, environment, name, created_at) "
         "VALUES (:id, :environment, :name, :created_at)",
@@ -48,7 +48,7 @@ async def list_accounts(conn: Connection, environment: Environment) -> list[Acco
     return [Account.from_row(row) for row in rows]
 
 
-async def insert_application(conn: Connection, values: dict[str, Any]) -> None:
+async def create_application(conn: Connection, values: dict[str, Any]) -> None:
     await conn.execute(
         f"INSERT INTO applications ({_APP_COLUMNS}) VALUES (:id, :environment, :account_id, "  # noqa: S608
         ":client_id, :name, :client_type, :redirect_uris, :properties, :brands, :created_at, "
@@ -67,7 +67,7 @@ async def get_application(
     return None if row is None else Application.from_row(row)
 
 
-async def find_by_client_id(
+async def get_application_by_client_id(
     conn: Connection, environment: Environment, client_id: str
 ) -> Application | None:
     row = await conn.fetch_one(
@@ -101,7 +101,7 @@ async def update_application(
     )
 
 
-async def insert_secret(
+async def create_secret(
     conn: Connection,
     *,
     secret_id: str,
@@ -133,7 +133,7 @@ async def expire_open_secrets(conn: Connection, application_id: str, expires_at:
     )
 
 
-async def secrets_of(conn: Connection, application_id: str) -> list[Row]:
+async def list_secrets(conn: Connection, application_id: str) -> list[Row]:
     return await conn.fetch_all(
         "SELECT id, created_at, expires_at FROM client_secrets "
         "WHERE application_id = :application_id ORDER BY created_at, id",
@@ -141,7 +141,7 @@ async def secrets_of(conn: Connection, application_id: str) -> list[Row]:
     )
 
 
-async def insert_key(conn: Connection, key: ClientKey, environment: Environment, jwk: str) -> None:
+async def create_key(conn: Connection, key: ClientKey, environment: Environment, jwk: str) -> None:
     await conn.execute(
         "INSERT INTO client_keys (id, environment, application_id, public_jwk, created_at, "
         "revoked_at) VALUES (:id, :environment, :application_id, :jwk, :created_at, NULL)",
@@ -155,7 +155,7 @@ async def insert_key(conn: Connection, key: ClientKey, environment: Environment,
     )
 
 
-async def keys_of(conn: Connection, application_id: str) -> list[ClientKey]:
+async def list_keys(conn: Connection, application_id: str) -> list[ClientKey]:
     rows = await conn.fetch_all(
         "SELECT id, application_id, public_jwk, created_at, revoked_at FROM client_keys "
         "WHERE application_id = :application_id ORDER BY created_at, id",

@@ -59,7 +59,7 @@ async def create_account(
     conn: Connection, *, environment: Environment, name: str, now_us: int
 ) -> Account:
     account = Account(str(uuid.uuid4()), environment, validate_name(name), now_us)
-    await repository.insert_account(conn, account)
+    await repository.create_account(conn, account)
     return account
 
 
@@ -110,11 +110,11 @@ async def create_application(
         "url_scheme": scheme,
         "commands": orjson.dumps(validate_commands(commands)).decode(),
     }
-    await repository.insert_application(conn, values)
+    await repository.create_application(conn, values)
     secret: str | None = None
     if client_type == CONFIDENTIAL:
         secret = new_token(SECRET_PREFIX)
-        await repository.insert_secret(
+        await repository.create_secret(
             conn,
             secret_id=str(uuid.uuid4()),
             environment=environment,
@@ -152,8 +152,8 @@ async def application_details(
     """An application as `application_view` shows it, with its keys and the ids and
     lifetimes of its secrets (never a secret itself)."""
     application = await get_application(conn, environment=environment, app_id=app_id)
-    keys = await repository.keys_of(conn, app_id)
-    stored_secrets = await repository.secrets_of(conn, app_id)
+    keys = await repository.list_keys(conn, app_id)
+    stored_secrets = await repository.list_secrets(conn, app_id)
     return {
         **application_view(application, settings),
         "keys": [key.as_dict() for key in keys],
@@ -237,7 +237,7 @@ async def rotate_secret(
     old_until = now_us + overlap_seconds * 1_000_000
     await repository.expire_open_secrets(conn, app_id, old_until)
     secret = new_token(SECRET_PREFIX)
-    await repository.insert_secret(
+    await repository.create_secret(
         conn,
         secret_id=str(uuid.uuid4()),
         environment=environment,
@@ -269,7 +269,7 @@ async def add_key(
         public = parse_public_jwk(public_jwk)
     key_id = str(uuid.uuid4())
     key = ClientKey(key_id, app_id, {**public, "kid": key_id, "alg": "ES256"}, now_us, None)
-    await repository.insert_key(conn, key, environment, orjson.dumps(key.public_jwk).decode())
+    await repository.create_key(conn, key, environment, orjson.dumps(key.public_jwk).decode())
     if private is not None:
         private = {**private, "kid": key_id, "alg": "ES256"}
     return NewKey(key, private)
@@ -277,7 +277,7 @@ async def add_key(
 
 async def list_keys(conn: Connection, *, environment: Environment, app_id: str) -> list[ClientKey]:
     await get_application(conn, environment=environment, app_id=app_id)
-    return await repository.keys_of(conn, app_id)
+    return await repository.list_keys(conn, app_id)
 
 
 async def remove_key(

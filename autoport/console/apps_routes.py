@@ -304,8 +304,8 @@ async def _details_page(
 ) -> Response:
     state, environment = access.where(request)
     conn = state.database.reader
-    keys = await apps_repository.keys_of(conn, application.id)
-    secrets = await apps_repository.secrets_of(conn, application.id)
+    keys = await apps_repository.list_keys(conn, application.id)
+    secrets = await apps_repository.list_secrets(conn, application.id)
     return pages.render(
         request,
         principal,

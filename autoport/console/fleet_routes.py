@@ -78,7 +78,7 @@ async def _page(
     next_url = None
     try:
         page = await fleet.list_vehicles(
-            state.database,
+            state.database.reader,
             caller=fleet.application_caller(application),
             vehicle_filter=parse_filter(text),
             limit=state.settings.console_page_size,
@@ -166,14 +166,15 @@ async def fleet_add(request: Request, account_id: str, app_id: str) -> Response:
     text = "\n".join(part for part in (uploaded.strip("\n"), pasted.strip("\n")) if part)
     now_us = state.clock.now_us()
     try:
-        results = await fleet.add_vehicle_rows(
-            state.database,
-            caller=fleet.application_caller(application),
-            text=text,
-            default_brand=brand or None,
-            now_us=now_us,
-            limit=state.settings.fleet_max_vehicles_per_request,
-        )
+        async with state.database.transaction() as conn:
+            results = await fleet.add_vehicle_rows(
+                conn,
+                caller=fleet.application_caller(application),
+                text=text,
+                default_brand=brand or None,
+                now_us=now_us,
+                limit=state.settings.fleet_max_vehicles_per_request,
+            )
     except ApiError as error:
         return await _page(
             request, principal, account, application,
@@ -206,9 +207,10 @@ async def fleet_remove(request: Request, account_id: str, app_id: str) -> Respon
     vin = form.get("vin", "").strip()
     now_us = state.clock.now_us()
     try:
-        await fleet.remove_vehicle(
-            state.database, caller=fleet.application_caller(application), vin=vin, now_us=now_us
-        )
+        async with state.database.transaction() as conn:
+            await fleet.remove_vehicle(
+                conn, caller=fleet.application_caller(application), vin=vin, now_us=now_us
+            )
     except ApiError as error:
         return await _page(
             request, principal, account, application, status=error.status,

@@ -61,7 +61,7 @@ async def _vehicle(request: Request, principal: Principal, account_id: str, vin:
     """The account's vehicle; another account's (or the operator's) is a 404 page."""
     state, _ = access.where(request)
     try:
-        return await sandbox.get_account_vehicle(state.database, vin, account_id)
+        return await sandbox.get_account_vehicle(state.database.reader, vin, account_id)
     except ApiError:
         raise access.not_found(request, principal) from None
 
@@ -150,7 +150,7 @@ def _list_page(
 async def sandbox_list(request: Request, account_id: str) -> Response:
     principal, account = await _sandbox_account(request, account_id)
     state, _ = access.where(request)
-    vehicles = await sandbox.list_account_vehicles(state.database, account_id)
+    vehicles = await sandbox.list_account_vehicles(state.database.reader, account_id)
     return _list_page(request, principal, account, vehicles)
 
 
@@ -187,7 +187,7 @@ async def sandbox_create(request: Request, account_id: str) -> Response:
             now_us=state.clock.now_us(),
         )
     except ApiError as error:
-        vehicles = await sandbox.list_account_vehicles(state.database, account_id)
+        vehicles = await sandbox.list_account_vehicles(state.database.reader, account_id)
         return _list_page(
             request, principal, account, vehicles,
             status=error.status, errors=errors_of(error), form=form,
@@ -441,6 +441,7 @@ async def sandbox_behaviour(request: Request, account_id: str, vin: str) -> Resp
 @router.post("/a/{account_id}/sandbox/{vin}/delete")
 async def sandbox_delete(request: Request, account_id: str, vin: str) -> Response:
     async def apply(state: Any, vehicle: VehicleRow, form: dict[str, str]) -> None:
-        await sandbox.delete_vehicle(state.database, vehicle.vin)
+        async with state.database.transaction() as conn:
+            await sandbox.delete_vehicle(conn, vehicle.vin)
 
     return await _change(request, account_id, vin, "delete", apply)

@@ -56,7 +56,7 @@ async def usage_page(request: Request, account_id: str) -> Response:
             pages.url(request, request.url.path) + "?" + urlencode({"days": days, "cursor": token})
         )
     report = await usage.usage_report(
-        state.database,
+        state.database.reader,
         environment=str(environment),
         applications=[(a.id, a.name) for a in applications],
         now_us=state.clock.now_us(),

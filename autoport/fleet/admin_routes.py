@@ -45,7 +45,7 @@ async def list_pending(
         brands = [canonical]
     return json_response(
         await decisions.list_pending(
-            state.database,
+            state.database.reader,
             registry_of(state),
             environment=environment,
             brands=brands,
@@ -65,17 +65,18 @@ async def _decide(
     approve: bool,
 ) -> Response:
     reason = decisions.reason_of(await request.body())
-    decided = await decisions.decide(
-        state.database,
-        registry_of(state),
-        environment=environment,
-        application_id=app_id,
-        vin=vin,
-        approve=approve,
-        reason=reason,
-        brands=None,
-        now_us=state.clock.now_us(),
-    )
+    async with state.database.transaction() as conn:
+        decided = await decisions.decide(
+            conn,
+            registry_of(state),
+            environment=environment,
+            application_id=app_id,
+            vin=vin,
+            approve=approve,
+            reason=reason,
+            brands=None,
+            now_us=state.clock.now_us(),
+        )
     return json_response(decided)
 
 

@@ -51,7 +51,7 @@ def pending(
         cursor = None
         while True:
             page = await decisions.list_pending(
-                db,
+                db.reader,
                 registry,
                 environment=environment,
                 brands=brands,
@@ -84,17 +84,19 @@ def _decide(
     from autoport.fleet import decisions
 
     async def work(db: Database, settings: Settings) -> dict[str, Any]:
-        return await decisions.decide(
-            db,
-            BrandRegistry.from_settings(settings),
-            environment=environment,
-            application_id=application_id,
-            vin=vin,
-            approve=approve,
-            reason=reason,
-            brands=None,
-            now_us=now_us(),
-        )
+        registry = BrandRegistry.from_settings(settings)
+        async with db.transaction() as conn:
+            return await decisions.decide(
+                conn,
+                registry,
+                environment=environment,
+                application_id=application_id,
+                vin=vin,
+                approve=approve,
+                reason=reason,
+                brands=None,
+                now_us=now_us(),
+            )
 
     _print(run(work), as_json)
 

@@ -26,7 +26,7 @@ from autoport.fleet.repository import FleetVehicle, VehicleKey
 from autoport.fleet.service import checked_vin, transition
 from autoport.fleet.states import Status, Trigger
 from autoport.kit.clock import to_iso
-from autoport.kit.db import Database
+from autoport.kit.db import Connection
 from autoport.kit.environments import Environment
 from autoport.kit.errors import ApiError
 
@@ -72,7 +72,7 @@ def _decode_cursor(cursor: str) -> tuple[int, str, str]:
 
 
 async def list_pending(
-    db: Database,
+    conn: Connection,
     registry: BrandRegistry,
     *,
     environment: Environment,
@@ -89,8 +89,8 @@ async def list_pending(
     deciding = [b for b in wanted if decided_here(registry, environment, b)]
     if not deciding:
         return {"clearances": [], "next_cursor": None}
-    found = await repository.select_pending(
-        db.reader,
+    found = await repository.list_pending(
+        conn,
         environment=environment,
         brands=deciding,
         after=None if not cursor else _decode_cursor(cursor),
@@ -104,7 +104,7 @@ async def list_pending(
 
 
 async def decide(
-    db: Database,
+    conn: Connection,
     registry: BrandRegistry,
     *,
     environment: Environment,
@@ -117,28 +117,29 @@ async def decide(
 ) -> dict[str, Any]:
     """Approve or reject one pending clearance. `brands`: those the decider speaks for
     (None: the operator, every brand); a clearance of another brand is not found (404),
-    as one that does not exist. 409 when it is not pending or a connector decides it."""
+    as one that does not exist. 409 when it is not pending or a connector decides it.
+    In the caller's transaction (nothing here awaits the carmaker: whether a connector
+    decides is known without asking it)."""
     key = VehicleKey(environment, application_id, checked_vin(vin))
     if reason is not None and len(reason) > MAX_REASON:
         raise ApiError(422, f"reason: at most {MAX_REASON} characters", source="reason")
-    async with db.transaction() as conn:
-        vehicle = await repository.get(conn, key, for_update=True)
-        if vehicle is None or (brands is not None and vehicle.brand not in brands):
-            raise ApiError(
-                404, f"no clearance of VIN {vin} for application {application_id}", source="vin"
-            )
-        if not decided_here(registry, environment, vehicle.brand):
-            raise ApiError(
-                409,
-                f"clearances of the brand {vehicle.brand!r} are decided by its carmaker",
-                source="vin",
-            )
-        if vehicle.status is not Status.pending:
-            raise ApiError(409, f"the clearance is {vehicle.status}, not pending", source="vin")
-        new = Status.approved if approve else Status.rejected
-        if not await transition(conn, vehicle, new, Trigger.carmaker, now_us=now_us, reason=reason):
-            raise ApiError(409, "the clearance changed meanwhile; read it again", source="vin")
-        updated = await repository.get(conn, key)
+    vehicle = await repository.get(conn, key, for_update=True)
+    if vehicle is None or (brands is not None and vehicle.brand not in brands):
+        raise ApiError(
+            404, f"no clearance of VIN {vin} for application {application_id}", source="vin"
+        )
+    if not decided_here(registry, environment, vehicle.brand):
+        raise ApiError(
+            409,
+            f"clearances of the brand {vehicle.brand!r} are decided by its carmaker",
+            source="vin",
+        )
+    if vehicle.status is not Status.pending:
+        raise ApiError(409, f"the clearance is {vehicle.status}, not pending", source="vin")
+    new = Status.approved if approve else Status.rejected
+    if not await transition(conn, vehicle, new, Trigger.carmaker, now_us=now_us, reason=reason):
+        raise ApiError(409, "the clearance changed meanwhile; read it again", source="vin")
+    updated = await repository.get(conn, key)
     assert updated is not None
     return pending_json(updated)
 

@@ -78,7 +78,7 @@ ON CONFLICT (environment, application_id, vin) DO NOTHING
 """  # noqa: S608 - only the fixed column list is interpolated
 
 
-async def insert_pending(
+async def create_pending(
     conn: Connection,
     key: VehicleKey,
     *,
@@ -171,7 +171,7 @@ async def reschedule(
     return changed == 1
 
 
-async def select_vehicles(
+async def list_vehicles(
     conn: Connection,
     *,
     environment: Environment,
@@ -237,7 +237,7 @@ async def claim_due(db: Database, *, now_us: int, lease_until_us: int, limit: in
     ]
 
 
-async def select_pending(
+async def list_pending(
     conn: Connection,
     *,
     environment: Environment,
@@ -267,7 +267,7 @@ async def select_pending(
     return [FleetVehicle.from_row(row) for row in await conn.fetch_all(statement)]
 
 
-async def auto_approving_provider_name(
+async def get_auto_approving_provider_name(
     conn: Connection | Database, *, environment: Environment, brand: str
 ) -> str | None:
     """The name of an active data provider of `brand` that approves its clearance

@@ -27,13 +27,14 @@ async def add_vehicles(body: AddVehiclesRequest, caller: CallerDep, state: State
     """Ask for vehicles to be cleared (scope `fleet:clearance`). Answers 200 with one item
     per vehicle: `pending` for a new request, the current status for one already
     registered, or `status: "error"` with a `description` for a bad VIN or brand."""
-    results = await service.add_vehicles(
-        state.database,
-        caller=caller,
-        vehicles=body.vehicles,
-        now_us=state.clock.now_us(),
-        limit=state.settings.fleet_max_vehicles_per_request,
-    )
+    async with state.database.transaction() as conn:
+        results = await service.add_vehicles(
+            conn,
+            caller=caller,
+            vehicles=body.vehicles,
+            now_us=state.clock.now_us(),
+            limit=state.settings.fleet_max_vehicles_per_request,
+        )
     return json_response({"vehicles": results})
 
 
@@ -72,7 +73,7 @@ async def list_vehicles(
     time: follow the `Link` header's `rel="next"` URL until there is none (docs/fleet.md)."""
     service.require_fleet_caller(caller)
     page = await service.list_vehicles(
-        state.database,
+        state.database.reader,
         caller=caller,
         vehicle_filter=parse_filter(filter),
         limit=limit,
@@ -94,14 +95,15 @@ async def list_vehicles(
 @router.get("/{vin}", responses={200: {"model": FleetVehicleView}})
 async def get_vehicle(vin: str, caller: CallerDep, state: StateDep) -> Response:
     """One fleet vehicle with its changelog; 404 when the application never added it."""
-    return json_response(await service.get_vehicle(state.database, caller=caller, vin=vin))
+    return json_response(await service.get_vehicle(state.database.reader, caller=caller, vin=vin))
 
 
 @router.delete("/{vin}", responses={200: {"model": FleetVehicleView}})
 async def remove_vehicle(vin: str, caller: CallerDep, state: StateDep) -> Response:
     """Remove a vehicle: an approved clearance is revoked, a pending request canceled
     (both finish asynchronously). 409 when it is already removed or being removed."""
-    vehicle = await service.remove_vehicle(
-        state.database, caller=caller, vin=vin, now_us=state.clock.now_us()
-    )
+    async with state.database.transaction() as conn:
+        vehicle = await service.remove_vehicle(
+            conn, caller=caller, vin=vin, now_us=state.clock.now_us()
+        )
     return json_response(vehicle)

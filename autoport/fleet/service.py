@@ -17,7 +17,7 @@ from autoport.fleet.states import IN_PROGRESS, Status, Trigger, allowed, target
 from autoport.kit import outbox
 from autoport.kit.auth import Caller, CallerKind, require_scope
 from autoport.kit.clock import to_iso
-from autoport.kit.db import Connection, Database
+from autoport.kit.db import Connection
 from autoport.kit.errors import ApiError
 from autoport.kit.paging import decode_cursor, encode_cursor, page_size
 from autoport.vehicles.vin import vin_problem
@@ -131,17 +131,14 @@ def _error(vin: object, description: str) -> dict[str, Any]:
 
 
 async def add_vehicles(
-    db: Database, *, caller: Caller, vehicles: list[Any], now_us: int, limit: int
+    conn: Connection, *, caller: Caller, vehicles: list[Any], now_us: int, limit: int
 ) -> list[dict[str, Any]]:
-    """One answer per requested vehicle, in order. Bad input is reported per vehicle."""
+    """One answer per requested vehicle, in order, all in the caller's transaction. Bad
+    input is reported per vehicle."""
     require_fleet_caller(caller)
     if len(vehicles) > limit:
         raise ApiError(422, f"vehicles: at most {limit} vehicles per request", source="vehicles")
-    results: list[dict[str, Any]] = []
-    async with db.transaction() as conn:
-        for item in vehicles:
-            results.append(await _add_one(conn, caller, item, now_us))
-    return results
+    return [await _add_one(conn, caller, item, now_us) for item in vehicles]
 
 
 async def _add_one(conn: Connection, caller: Caller, item: Any, now_us: int) -> dict[str, Any]:
@@ -160,7 +157,7 @@ async def _add_one(conn: Connection, caller: Caller, item: Any, now_us: int) -> 
         return _error(vin, tags_problem)
     tags: dict[str, str] | None = item.get("tags")
     key = VehicleKey(caller.environment, caller.application_id, vin)
-    created = await repository.insert_pending(
+    created = await repository.create_pending(
         conn,
         key,
         brand=brand,
@@ -209,7 +206,7 @@ def _list_scope(caller: Caller) -> tuple[str, ...]:
 
 
 async def list_vehicles(
-    db: Database,
+    conn: Connection,
     *,
     caller: Caller,
     vehicle_filter: VehicleFilter,
@@ -223,11 +220,11 @@ async def list_vehicles(
     size = page_size(limit, default=LIST_DEFAULT_LIMIT, maximum=LIST_MAX_LIMIT)
     scope = _list_scope(caller)
     after_vin = decode_cursor(cursor_key, scope, cursor, (str,))[0] if cursor else None
-    vehicles = await repository.select_vehicles(
-        db.reader,
+    vehicles = await repository.list_vehicles(
+        conn,
         environment=caller.environment,
         application_id=caller.application_id,
-        conditions=vehicle_filter.conditions(db.dialect),
+        conditions=vehicle_filter.conditions(conn.dialect),
         after_vin=after_vin,
         limit=size + 1,  # one more says whether a next page exists
     )
@@ -239,32 +236,34 @@ async def list_vehicles(
     )
 
 
-async def get_vehicle(db: Database, *, caller: Caller, vin: str) -> dict[str, Any]:
+async def get_vehicle(conn: Connection, *, caller: Caller, vin: str) -> dict[str, Any]:
     require_fleet_caller(caller)
     key = VehicleKey(caller.environment, caller.application_id, checked_vin(vin))
-    vehicle = await repository.get(db.reader, key)
+    vehicle = await repository.get(conn, key)
     if vehicle is None:
         raise ApiError(404, f"no fleet vehicle with VIN {vin}", source="vin")
     return vehicle_json(vehicle)
 
 
-async def remove_vehicle(db: Database, *, caller: Caller, vin: str, now_us: int) -> dict[str, Any]:
-    """Approved -> revoking, pending -> canceling; the worker finishes with the carmaker."""
+async def remove_vehicle(
+    conn: Connection, *, caller: Caller, vin: str, now_us: int
+) -> dict[str, Any]:
+    """Approved -> revoking, pending -> canceling, in the caller's transaction; the worker
+    finishes with the carmaker."""
     require_fleet_caller(caller)
     key = VehicleKey(caller.environment, caller.application_id, checked_vin(vin))
-    async with db.transaction() as conn:
-        vehicle = await repository.get(conn, key, for_update=True)
-        if vehicle is None:
-            raise ApiError(404, f"no fleet vehicle with VIN {vin}", source="vin")
-        new = target(vehicle.status, Trigger.remove)
-        if new is None:
-            if vehicle.status in IN_PROGRESS:
-                detail = f"the vehicle is already being removed (status {vehicle.status})"
-            else:
-                detail = f"the vehicle's clearance has ended (status {vehicle.status})"
-            raise ApiError(409, detail, source="vin")
-        await transition(conn, vehicle, new, Trigger.remove, now_us=now_us)
-        updated = await repository.get(conn, key)
+    vehicle = await repository.get(conn, key, for_update=True)
+    if vehicle is None:
+        raise ApiError(404, f"no fleet vehicle with VIN {vin}", source="vin")
+    new = target(vehicle.status, Trigger.remove)
+    if new is None:
+        if vehicle.status in IN_PROGRESS:
+            detail = f"the vehicle is already being removed (status {vehicle.status})"
+        else:
+            detail = f"the vehicle's clearance has ended (status {vehicle.status})"
+        raise ApiError(409, detail, source="vin")
+    await transition(conn, vehicle, new, Trigger.remove, now_us=now_us)
+    updated = await repository.get(conn, key)
     assert updated is not None
     return vehicle_json(updated)
 
@@ -365,7 +364,7 @@ def parse_vehicle_rows(text: str, *, default_brand: str | None) -> list[_Row]:
 
 
 async def add_vehicle_rows(
-    db: Database,
+    conn: Connection,
     *,
     caller: Caller,
     text: str,
@@ -375,7 +374,7 @@ async def add_vehicle_rows(
 ) -> list[RowResult]:
     """Add the vehicles of a VIN list or CSV upload (`parse_vehicle_rows`) through
     `add_vehicles`: one result per line, a bad line reported on its own, the good ones
-    added in one transaction. More than `limit` lines is a 422 naming `vehicles`."""
+    added in the caller's transaction. More than `limit` lines is a 422 naming `vehicles`."""
     rows = parse_vehicle_rows(text, default_brand=default_brand)
     if not rows:
         raise ApiError(422, "vehicles: no VIN given", source="vehicles")
@@ -383,7 +382,7 @@ async def add_vehicle_rows(
         raise ApiError(422, f"vehicles: at most {limit} vehicles per request", source="vehicles")
     readable = [row for row in rows if row.item is not None]
     answers = await add_vehicles(
-        db, caller=caller, vehicles=[row.item for row in readable], now_us=now_us, limit=limit
+        conn, caller=caller, vehicles=[row.item for row in readable], now_us=now_us, limit=limit
     )
     by_row = {row.row: answer for row, answer in zip(readable, answers, strict=True)}
     results: list[RowResult] = []

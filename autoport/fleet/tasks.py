@@ -152,7 +152,7 @@ async def _provider_outcome(db: Database, item: Claimed) -> Outcome:
     """A push-fed brand: its data provider decides. Only a provider's explicit standing
     approval (`auto_approve_clearances`, off by default) approves here; otherwise the
     vehicle waits, not polled, for POST .../approve or .../reject."""
-    provider = await repository.auto_approving_provider_name(
+    provider = await repository.get_auto_approving_provider_name(
         db.reader, environment=item.key.environment, brand=item.brand
     )
     if provider is None:

@@ -94,7 +94,7 @@ def list_(
     """List providers (never their secrets)."""
 
     async def work(db: Database, _: Settings) -> list[service.Provider]:
-        return await service.list_providers(db, environment=environment)
+        return await service.list_providers(db.reader, environment=environment)
 
     found = run(work)
     if as_json:

@@ -146,13 +146,13 @@ async def update_provider(
     return None if updated is None else Provider.from_row(updated)
 
 
-async def list_providers(db: Database, *, environment: Environment | None) -> list[Provider]:
+async def list_providers(conn: Connection, *, environment: Environment | None) -> list[Provider]:
     if environment is None:
-        rows = await db.fetch_all(
+        rows = await conn.fetch_all(
             f"SELECT {_COLUMNS} FROM ingest_providers ORDER BY created_at, id"  # noqa: S608
         )
     else:
-        rows = await db.fetch_all(
+        rows = await conn.fetch_all(
             f"SELECT {_COLUMNS} FROM ingest_providers "  # noqa: S608
             "WHERE environment = :environment ORDER BY created_at, id",
             {"environment": str(environment)},

@@ -46,17 +46,17 @@ ON CONFLICT (environment, vin, capability, property, timestamp, digest) DO NOTHI
 """
 
 
-async def lock_vehicle(conn: Connection, *, environment: str, vin: str) -> Row | None:
+async def get_vehicle_for_update(conn: Connection, *, environment: str, vin: str) -> Row | None:
     sql = _LOCK_VEHICLE_PG if conn.dialect == "postgresql" else _SELECT_VEHICLE
     return await conn.fetch_one(sql, {"environment": environment, "vin": vin})
 
 
-async def vehicle(conn: Connection, *, environment: str, vin: str) -> Row | None:
+async def get_vehicle(conn: Connection, *, environment: str, vin: str) -> Row | None:
     """The stored row, read without a lock (to see whether a delivery changes anything)."""
     return await conn.fetch_one(_SELECT_VEHICLE, {"environment": environment, "vin": vin})
 
 
-async def insert_vehicle(conn: Connection, values: Mapping[str, Any]) -> bool:
+async def create_vehicle(conn: Connection, values: Mapping[str, Any]) -> bool:
     return await conn.execute(_INSERT_VEHICLE, values) == 1
 
 

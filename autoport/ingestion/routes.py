@@ -229,7 +229,7 @@ async def pending_clearances(
     state = state_of(request)
     return json_response(
         await decisions.list_pending(
-            state.database,
+            state.database.reader,
             registry_of(state),
             environment=provider.environment,
             brands=provider.brands,
@@ -242,17 +242,19 @@ async def pending_clearances(
 async def _decide(request: Request, application_id: str, vin: str, *, approve: bool) -> Response:
     provider = await _provider(request)
     state = state_of(request)
-    decided = await decisions.decide(
-        state.database,
-        registry_of(state),
-        environment=provider.environment,
-        application_id=application_id,
-        vin=vin,
-        approve=approve,
-        reason=decisions.reason_of(await request.body()),
-        brands=provider.brands,
-        now_us=state.clock.now_us(),
-    )
+    reason = decisions.reason_of(await request.body())
+    async with state.database.transaction() as conn:
+        decided = await decisions.decide(
+            conn,
+            registry_of(state),
+            environment=provider.environment,
+            application_id=application_id,
+            vin=vin,
+            approve=approve,
+            reason=reason,
+            brands=provider.brands,
+            now_us=state.clock.now_us(),
+        )
     return json_response(decided)
 
 

@@ -273,7 +273,7 @@ async def _brand_if_already_stored(
 ) -> str | None:
     """The stored brand when every point is the stored value, with the same instant and
     the same bytes (so it is in the history too), and the brand stays; None otherwise."""
-    row = await repository.vehicle(db.reader, environment=str(environment), vin=vin)
+    row = await repository.get_vehicle(db.reader, environment=str(environment), vin=vin)
     if row is None or (brand not in (None, UNKNOWN_BRAND) and brand != row["brand"]):
         return None
     stamps = orjson.loads(row["stamps"])
@@ -296,7 +296,7 @@ async def _apply(
 ) -> None:
     env = str(environment)
     vin = report.vin
-    current = await repository.lock_vehicle(conn, environment=env, vin=vin)
+    current = await repository.get_vehicle_for_update(conn, environment=env, vin=vin)
     document: dict[str, dict[str, Any]]
     stamps: dict[str, int]
     if current is None:
@@ -352,7 +352,7 @@ async def _apply(
         "now": now_us,
     }
     if current is None:
-        inserted = await repository.insert_vehicle(conn, values)
+        inserted = await repository.create_vehicle(conn, values)
         if not inserted:
             # Another transaction created the vehicle first (PostgreSQL): merge into it.
             del report.accepted[-len(points) :]

@@ -19,7 +19,7 @@ from fastapi import Request
 
 from autoport.kit.auth import Authenticator, Caller, CallerKind, Grant, GrantStatus
 from autoport.kit.crypto import token_hash
-from autoport.kit.db import Connection, Database, Row
+from autoport.kit.db import Connection, Row
 from autoport.kit.environments import Environment
 from autoport.kit.errors import ApiError
 from autoport.kit.keyring import accepted
@@ -86,12 +86,12 @@ def check_row(row: Row | None, environment: Environment, now_us: int) -> Row:
 
 
 async def live_token(
-    db: Database, token_key: bytes, token: str, environment: Environment, now_us: int
+    conn: Connection, token_key: bytes, token: str, environment: Environment, now_us: int
 ) -> Row:
     """The row of an access token that authenticates in `environment` now (the 401
     reasons of `check_row` otherwise), uncached: for the rare reads beside the
     authenticator (vehicleinfo)."""
-    row = await lookup_under_any_key(db.reader, token_key, token)
+    row = await lookup_under_any_key(conn, token_key, token)
     return check_row(row, environment, now_us)
 
 
@@ -150,10 +150,10 @@ class VerifiedTokens:
 async def lookup_under_any_key(reader: Connection, key: bytes, token: str) -> Row | None:
     """The token's row by its hash under the current key, else under a previous key
     still accepted during a key rotation window (autoport.kit.keyring)."""
-    row = await repository.bearer_lookup(reader, token_hash(key, token))
+    row = await repository.get_bearer(reader, token_hash(key, token))
     if row is None:
         for old in accepted(key)[1:]:
-            row = await repository.bearer_lookup(reader, token_hash(old, token))
+            row = await repository.get_bearer(reader, token_hash(old, token))
             if row is not None:
                 break
     return row

@@ -19,11 +19,11 @@ VALUES (:token_hash, :environment, :kind, :application_id, :authorization_id, :f
 """
 
 
-async def insert_token(conn: Connection, values: dict[str, Any]) -> None:
+async def create_token(conn: Connection, values: dict[str, Any]) -> None:
     await conn.execute(_INSERT_ROW_SQL, values)
 
 
-async def insert_tokens(conn: Connection, rows: list[dict[str, Any]]) -> None:
+async def create_tokens(conn: Connection, rows: list[dict[str, Any]]) -> None:
     await conn.execute_many(_INSERT_ROW_SQL, rows)
 
 
@@ -40,11 +40,11 @@ WHERE t.token_hash = :token_hash
 """
 
 
-async def bearer_lookup(conn: Connection, token_hash: str) -> Row | None:
+async def get_bearer(conn: Connection, token_hash: str) -> Row | None:
     return await conn.fetch_one(BEARER_LOOKUP, {"token_hash": token_hash})
 
 
-async def insert_code(conn: Connection, values: dict[str, Any]) -> None:
+async def create_code(conn: Connection, values: dict[str, Any]) -> None:
     await conn.execute(
         """
         INSERT INTO authorization_codes (code_hash, environment, application_id,

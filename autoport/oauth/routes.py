@@ -224,14 +224,15 @@ async def _revoke(request: Request) -> Response:
         raise OAuthError("invalid_request", "token is missing")
     now_us = state.clock.now_us()
     client = await _client(request, state, environment, params, now_us)
-    await revocation.revoke(
-        state.database,
-        environment=environment,
-        client=client,
-        token=token,
-        config=token_settings(state),
-        now_us=now_us,
-    )
+    async with state.database.transaction() as conn:
+        await revocation.revoke(
+            conn,
+            environment=environment,
+            client=client,
+            token=token,
+            config=token_settings(state),
+            now_us=now_us,
+        )
     state.access_changed()
     return Response(status_code=200, headers=NO_STORE)
 
@@ -278,7 +279,7 @@ async def vehicleinfo(request: Request) -> Response:
     environment = environment_of(request)
     try:
         row = await live_token(
-            state.database,
+            state.database.reader,
             state.token_key,
             bearer_token(request),
             environment,

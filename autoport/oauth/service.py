@@ -65,7 +65,7 @@ async def issue_authorization_code(
         )
     method = (code_challenge_method or pkce.DEFAULT_METHOD) if code_challenge else None
     code = new_token(CODE_PREFIX)
-    await repository.insert_code(
+    await repository.create_code(
         conn,
         {
             "code_hash": code_hash(code),

@@ -132,7 +132,7 @@ async def issue_pair(
         "scopes": scope,
         "created_at": now_us,
     }
-    await repository.insert_tokens(
+    await repository.create_tokens(
         conn,
         [
             {

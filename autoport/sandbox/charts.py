@@ -118,7 +118,7 @@ async def _history(
     if after_id is None:
         rows = list(
             reversed(
-                await history_repository.history(
+                await history_repository.list_history(
                     db,
                     environment=ENVIRONMENT.value,
                     vin=vin,
@@ -132,7 +132,7 @@ async def _history(
             )
         )
     else:
-        rows = await history_repository.history_after_id(
+        rows = await history_repository.list_history_after_id(
             db,
             environment=ENVIRONMENT.value,
             vin=vin,

@@ -18,6 +18,7 @@ from autoport.kit.db import Database
 from autoport.sandbox import service
 from autoport.sandbox.physics import Powertrain, Scenario, scenario_problem
 from autoport.sandbox.replay import replay
+from autoport.sandbox.repository import VehicleRow
 from autoport.sandbox.schemas import vehicle_view
 from autoport.sandbox.service import NewVehicle
 
@@ -94,7 +95,7 @@ def create(
 @vehicles_app.command("list")
 def list_(as_json: JsonOption = False) -> None:
     """List sandbox vehicles."""
-    vehicles = run(lambda db, _: service.list_vehicles(db))
+    vehicles = run(lambda db, _: service.list_vehicles(db.reader))
     views = [vehicle_view(v) for v in vehicles]
     if as_json:
         _print({"vehicles": views})
@@ -110,7 +111,7 @@ def show(vin: str, as_json: JsonOption = False) -> None:
     """Show a vehicle and its current data."""
 
     async def action(db: Database, _: Settings) -> dict[str, Any]:
-        vehicle = await service.get_vehicle(db, vin)
+        vehicle = await service.get_vehicle(db.reader, vin)
         return vehicle_view(
             vehicle, data=service.current_data(vehicle, properties=None, now_us=now_us())
         )
@@ -133,7 +134,12 @@ def show(vin: str, as_json: JsonOption = False) -> None:
 @vehicles_app.command("delete")
 def delete(vin: str, as_json: JsonOption = False) -> None:
     """Delete a sandbox vehicle."""
-    run(lambda db, _: service.delete_vehicle(db, vin))
+
+    async def action(db: Database, _: Settings) -> None:
+        async with db.transaction() as conn:
+            await service.delete_vehicle(conn, vin)
+
+    run(action)
     _print({"deleted": vin}) if as_json else typer.echo(f"deleted {vin}")
 
 
@@ -231,14 +237,15 @@ def fail_command(
     as_json: JsonOption = False,
 ) -> None:
     """Script a vehicle command's failure (or clear it without --reason)."""
-    if reason is None:
-        vehicle = run(
-            lambda db, _: service.clear_command_failure(db, vin=vin, key=command, now_us=now_us())
-        )
-    else:
-        vehicle = run(
-            lambda db, _: service.set_command_failure(
-                db,
+
+    async def action(db: Database, _: Settings) -> VehicleRow:
+        async with db.transaction() as conn:
+            if reason is None:
+                return await service.clear_command_failure(
+                    conn, vin=vin, key=command, now_us=now_us()
+                )
+            return await service.set_command_failure(
+                conn,
                 vin=vin,
                 key=command,
                 status=status,
@@ -246,7 +253,8 @@ def fail_command(
                 description=description,
                 now_us=now_us(),
             )
-        )
+
+    vehicle = run(action)
     view = vehicle_view(vehicle)
     _print(view) if as_json else typer.echo(_summary(view))
 

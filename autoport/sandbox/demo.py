@@ -82,13 +82,14 @@ async def approve_fleet_clearances(
         application_properties=frozenset(properties),
         application_brands=frozenset({BRAND}),
     )
-    answers = await fleet_service.add_vehicles(
-        db,
-        caller=caller,
-        vehicles=[{"vin": vin, "brand": BRAND, "tags": {"demo": "true"}} for vin in vins],
-        now_us=now_us,
-        limit=len(vins),
-    )
+    async with db.transaction() as conn:
+        answers = await fleet_service.add_vehicles(
+            conn,
+            caller=caller,
+            vehicles=[{"vin": vin, "brand": BRAND, "tags": {"demo": "true"}} for vin in vins],
+            now_us=now_us,
+            limit=len(vins),
+        )
     refused = [answer for answer in answers if answer["status"] != str(Status.pending)]
     if refused:
         raise RuntimeError(f"demo fleet clearance refused: {refused}")

@@ -131,7 +131,7 @@ ON CONFLICT (environment, vin) DO NOTHING
 """  # noqa: S608 - constant column list
 
 
-async def insert(conn: Connection, vehicle: VehicleRow) -> bool:
+async def create(conn: Connection, vehicle: VehicleRow) -> bool:
     """False when the VIN already exists in the environment."""
     return await conn.execute(_INSERT, row_params(vehicle)) == 1
 
@@ -156,7 +156,7 @@ async def get_for_update(conn: Connection, environment: Environment, vin: str) -
     return None if row is None else VehicleRow.from_row(row)
 
 
-async def list_all(conn: Connection, environment: Environment) -> list[VehicleRow]:
+async def list_vehicles(conn: Connection, environment: Environment) -> list[VehicleRow]:
     rows = await conn.fetch_all(
         f"SELECT {COLUMNS} FROM sandbox_vehicles WHERE environment = :environment ORDER BY vin",  # noqa: S608
         {"environment": environment.value},
@@ -164,7 +164,7 @@ async def list_all(conn: Connection, environment: Environment) -> list[VehicleRo
     return [VehicleRow.from_row(row) for row in rows]
 
 
-async def list_of_account(
+async def list_vehicles_of_account(
     conn: Connection, environment: Environment, account_id: str
 ) -> list[VehicleRow]:
     rows = await conn.fetch_all(
@@ -192,7 +192,7 @@ async def delete(conn: Connection, environment: Environment, vin: str) -> bool:
     return count == 1
 
 
-async def save(conn: Connection, vehicle: VehicleRow, *, seen_updated_at: int) -> bool:
+async def update(conn: Connection, vehicle: VehicleRow, *, seen_updated_at: int) -> bool:
     """Write back a changed vehicle, unless someone else changed it since it was read
     (`updated_at` is the version): False then, and nothing is written."""
     params = row_params(vehicle)

@@ -67,14 +67,14 @@ async def create_vehicle(body: VehicleCreate, state: StateDep, _: AdminDep) -> R
 @router.get("/vehicles", responses={200: {"model": SandboxVehicleList}})
 async def list_vehicles(state: StateDep, _: AdminDep) -> Response:
     """Every sandbox vehicle."""
-    vehicles = await service.list_vehicles(state.database)
+    vehicles = await service.list_vehicles(state.database.reader)
     return json_response({"vehicles": [vehicle_view(v) for v in vehicles]})
 
 
 @router.get("/vehicles/{vin}", responses=VEHICLE)
 async def show_vehicle(vin: str, state: StateDep, _: AdminDep) -> Response:
     """One vehicle, with what it would answer a pull right now (`data`)."""
-    vehicle = await service.get_vehicle(state.database, vin)
+    vehicle = await service.get_vehicle(state.database.reader, vin)
     data = service.current_data(vehicle, properties=None, now_us=state.clock.now_us())
     return json_response(vehicle_view(vehicle, data=data))
 
@@ -82,7 +82,8 @@ async def show_vehicle(vin: str, state: StateDep, _: AdminDep) -> Response:
 @router.delete("/vehicles/{vin}", status_code=204)
 async def delete_vehicle(vin: str, state: StateDep, _: AdminDep) -> Response:
     """Remove a vehicle from the simulator (data already delivered stays delivered)."""
-    await service.delete_vehicle(state.database, vin)
+    async with state.database.transaction() as conn:
+        await service.delete_vehicle(conn, vin)
     return Response(status_code=204)
 
 
@@ -179,24 +180,26 @@ async def script_command_failure(
 ) -> Response:
     """Make every `key` command (capability.command) fail or time out with a failure
     reason of the spec until cleared."""
-    vehicle = await service.set_command_failure(
-        state.database,
-        vin=vin,
-        key=key,
-        status=body.status,
-        reason=body.reason,
-        description=body.description,
-        now_us=state.clock.now_us(),
-    )
+    async with state.database.transaction() as conn:
+        vehicle = await service.set_command_failure(
+            conn,
+            vin=vin,
+            key=key,
+            status=body.status,
+            reason=body.reason,
+            description=body.description,
+            now_us=state.clock.now_us(),
+        )
     return json_response(vehicle_view(vehicle))
 
 
 @router.delete("/vehicles/{vin}/command-failures/{key}", responses=VEHICLE)
 async def clear_command_failure(vin: str, key: str, state: StateDep, _: AdminDep) -> Response:
     """The car obeys `key` commands again."""
-    vehicle = await service.clear_command_failure(
-        state.database, vin=vin, key=key, now_us=state.clock.now_us()
-    )
+    async with state.database.transaction() as conn:
+        vehicle = await service.clear_command_failure(
+            conn, vin=vin, key=key, now_us=state.clock.now_us()
+        )
     return json_response(vehicle_view(vehicle))
 
 
@@ -224,7 +227,7 @@ async def change_behaviour(
 async def vehicle_code(vin: str, state: StateDep, _: AdminDep) -> Response:
     """The one-time code the car's display shows during a `vehicle_code` consent flow
     (null while no flow waits for one)."""
-    await service.get_vehicle(state.database, vin)
+    await service.get_vehicle(state.database.reader, vin)
     code = await current_vehicle_code(
         state.database.reader, environment=ENVIRONMENT, vin=vin, now_us=state.clock.now_us()
     )

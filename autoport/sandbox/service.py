@@ -5,7 +5,12 @@ door: the `Ingest` callable, which is autoport.ingestion.service.ingest_vehicle_
 the running service (validated, stored, kept in history, streamed), so pull, history,
 streams and webhooks see sandbox data exactly like a carmaker's.
 
-`Ingest` runs its own transaction, so it is always called after ours has committed.
+`Ingest` runs its own transaction, so it is always called after ours has committed. That is
+why the functions that send (create_vehicle, set_scenario, step_vehicle, set_properties,
+clear_property, set_failure, clear_failure, set_behaviour, execute_command, tick) take the
+`Database` and open their transaction themselves: a write, its commit, then the send (the
+service boundary's exception, docs/development.md). The others take a `Connection` in the
+caller's transaction.
 
 A vehicle in privacy mode (the owner switched data sharing off in the car) sends nothing:
 the simulation goes on, but nothing leaves through `Ingest` until privacy mode is switched
@@ -25,7 +30,7 @@ from autoport.catalog import CATALOG, DataPointError, validate_data
 from autoport.catalog.catalog import UnknownProperty
 from autoport.catalog.validation import FAILURE_REASONS
 from autoport.kit.clock import MICROS, to_iso
-from autoport.kit.db import Database
+from autoport.kit.db import Connection, Database
 from autoport.kit.environments import Environment
 from autoport.kit.errors import ApiError
 from autoport.sandbox import repository
@@ -222,45 +227,44 @@ async def create_vehicle(
         account_id=spec.account_id,
     )
     async with db.transaction() as conn:
-        if not await repository.insert(conn, vehicle):
+        if not await repository.create(conn, vehicle):
             raise ApiError(409, f"a sandbox vehicle with VIN {vin} already exists", source="vin")
     await _ingest_values(db, ingest, vehicle, values_of(vehicle), now_us)
     return vehicle
 
 
-async def get_vehicle(db: Database, vin: str) -> VehicleRow:
-    vehicle = await repository.get(db.reader, ENVIRONMENT, vin)
+async def get_vehicle(conn: Connection, vin: str) -> VehicleRow:
+    vehicle = await repository.get(conn, ENVIRONMENT, vin)
     if vehicle is None:
         raise _not_found(vin)
     return vehicle
 
 
-async def list_vehicles(db: Database) -> list[VehicleRow]:
-    return await repository.list_all(db.reader, ENVIRONMENT)
+async def list_vehicles(conn: Connection) -> list[VehicleRow]:
+    return await repository.list_vehicles(conn, ENVIRONMENT)
 
 
-async def list_account_vehicles(db: Database, account_id: str | None) -> list[VehicleRow]:
+async def list_account_vehicles(conn: Connection, account_id: str | None) -> list[VehicleRow]:
     """The console's list: an account's own vehicles; every vehicle for the operator
     (`account_id` None)."""
     if account_id is None:
-        return await list_vehicles(db)
-    return await repository.list_of_account(db.reader, ENVIRONMENT, account_id)
+        return await list_vehicles(conn)
+    return await repository.list_vehicles_of_account(conn, ENVIRONMENT, account_id)
 
 
-async def get_account_vehicle(db: Database, vin: str, account_id: str | None) -> VehicleRow:
+async def get_account_vehicle(conn: Connection, vin: str, account_id: str | None) -> VehicleRow:
     """The vehicle if the account may see it (the operator, `account_id` None, sees all);
     another account's vehicle is answered like an unknown VIN (404), never 403: whether a
     VIN exists in another account is not this account's business."""
-    vehicle = await get_vehicle(db, vin)
+    vehicle = await get_vehicle(conn, vin)
     if account_id is not None and vehicle.account_id != account_id:
         raise _not_found(vin)
     return vehicle
 
 
-async def delete_vehicle(db: Database, vin: str) -> None:
-    async with db.transaction() as conn:
-        if not await repository.delete(conn, ENVIRONMENT, vin):
-            raise _not_found(vin)
+async def delete_vehicle(conn: Connection, vin: str) -> None:
+    if not await repository.delete(conn, ENVIRONMENT, vin):
+        raise _not_found(vin)
 
 
 async def _send(
@@ -347,7 +351,7 @@ async def set_scenario(
         if running is not None:
             updated = replace(updated, running=running)
         updated = replace(updated, updated_at=_bump(vehicle, now_us))
-        await repository.save(conn, updated, seen_updated_at=vehicle.updated_at)
+        await repository.update(conn, updated, seen_updated_at=vehicle.updated_at)
     if restart:
         await _ingest_values(db, ingest, updated, changed(before, values_of(updated)), now_us)
     return updated
@@ -415,7 +419,7 @@ async def advance_vehicle(
         updated_at=_bump(vehicle, now_us),
     )
     async with db.transaction() as conn:
-        if not await repository.save(conn, updated, seen_updated_at=vehicle.updated_at):
+        if not await repository.update(conn, updated, seen_updated_at=vehicle.updated_at):
             return None
     await _ingest_values(
         db, ingest, updated, changed(values_of(vehicle), values_of(updated)), now_us
@@ -429,7 +433,7 @@ async def step_vehicle(
     """Advance one vehicle by `seconds` of simulated time now (for scripts and CI that
     do not want to wait); the wall-clock anchor moves back so the runner does not redo
     them."""
-    vehicle = await get_vehicle(db, vin)
+    vehicle = await get_vehicle(db.reader, vin)
     steps = round(seconds / vehicle.step_seconds)
     if steps < 1 or steps > 7 * 86_400:
         raise ApiError(
@@ -526,7 +530,7 @@ async def set_properties(
                 pinned[key] = value
         updated = vehicle if state == vehicle.state else changed_by_hand(vehicle, state, now_us)
         updated = replace(updated, overrides=overrides, updated_at=_bump(vehicle, now_us))
-        await repository.save(conn, updated, seen_updated_at=vehicle.updated_at)
+        await repository.update(conn, updated, seen_updated_at=vehicle.updated_at)
     simulated = changed(before, values_of(updated))
     # The simulator's consequences (range follows the battery) ride along.
     await _ingest_values(db, ingest, updated, simulated, now_us)
@@ -554,7 +558,7 @@ async def clear_property(
             overrides=overrides,
             updated_at=_bump(vehicle, now_us),
         )
-        await repository.save(conn, updated, seen_updated_at=vehicle.updated_at)
+        await repository.update(conn, updated, seen_updated_at=vehicle.updated_at)
     current = values_of(updated)
     if key in current:
         await _ingest_values(db, ingest, updated, {key: current[key]}, now_us)
@@ -587,7 +591,7 @@ async def set_failure(
             key: {"reason": reason, "description": text, "timestamp_us": now_us},
         }
         updated = replace(vehicle, failures=failures, updated_at=_bump(vehicle, now_us))
-        await repository.save(conn, updated, seen_updated_at=vehicle.updated_at)
+        await repository.update(conn, updated, seen_updated_at=vehicle.updated_at)
     await _send(db, ingest, updated, failure_capabilities({key: failures[key]}, now_us), now_us)
     return updated
 
@@ -604,7 +608,7 @@ async def clear_failure(
             raise ApiError(404, f"{key} has no injected failure on {vin}", source="property")
         failures = {k: v for k, v in vehicle.failures.items() if k != key}
         updated = replace(vehicle, failures=failures, updated_at=_bump(vehicle, now_us))
-        await repository.save(conn, updated, seen_updated_at=vehicle.updated_at)
+        await repository.update(conn, updated, seen_updated_at=vehicle.updated_at)
     # The property recovers: its value is delivered again at once.
     value = current_values(updated).get(key)
     if value is not None:
@@ -649,7 +653,7 @@ async def set_behaviour(
             privacy_mode=vehicle.privacy_mode if privacy_mode is None else privacy_mode,
             updated_at=_bump(vehicle, now_us),
         )
-        await repository.save(conn, updated, seen_updated_at=vehicle.updated_at)
+        await repository.update(conn, updated, seen_updated_at=vehicle.updated_at)
         # The car now answers differently: the next pull asks it, whatever the window.
         await freshness.forget(conn, db, environment=str(ENVIRONMENT), vin=vin)
     if vehicle.privacy_mode and not updated.privacy_mode:
@@ -757,13 +761,13 @@ async def execute_command(
         updated = replace(
             changed_by_hand(vehicle, state, now_us), updated_at=_bump(vehicle, now_us)
         )
-        await repository.save(conn, updated, seen_updated_at=vehicle.updated_at)
+        await repository.update(conn, updated, seen_updated_at=vehicle.updated_at)
     await _ingest_values(db, ingest, updated, changed(before, values_of(updated)), now_us)
     return CommandOutcome("executed")
 
 
 async def set_command_failure(
-    db: Database,
+    conn: Connection,
     *,
     vin: str,
     key: str,
@@ -785,7 +789,7 @@ async def set_command_failure(
         )
     text = description or f"{key} {status} ({reason}), scripted by the sandbox emulator"
     return await _change_command_failures(
-        db,
+        conn,
         vin,
         now_us,
         lambda failures: {
@@ -795,7 +799,7 @@ async def set_command_failure(
     )
 
 
-async def clear_command_failure(db: Database, *, vin: str, key: str, now_us: int) -> VehicleRow:
+async def clear_command_failure(conn: Connection, *, vin: str, key: str, now_us: int) -> VehicleRow:
     command_key(key)
 
     def drop(failures: dict[str, Any]) -> dict[str, Any]:
@@ -803,17 +807,18 @@ async def clear_command_failure(db: Database, *, vin: str, key: str, now_us: int
             raise ApiError(404, f"{key} has no scripted failure on {vin}", source="command")
         return {k: v for k, v in failures.items() if k != key}
 
-    return await _change_command_failures(db, vin, now_us, drop)
+    return await _change_command_failures(conn, vin, now_us, drop)
 
 
-async def _change_command_failures(db: Database, vin: str, now_us: int, change: Any) -> VehicleRow:
-    async with db.transaction() as conn:
-        vehicle = await repository.get_for_update(conn, ENVIRONMENT, vin)
-        if vehicle is None:
-            raise _not_found(vin)
-        state = physics_replace(
-            vehicle.state, command_failures=change(dict(vehicle.state.command_failures))
-        )
-        updated = replace(vehicle, state=state, updated_at=_bump(vehicle, now_us))
-        await repository.save(conn, updated, seen_updated_at=vehicle.updated_at)
+async def _change_command_failures(
+    conn: Connection, vin: str, now_us: int, change: Any
+) -> VehicleRow:
+    vehicle = await repository.get_for_update(conn, ENVIRONMENT, vin)
+    if vehicle is None:
+        raise _not_found(vin)
+    state = physics_replace(
+        vehicle.state, command_failures=change(dict(vehicle.state.command_failures))
+    )
+    updated = replace(vehicle, state=state, updated_at=_bump(vehicle, now_us))
+    await repository.update(conn, updated, seen_updated_at=vehicle.updated_at)
     return updated

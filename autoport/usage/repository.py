@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from autoport.kit.db import Connection, Database, Row
+from autoport.kit.db import Connection, Row
 
 # Counts are added, never overwritten: every process flushes its own increments.
 _ADD = """
@@ -29,14 +29,14 @@ def _in(names: Sequence[str], prefix: str) -> tuple[str, dict[str, str]]:
     return ", ".join(f":{key}" for key in params), params
 
 
-async def daily_requests(
-    db: Database, *, environment: str, application_ids: Sequence[str], since_day: str
+async def list_daily_requests(
+    conn: Connection, *, environment: str, application_ids: Sequence[str], since_day: str
 ) -> list[Row]:
     """(application_id, day, requests, rate_limited) from `since_day` on, by day."""
     if not application_ids:
         return []
     placeholders, params = _in(application_ids, "a")
-    return await db.reader.fetch_all(
+    return await conn.fetch_all(
         "SELECT application_id, day, requests, rate_limited FROM usage_daily "  # noqa: S608
         f"WHERE environment = :environment AND application_id IN ({placeholders}) "
         "AND day >= :since ORDER BY day, application_id",
@@ -44,15 +44,15 @@ async def daily_requests(
     )
 
 
-async def daily_deliveries(
-    db: Database, *, environment: str, application_ids: Sequence[str], since_us: int
+async def list_daily_deliveries(
+    conn: Connection, *, environment: str, application_ids: Sequence[str], since_us: int
 ) -> list[Row]:
     """(application_id, day number, status, count) of the webhook deliveries created
     since `since_us`, by status (pending, succeeded, failed)."""
     if not application_ids:
         return []
     placeholders, params = _in(application_ids, "a")
-    return await db.reader.fetch_all(
+    return await conn.fetch_all(
         f"SELECT application_id, created_at / {_DAY_US} AS day, status, COUNT(*) AS n "  # noqa: S608
         "FROM webhook_deliveries "
         f"WHERE environment = :environment AND application_id IN ({placeholders}) "

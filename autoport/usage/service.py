@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from autoport.kit.db import Database
+from autoport.kit.db import Connection
 from autoport.kit.errors import ApiError
 from autoport.kit.usage import day_text
 from autoport.usage import repository
@@ -64,7 +64,7 @@ def checked_days(value: int | None) -> int:
 
 
 async def usage_report(
-    db: Database,
+    conn: Connection,
     *,
     environment: str,
     applications: Sequence[tuple[str, str]],
@@ -87,8 +87,8 @@ async def usage_report(
         )
         report.applications.append(by_app[app_id])
     ids = list(by_app)
-    for row in await repository.daily_requests(
-        db, environment=environment, application_ids=ids, since_day=report.days[0]
+    for row in await repository.list_daily_requests(
+        conn, environment=environment, application_ids=ids, since_day=report.days[0]
     ):
         at = by_text.get(row["day"])
         usage = by_app.get(row["application_id"])
@@ -96,8 +96,8 @@ async def usage_report(
             continue
         usage.requests[at] += int(row["requests"])
         usage.rate_limited[at] += int(row["rate_limited"])
-    for row in await repository.daily_deliveries(
-        db, environment=environment, application_ids=ids, since_us=numbers[0] * _DAY_US
+    for row in await repository.list_daily_deliveries(
+        conn, environment=environment, application_ids=ids, since_us=numbers[0] * _DAY_US
     ):
         at = index.get(int(row["day"]))
         usage = by_app.get(row["application_id"])

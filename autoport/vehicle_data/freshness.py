@@ -142,7 +142,7 @@ class FreshnessWindows:
             if claimed:
                 outcome = await self._fetch(key, now, fetch)
                 break
-            row = await repository.fetch_outcome(
+            row = await repository.get_fetch_outcome(
                 self.database, environment=environment, vin=vin, properties=digest
             )
             if row is not None and now - row["fetched_at"] < max_age_us:
@@ -208,7 +208,7 @@ async def forget(conn: Connection, database: Database, *, environment: str, vin:
     """The next pull of `vin` asks its data source again (the emulated car's behaviour
     changed): the rows, inside the caller's transaction, and this process's outcomes.
     Other processes keep theirs until their window ends."""
-    await repository.forget_fetches(conn, environment=environment, vin=vin)
+    await repository.delete_fetches(conn, environment=environment, vin=vin)
     windows = _WINDOWS.get(database)
     if windows is not None:
         windows.forget(environment, vin)

@@ -31,11 +31,11 @@ FAR_PAST = -(2**62)
 FAR_FUTURE = 2**62
 
 
-async def vehicle(db: Database, *, environment: str, vin: str) -> Row | None:
+async def get_vehicle(db: Database, *, environment: str, vin: str) -> Row | None:
     return await db.fetch_one(_VEHICLE, {"environment": environment, "vin": vin})
 
 
-async def history(
+async def list_history(
     db: Database,
     *,
     environment: str,
@@ -70,7 +70,7 @@ LIMIT :limit
 """
 
 
-async def history_after_id(
+async def list_history_after_id(
     db: Database,
     *,
     environment: str,
@@ -187,7 +187,9 @@ async def claim_fetch(
     return row is not None
 
 
-async def fetch_outcome(db: Database, *, environment: str, vin: str, properties: str) -> Row | None:
+async def get_fetch_outcome(
+    db: Database, *, environment: str, vin: str, properties: str
+) -> Row | None:
     return await db.reader.fetch_one(
         _FETCH_OUTCOME, {"environment": environment, "vin": vin, "properties": properties}
     )
@@ -226,6 +228,6 @@ async def release_fetch(db: Database, *, environment: str, vin: str, properties:
         )
 
 
-async def forget_fetches(conn: Connection, *, environment: str, vin: str) -> None:
+async def delete_fetches(conn: Connection, *, environment: str, vin: str) -> None:
     """The next pull of `vin` asks its data source again, in every process."""
     await conn.execute(_FORGET_FETCHES, {"environment": environment, "vin": vin})

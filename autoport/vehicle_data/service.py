@@ -295,7 +295,7 @@ async def _vehicle_row(database: Database, env: str, vin: str) -> Row | None:
         database,
         _VEHICLES,
         (env, vin),
-        lambda: repository.vehicle(database, environment=env, vin=vin),
+        lambda: repository.get_vehicle(database, environment=env, vin=vin),
     )
     return row
 
@@ -380,7 +380,9 @@ async def history(
     request_id: str,
 ) -> dict[str, Any]:
     properties, brand = await readable_properties(state, caller, vin)
-    stored = await repository.vehicle(state.database, environment=str(caller.environment), vin=vin)
+    stored = await repository.get_vehicle(
+        state.database, environment=str(caller.environment), vin=vin
+    )
     check_brand(caller, brand, stored)
     if not prop:
         raise ApiError(
@@ -398,7 +400,7 @@ async def history(
     if cursor:
         timestamp, row_id = decode_cursor(state.token_key, scope, cursor, (int, int))
         after = (timestamp, row_id)
-    rows = await repository.history(
+    rows = await repository.list_history(
         state.database,
         environment=str(caller.environment),
         vin=vin,

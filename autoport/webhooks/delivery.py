@@ -170,7 +170,7 @@ async def enqueue_events(
     async with db.transaction() as conn:
         hooks = {
             (hook.environment, hook.application_id): hook
-            for hook in await repo.webhooks_of(
+            for hook in await repo.list_webhooks_of_applications(
                 conn, [e.application_id for e in events if e.application_id]
             )
         }
@@ -207,7 +207,7 @@ async def enqueue_events(
                     config=config,
                 )
             )
-        await repo.insert_deliveries(conn, rows)
+        await repo.create_deliveries(conn, rows)
     return len(rows)
 
 
@@ -354,7 +354,9 @@ async def hooks_for(
     db: Database, deliveries: Sequence[ClaimedDelivery]
 ) -> dict[tuple[Environment, str], WebhookRow]:
     """The current webhook of each delivery's application, in one query."""
-    rows = await repo.webhooks_of(db.reader, [d.application_id for d in deliveries])
+    rows = await repo.list_webhooks_of_applications(
+        db.reader, [d.application_id for d in deliveries]
+    )
     return {(hook.environment, hook.application_id): hook for hook in rows}
 
 

@@ -106,7 +106,9 @@ async def get_webhook(
     return None if row is None else WebhookRow.from_row(row)
 
 
-async def webhooks_of(conn: Connection, application_ids: Sequence[str]) -> list[WebhookRow]:
+async def list_webhooks_of_applications(
+    conn: Connection, application_ids: Sequence[str]
+) -> list[WebhookRow]:
     if not application_ids:
         return []
     statement = select(webhooks).where(webhooks.c.application_id.in_(sorted(set(application_ids))))
@@ -181,7 +183,7 @@ VALUES (:delivery_id, :environment, :application_id, :event_type, :vin, :body, '
 """
 
 
-async def insert_deliveries(conn: Connection, rows: Sequence[dict[str, Any]]) -> None:
+async def create_deliveries(conn: Connection, rows: Sequence[dict[str, Any]]) -> None:
     """Rows carry the columns of _INSERT_DELIVERY; claimed_by/claimed_until set means
     the inserting process sends the first attempt itself (the ping)."""
     if rows:
@@ -225,7 +227,7 @@ async def claim_deliveries(
     return sorted((ClaimedDelivery.from_row(row) for row in rows), key=lambda d: d.id)
 
 
-async def claimed_delivery(
+async def get_claimed_delivery(
     conn: Connection, *, delivery_pk: int, worker_id: str
 ) -> ClaimedDelivery | None:
     row = await conn.fetch_one(
@@ -392,7 +394,7 @@ _LOG_COLUMNS = (
 )
 
 
-async def recent_deliveries(
+async def list_recent_deliveries(
     conn: Connection, *, environment: Environment, application_id: str, limit: int
 ) -> list[Row]:
     return await conn.fetch_all(

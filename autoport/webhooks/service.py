@@ -178,11 +178,11 @@ async def save_webhook(
             config=config,
             claimed_by=worker_id,
         )
-        await repo.insert_deliveries(conn, [ping])
+        await repo.create_deliveries(conn, [ping])
         claimed = await conn.fetch_value(
             "SELECT id FROM webhook_deliveries WHERE delivery_id = :d", {"d": ping["delivery_id"]}
         )
-        delivery = await repo.claimed_delivery(conn, delivery_pk=claimed, worker_id=worker_id)
+        delivery = await repo.get_claimed_delivery(conn, delivery_pk=claimed, worker_id=worker_id)
     assert delivery is not None
     own_session = session is None
     http = session or new_session(config.policy, limit=1)
@@ -270,7 +270,7 @@ async def list_deliveries(
     conn: Connection, *, environment: Environment, application_id: str, config: WebhookConfig
 ) -> list[dict[str, Any]]:
     await _require_application(conn, environment=environment, application_id=application_id)
-    rows = await repo.recent_deliveries(
+    rows = await repo.list_recent_deliveries(
         conn,
         environment=environment,
         application_id=application_id,

@@ -61,8 +61,8 @@ async def _state_of(console: Console, tenant: Tenant) -> tuple[object, ...]:
     """What the changes above would alter, to prove nothing changed."""
     async with console.database.transaction() as conn:
         apps = await apps_repository.list_applications(conn, Environment.sandbox, tenant.id)
-        secrets = await apps_repository.secrets_of(conn, tenant.app_id)
-        keys = await apps_repository.keys_of(conn, tenant.app_id)
+        secrets = await apps_repository.list_secrets(conn, tenant.app_id)
+        keys = await apps_repository.list_keys(conn, tenant.app_id)
         hook = await conn.fetch_value(
             "SELECT COUNT(*) FROM webhooks WHERE application_id = :a", {"a": tenant.app_id}
         )

@@ -103,7 +103,7 @@ async def test_rotate_secret_with_overlap(console: Console, world: World) -> Non
     bad = await browser.post(page + "/rotate-secret", {"overlap_seconds": "-1"})
     assert bad.status_code == 422 and "overlap_seconds:" in bad.text
     async with console.database.transaction() as conn:
-        secrets = await apps_repository.secrets_of(conn, world.a.app_id)
+        secrets = await apps_repository.list_secrets(conn, world.a.app_id)
     assert len(secrets) == 2
     ends = sorted((row["expires_at"] is None, row["expires_at"]) for row in secrets)
     assert ends == [(False, console.clock.now_us() + 60_000_000), (True, None)]

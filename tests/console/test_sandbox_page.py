@@ -74,12 +74,12 @@ async def test_scenario_properties_failures_behaviour_and_their_errors(
         path + "/scenario", {"scenario": "charging", "time_scale": "10", "running": "1"}
     )
     assert done.status_code == 303
-    vehicle = await sandbox.get_vehicle(console.database, VIN)
+    vehicle = await sandbox.get_vehicle(console.database.reader, VIN)
     assert (vehicle.scenario, vehicle.time_scale, vehicle.running) == ("charging", 10.0, True)
     bad = await browser.post(path + "/scenario", {"scenario": "charging", "time_scale": "0"})
     assert bad.status_code == 422 and 'id="sc-time-scale-error"' in bad.text
     assert "time_scale: " in bad.text
-    assert (await sandbox.get_vehicle(console.database, VIN)).time_scale == 10.0
+    assert (await sandbox.get_vehicle(console.database.reader, VIN)).time_scale == 10.0
 
     done = await browser.post(
         path + "/properties", {"key": "charging.battery_level", "value": "0.42"}
@@ -100,14 +100,16 @@ async def test_scenario_properties_failures_behaviour_and_their_errors(
         path + "/failures", {"key": "diagnostics.odometer", "reason": "rate_limit"}
     )
     assert done.status_code == 303
-    assert "diagnostics.odometer" in (await sandbox.get_vehicle(console.database, VIN)).failures
+    assert (
+        "diagnostics.odometer" in (await sandbox.get_vehicle(console.database.reader, VIN)).failures
+    )
     unknown = await browser.post(
         path + "/failures", {"key": "diagnostics.odometer", "reason": "gremlins"}
     )
     assert unknown.status_code == 422
     done = await browser.post(path + "/failures/clear", {"key": "diagnostics.odometer"})
     assert done.status_code == 303
-    assert (await sandbox.get_vehicle(console.database, VIN)).failures == {}
+    assert (await sandbox.get_vehicle(console.database.reader, VIN)).failures == {}
 
     done = await browser.post(
         path + "/behaviour",
@@ -119,7 +121,7 @@ async def test_scenario_properties_failures_behaviour_and_their_errors(
         },
     )
     assert done.status_code == 303
-    vehicle = await sandbox.get_vehicle(console.database, VIN)
+    vehicle = await sandbox.get_vehicle(console.database.reader, VIN)
     assert vehicle.offline and vehicle.privacy_mode and not vehicle.eligible
     assert (vehicle.latency_seconds, vehicle.connectivity_status) == (2.5, "unknown")
     slow = await browser.post(path + "/behaviour", {"latency_seconds": "9999"})
@@ -129,7 +131,7 @@ async def test_scenario_properties_failures_behaviour_and_their_errors(
     assert "privacy mode" in shown.text and "Vehicle code" in shown.text
     deleted = await browser.post(path + "/delete", {})
     assert deleted.status_code == 303
-    assert await sandbox.list_account_vehicles(console.database, world.a.id) == []
+    assert await sandbox.list_account_vehicles(console.database.reader, world.a.id) == []
 
 
 async def test_create_errors_re_render_the_form(console: Console, world: World) -> None:
@@ -167,7 +169,7 @@ async def test_a_viewer_only_looks(console: Console, world: World) -> None:
     ):
         assert (await viewer.post(page(world.a.id, VIN) + action, form)).status_code == 403
     assert (await viewer.post(page(world.a.id), {"vin": "SBX00000000000778"})).status_code == 403
-    vehicle = await sandbox.get_vehicle(console.database, VIN)
+    vehicle = await sandbox.get_vehicle(console.database.reader, VIN)
     assert vehicle.step == 0 and not vehicle.offline
 
 
@@ -195,7 +197,7 @@ async def test_another_accounts_and_the_operators_cars_are_404_for_every_role(
             for action in ("/step", "/delete", "/behaviour"):
                 answer = await browser.post(page(world.a.id, vin) + action, {"seconds": "60"})
                 assert answer.status_code in (403, 404), (person.role, action)
-    assert (await sandbox.get_vehicle(console.database, VIN)).step == 0
+    assert (await sandbox.get_vehicle(console.database.reader, VIN)).step == 0
     # The operator reaches B's car through B's account page.
     operator = await console.operator()
     assert (await operator.get(page(world.b.id, VIN))).status_code == 200

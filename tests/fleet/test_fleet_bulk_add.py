@@ -59,9 +59,15 @@ async def test_each_line_gets_its_result_and_good_lines_are_added(
         f"{VINS[0]},sandbox,\n"  # again: already registered
         f"{VINS[1]},a,b,c\n"
     )
-    results = await service.add_vehicle_rows(
-        db, caller=caller, text=text, default_brand="sandbox", now_us=clock.now_us(), limit=100
-    )
+    async with db.transaction() as conn:
+        results = await service.add_vehicle_rows(
+            conn,
+            caller=caller,
+            text=text,
+            default_brand="sandbox",
+            now_us=clock.now_us(),
+            limit=100,
+        )
     assert [(r.row, r.vin, r.status) for r in results] == [
         (2, VINS[0], "pending"),
         (3, "NOT-A-VIN", "error"),
@@ -74,7 +80,7 @@ async def test_each_line_gets_its_result_and_good_lines_are_added(
     assert results[2].description is not None and results[2].description.startswith("brand: ")
     assert results[4].description == "already registered, status pending"
     page = await service.list_vehicles(
-        db,
+        db.reader,
         caller=caller,
         vehicle_filter=VehicleFilter(),
         limit=None,
@@ -94,14 +100,15 @@ async def test_too_many_lines_or_none_is_422_naming_vehicles_and_adds_nothing(
     caller = await _caller(db, clock.now_us())
     for text in ("\n".join(VINS), "\n# only a comment\n"):
         with pytest.raises(ApiError) as raised:
-            await service.add_vehicle_rows(
-                db,
-                caller=caller,
-                text=text,
-                default_brand="sandbox",
-                now_us=clock.now_us(),
-                limit=2,
-            )
+            async with db.transaction() as conn:
+                await service.add_vehicle_rows(
+                    conn,
+                    caller=caller,
+                    text=text,
+                    default_brand="sandbox",
+                    now_us=clock.now_us(),
+                    limit=2,
+                )
         assert raised.value.status == 422
         assert raised.value.source == "vehicles"
     for vin in VINS:
@@ -114,11 +121,12 @@ async def test_the_caller_acts_for_its_application_only(app: FastAPI, clock: Fro
     db: Database = app.state.autoport.database
     one = await _caller(db, clock.now_us())
     other = await _caller(db, clock.now_us())
-    await service.add_vehicle_rows(
-        db, caller=one, text=VINS[0], default_brand="sandbox", now_us=clock.now_us(), limit=10
-    )
+    async with db.transaction() as conn:
+        await service.add_vehicle_rows(
+            conn, caller=one, text=VINS[0], default_brand="sandbox", now_us=clock.now_us(), limit=10
+        )
     page = await service.list_vehicles(
-        db,
+        db.reader,
         caller=other,
         vehicle_filter=VehicleFilter(),
         limit=None,

@@ -34,17 +34,18 @@ async def fleet(
     clock.advance(5)
     state = app.state.autoport
     # A push-fed brand: the operator decides (as the brand's data provider could).
-    await decisions.decide(
-        state.database,
-        registry_of(state),
-        environment=Environment.production,
-        application_id=callers.fleet.id,
-        vin=V1,
-        approve=True,
-        reason=None,
-        brands=None,
-        now_us=clock.now_us(),
-    )
+    async with state.database.transaction() as conn:
+        await decisions.decide(
+            conn,
+            registry_of(state),
+            environment=Environment.production,
+            application_id=callers.fleet.id,
+            vin=V1,
+            approve=True,
+            reason=None,
+            brands=None,
+            now_us=clock.now_us(),
+        )
     times["approved"] = clock.now_us()
     clock.advance(1)
     times["t1"] = clock.now_us()

@@ -190,7 +190,7 @@ async def test_background_worker_runs_with_the_app(settings: Settings) -> None:
         from autoport.fleet.repository import VehicleKey
 
         async with state.database.transaction() as conn:
-            await repository.insert_pending(
+            await repository.create_pending(
                 conn,
                 VehicleKey(Environment.sandbox, creds.app_id, "SBX00000000000009"),
                 brand="sandbox",

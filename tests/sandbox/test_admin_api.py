@@ -378,7 +378,7 @@ async def test_the_runner_advances_running_vehicles_with_the_clock(
     calls = len(ingest.calls)
     clock.advance(10)  # ten real seconds at 60x: ten simulated minutes
     assert await service.tick(db, ingest=ingest, now_us=clock.now_us()) == 1
-    vehicle = await service.get_vehicle(db, VIN)
+    vehicle = await service.get_vehicle(db.reader, VIN)
     assert vehicle.step == 600
     new_level = ingest.latest(VIN, "charging.battery_level")
     assert new_level["data"] > level
@@ -387,13 +387,13 @@ async def test_the_runner_advances_running_vehicles_with_the_clock(
     assert all(call.vin == VIN for call in ingest.calls[calls:])
     # Nothing is due again at the same instant.
     assert await service.tick(db, ingest=ingest, now_us=clock.now_us()) == 0
-    assert (await service.get_vehicle(db, paused_vin)).step == 0
+    assert (await service.get_vehicle(db.reader, paused_vin)).step == 0
     # Resumed, it continues from now rather than jumping over the paused time.
     clock.advance(100)
     await admin.put(f"{BASE}/vehicles/{paused_vin}/scenario", json={"running": True})
     clock.advance(5)
     await service.tick(db, ingest=ingest, now_us=clock.now_us())
-    assert (await service.get_vehicle(db, paused_vin)).step == 5
+    assert (await service.get_vehicle(db.reader, paused_vin)).step == 5
 
 
 async def test_the_runner_skips_long_downtime(
@@ -402,7 +402,7 @@ async def test_the_runner_skips_long_downtime(
     await create(admin, scenario="parked")
     clock.advance(86_400)
     await service.tick(db, ingest=ingest, now_us=clock.now_us(), max_catch_up=100)
-    vehicle = await service.get_vehicle(db, VIN)
+    vehicle = await service.get_vehicle(db.reader, VIN)
     assert vehicle.step == 100
     assert vehicle.due_step(clock.now_us()) == 100
 
@@ -440,7 +440,7 @@ async def test_two_runners_never_deliver_the_same_steps_twice(
     admin: httpx.AsyncClient, db: Database, ingest: RecordingIngest, clock: FrozenClock
 ) -> None:
     await create(admin, powertrain="electric", scenario="driving", seed=8)
-    stale = await service.get_vehicle(db, VIN)
+    stale = await service.get_vehicle(db.reader, VIN)
     clock.advance(5)
     first = await service.advance_vehicle(
         db, ingest=ingest, vehicle=stale, steps=5, now_us=clock.now_us()
@@ -453,7 +453,7 @@ async def test_two_runners_never_deliver_the_same_steps_twice(
     )
     assert second is None
     assert len(ingest.calls) == calls
-    assert (await service.get_vehicle(db, VIN)).step == 5
+    assert (await service.get_vehicle(db.reader, VIN)).step == 5
 
 
 @pytest.mark.parametrize("body", [[1, 2], "text", 3])

@@ -99,21 +99,21 @@ async def test_a_console_account_sees_only_its_own_vehicles(
     await made("SBX00000000000101", "acct-one")
     await made("SBX00000000000102", "acct-two")
     await made("SBX00000000000103", None)  # the operator's
-    mine = await service.list_account_vehicles(db, "acct-one")
+    mine = await service.list_account_vehicles(db.reader, "acct-one")
     assert [v.vin for v in mine] == ["SBX00000000000101"]
-    assert len(await service.list_account_vehicles(db, None)) == 3
-    assert (await service.get_account_vehicle(db, "SBX00000000000101", "acct-one")).account_id == (
-        "acct-one"
-    )
+    assert len(await service.list_account_vehicles(db.reader, None)) == 3
+    assert (
+        await service.get_account_vehicle(db.reader, "SBX00000000000101", "acct-one")
+    ).account_id == "acct-one"
     for vin in ("SBX00000000000102", "SBX00000000000103"):
         with pytest.raises(ApiError) as refused:
-            await service.get_account_vehicle(db, vin, "acct-one")
+            await service.get_account_vehicle(db.reader, vin, "acct-one")
         assert refused.value.status == 404
     # The operator reaches every vehicle; the admin API keeps working on console ones.
-    assert (await service.get_account_vehicle(db, "SBX00000000000102", None)).vin
+    assert (await service.get_account_vehicle(db.reader, "SBX00000000000102", None)).vin
     shown = await admin.get(f"{BASE}/vehicles/SBX00000000000101")
     assert shown.status_code == 200
     # A save by the emulator keeps the owner.
     stepped = await admin.post(f"{BASE}/vehicles/SBX00000000000101/step", json={"seconds": 5})
     assert stepped.status_code == 200
-    assert (await service.get_vehicle(db, "SBX00000000000101")).account_id == "acct-one"
+    assert (await service.get_vehicle(db.reader, "SBX00000000000101")).account_id == "acct-one"

@@ -33,7 +33,7 @@ async def test_the_demo_has_an_application_three_vehicles_and_their_clearances(
     assert row["environment"] == "sandbox"
     assert json.loads(row["brands"]) == ["sandbox"]
     assert json.loads(row["redirect_uris"]) == [DEMO_REDIRECT_URI]
-    vehicles = {v.vin: v for v in await service.list_vehicles(database)}
+    vehicles = {v.vin: v for v in await service.list_vehicles(database.reader)}
     produced = set().union(*(vehicles[vin].properties for vin in demo.vins))
     assert set(json.loads(row["properties"])) == produced
     scenarios = sorted(vehicles[vin].scenario for vin in demo.vins)
@@ -94,30 +94,32 @@ async def test_a_fresh_data_directory_gets_the_demo_once(
     handed_over = (app_state.settings.data_dir / "first-start-secrets.txt").read_text()
     assert "Demo sandbox created" in handed_over
     assert not await seed_demo_if_fresh(app_state, ingest)
-    assert len(await service.list_vehicles(app_state.database)) == 3
+    assert len(await service.list_vehicles(app_state.database.reader)) == 3
 
 
 async def test_the_demo_can_be_switched_off(app_state: AppState, ingest: RecordingIngest) -> None:
     app_state.settings = app_state.settings.model_copy(update={"sandbox_demo": False})
     assert not await seed_demo_if_fresh(app_state, ingest)
-    assert await service.list_vehicles(app_state.database) == []
+    assert await service.list_vehicles(app_state.database.reader) == []
 
 
 async def test_the_runner_task_keeps_vehicles_moving(
     app_state: AppState, ingest: RecordingIngest, clock: FrozenClock
 ) -> None:
     async with sandbox_runner(app_state, ingest=ingest):
-        vins = [v.vin for v in await service.list_vehicles(app_state.database)]
+        vins = [v.vin for v in await service.list_vehicles(app_state.database.reader)]
         assert len(vins) == 3
         driving = next(
-            v for v in await service.list_vehicles(app_state.database) if v.scenario == "driving"
+            v
+            for v in await service.list_vehicles(app_state.database.reader)
+            if v.scenario == "driving"
         )
         clock.advance(30)
         for _ in range(200):
             await asyncio.sleep(0.01)
-            if (await service.get_vehicle(app_state.database, driving.vin)).step >= 30:
+            if (await service.get_vehicle(app_state.database.reader, driving.vin)).step >= 30:
                 break
-        moved = await service.get_vehicle(app_state.database, driving.vin)
+        moved = await service.get_vehicle(app_state.database.reader, driving.vin)
     assert moved.step == 30
     assert moved.state.odometer_km > driving.state.odometer_km
     assert "diagnostics.odometer" in ingest.keys(driving.vin)

@@ -112,11 +112,11 @@ async def test_the_car_sends_nothing_in_privacy_mode_and_resumes_after(
 ) -> None:
     await privacy(admin, True)
     ingested, before = len(ingest.calls), await counts(db)
-    step = (await service.get_vehicle(db, VIN)).step
+    step = (await service.get_vehicle(db.reader, VIN)).step
     # The runner keeps simulating (the car still drives) but nothing is delivered.
     clock.advance(5)
     assert await service.tick(db, ingest=ingest, now_us=clock.now_us()) == 1
-    assert (await service.get_vehicle(db, VIN)).step == step + 5
+    assert (await service.get_vehicle(db.reader, VIN)).step == step + 5
     # Neither do the emulator's controls make the car talk.
     scenario = await admin.put(f"{BASE}/{VIN}/scenario", json={"scenario": "parked"})
     assert scenario.status_code == 200, scenario.text

@@ -577,7 +577,7 @@ async def test_a_sandbox_clearance_requested_in_production_is_ended_not_asked(
     creds = await legacy_sandbox_app(app)
     state = state_of(app)
     async with state.database.transaction() as conn:
-        await repository.insert_pending(
+        await repository.create_pending(
             conn,
             VehicleKey(PROD, creds.app_id, BMW_VIN),
             brand="sandbox",

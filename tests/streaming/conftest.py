@@ -233,7 +233,7 @@ class StreamTokens:
         token = new_token(ACCESS_PREFIX)
         now = state.clock.now_us()
         async with state.database.transaction() as conn:
-            await oauth_repository.insert_token(
+            await oauth_repository.create_token(
                 conn,
                 {
                     "token_hash": token_hash(state.token_key, token),

@@ -58,7 +58,7 @@ async def test_requests_and_rate_limit_hits_are_counted_per_application_and_day(
     await client.get("/sandbox/v1/fleets/vehicles", headers=one_token)
     assert await flush_usage(state) == 1
     report = await service.usage_report(
-        db,
+        db.reader,
         environment="sandbox",
         applications=[(one.app_id, "One")],
         now_us=clock.now_us(),
@@ -72,7 +72,7 @@ async def test_requests_and_rate_limit_hits_are_counted_per_application_and_day(
     assert usage.total_requests == 7 and usage.total_rate_limited == 2
     # Scoped to the environment too.
     production = await service.usage_report(
-        db,
+        db.reader,
         environment="production",
         applications=[(one.app_id, "One")],
         now_us=clock.now_us(),
@@ -94,7 +94,7 @@ async def test_a_failed_flush_keeps_the_counts(app: FastAPI, clock: FrozenClock)
 
 async def _delivery(db: Database, app_id: str, status: str, created_at: int) -> None:
     async with db.transaction() as conn:
-        await webhooks_repository.insert_deliveries(
+        await webhooks_repository.create_deliveries(
             conn,
             [
                 {
@@ -133,14 +133,14 @@ async def test_webhook_success_rate_per_application_and_day(
     await _delivery(db, "APP-TWO", "failed", now)  # not asked for
     await _delivery(db, "APP-ONE", "failed", now - 30 * DAY_US)  # before the period
     report = await service.usage_report(
-        db, environment="sandbox", applications=[("APP-ONE", "One")], now_us=now, days=2
+        db.reader, environment="sandbox", applications=[("APP-ONE", "One")], now_us=now, days=2
     )
     [usage] = report.applications
     assert usage.succeeded == [0, 3] and usage.failed == [1, 1] and usage.pending == 1
     assert usage.success_rate == pytest.approx(3 / 5)
     assert usage.daily_success_rate() == [0.0, 75.0]
     empty = await service.usage_report(
-        db, environment="sandbox", applications=[], now_us=now, days=2
+        db.reader, environment="sandbox", applications=[], now_us=now, days=2
     )
     assert empty.applications == []
 

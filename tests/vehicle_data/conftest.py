@@ -76,7 +76,7 @@ class TestCallers:
         token = new_token(ACCESS_PREFIX)
         now = self.clock.now_us()
         async with self.db.transaction() as conn:
-            await oauth_repository.insert_token(
+            await oauth_repository.create_token(
                 conn,
                 {
                     "token_hash": token_hash(self.app.state.autoport.token_key, token),

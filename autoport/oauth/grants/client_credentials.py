@@ -54,7 +54,7 @@ async def grant(
 
     async def work(conn: Connection) -> None:
         await record_assertion(conn, client)
-        await repository.insert_token(conn, row)
+        await repository.create_token(conn, row)
 
     await run_grouped(db, work)
     return token_response(access=token, expires_in=CLIENT_TOKEN_SECONDS, scope=scope)
