@@ -249,7 +249,30 @@ async def account_page(request: Request, account_id: str) -> tuple[Principal, Ac
     """A page of one account: the signed-in principal and the account, when the
     principal may see it (the operator: any account of this environment; a user: their
     own). Anything else is the same 404 as an account that does not exist."""
-    principal = await signed_in(request)
+    return await _account_of(request, await signed_in(request), account_id)
+
+
+async def account_events(request: Request, account_id: str) -> tuple[Principal, Account]:
+    """Like `account_page`, for an event stream (live.py): without a session the answer
+    is 401 (an EventSource cannot follow a redirect to a sign-in form; it stops)."""
+    principal = await principal_of(request)
+    if principal is None:
+        raise Refusal(
+            pages.security_headers(Response("sign in first", status_code=401, media_type="text/plain"))
+        )
+    return await _account_of(request, principal, account_id)
+
+
+async def still_sees(request: Request, account_id: str) -> bool:
+    """Whether the request's session is still live and still sees the account (an open
+    event stream asks again and again)."""
+    principal = await principal_of(request)
+    return principal is not None and (principal.is_operator or principal.account_id == account_id)
+
+
+async def _account_of(
+    request: Request, principal: Principal, account_id: str
+) -> tuple[Principal, Account]:
     state, environment = where(request)
     if not principal.is_operator and principal.account_id != account_id:
         raise not_found(request, principal)

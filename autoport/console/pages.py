@@ -255,6 +255,25 @@ def render(
 ) -> Response:
     """A console page: the template with the navigation, CSRF token, language links and
     URL helper in its context, and the console's security headers."""
+    chosen, html = _render(request, principal, template, locale, context)
+    response = HTMLResponse(html, status_code=status, headers=headers)
+    response.headers["Content-Language"] = chosen
+    return security_headers(response)
+
+
+def fragment(request: Request, principal: Principal | None, template: str, **context: Any) -> str:
+    """A template as text with `render`'s context (a live view's event, live.py)."""
+    return _render(request, principal, template, None, context)[1]
+
+
+def _render(
+    request: Request,
+    principal: Principal | None,
+    template: str,
+    locale: str | None,
+    context: dict[str, Any],
+) -> tuple[str, str]:
+    """(the locale, the template's text)."""
     from autoport.console.access import PREFIX, request_locale
 
     state = request.app.state.autoport
@@ -301,9 +320,7 @@ def render(
             **context,
         )
     )
-    response = HTMLResponse(html, status_code=status, headers=headers)
-    response.headers["Content-Language"] = chosen
-    return security_headers(response)
+    return chosen, html
 
 
 @lru_cache(maxsize=8)

@@ -39,6 +39,7 @@ from autoport.kit.crypto import new_token, same, sha256_hex, token_hash
 from autoport.kit.db import Connection, Database
 from autoport.kit.environments import Environment, public_base_url
 from autoport.kit.errors import ApiError
+from autoport.streaming import repository as streaming_repository
 
 log = structlog.get_logger("autoport.console")
 
@@ -622,3 +623,30 @@ async def change_user(
     found = await repository.user_in_account(conn, environment, account_id, user_id)
     assert found is not None
     return found
+
+
+# ------------------------------------------------------------------ live views
+
+
+async def newest_stream_messages(
+    conn: Connection, *, environment: Environment, application_id: str, limit: int
+) -> list[dict[str, object]]:
+    """The application's newest stream messages, newest first (the Streaming page)."""
+    logged = await streaming_repository.latest_messages(
+        conn, environment=environment, application_id=application_id, limit=limit
+    )
+    return [{"seq": m.seq, "message": m.message, "ingested_at": m.ingested_at} for m in logged]
+
+
+async def stream_head(conn: Connection, *, environment: Environment, application_id: str) -> int:
+    """The sequence number of the application's newest retained stream message (0:
+    none)."""
+    newest = await streaming_repository.latest_messages(
+        conn, environment=environment, application_id=application_id, limit=1
+    )
+    return newest[0].seq if newest else 0
+
+
+async def mqtt_issued_at(conn: Connection, application_id: str) -> int | None:
+    """When the application's MQTT password was issued (None: never)."""
+    return await streaming_repository.mqtt_credentials_issued(conn, application_id)
