@@ -217,7 +217,10 @@ async def test_the_audit_log_records_and_is_read_only(console: Console, world: W
     log = await owner.get(f"/console/a/{world.a.id}/audit")
     assert log.status_code == 200
     for action in ("signin", "signin_failed", "secret_rotated"):
-        assert f"<code>{action}</code>" in log.text
+        assert f'data-action="{action}"' in log.text
+    assert "Client secret rotated" in log.text and "Sign-in failed" in log.text  # words
+    german = await owner.get(f"/console/a/{world.a.id}/audit?lang=de-DE")
+    assert "Client-Secret erneuert" in german.text and "Angemeldet" in german.text
     assert "ap_cs_" not in log.text  # never a secret
     assert world.b.owner.email not in log.text  # only this account's entries
     operator = await console.operator()
