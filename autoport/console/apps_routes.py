@@ -28,7 +28,7 @@ from autoport.apps.schemas import CLIENT_TYPES, Account, Application
 from autoport.catalog import CATALOG
 from autoport.catalog.brands import BRANDS
 from autoport.catalog.commands import COMMANDS
-from autoport.catalog.labels import label
+from autoport.catalog.labels import capability_label, label
 from autoport.console import access, pages, repository, service
 from autoport.console.access import PREFIX, Principal, console_router
 from autoport.kit import paging
@@ -71,31 +71,6 @@ def property_picker(locale: str) -> tuple[PickerGroup, ...]:
     return tuple(groups)
 
 
-# Capabilities with commands but no data in the catalog (so no catalog label).
-_COMMAND_ONLY_CAPABILITIES: dict[str, tuple[str, str]] = {
-    "browser": ("Browser", "Browser"),
-    "graphics": ("Graphics", "Grafik"),
-    "heart_rate": ("Heart rate", "Herzfrequenz"),
-    "historical": ("History", "Verlauf"),
-    "home_charger": ("Home charger", "Wallbox"),
-    "multi_command": ("Several commands", "Mehrere Befehle"),
-    "navi_destination": ("Navigation destination", "Navigationsziel"),
-    "parking_ticket": ("Parking ticket", "Parkschein"),
-    "text_input": ("Text input", "Texteingabe"),
-    "valet_mode": ("Valet mode", "Valet-Modus"),
-    "video_handover": ("Video handover", "Videoübergabe"),
-    "wake_up": ("Wake up", "Aufwecken"),
-    "wi_fi": ("Wi-Fi", "WLAN"),
-}
-
-
-def _capability_label(name: str, locale: str) -> str:
-    if CATALOG.has_capability(name):
-        return label(CATALOG.capability(name), locale)
-    en, de = _COMMAND_ONLY_CAPABILITIES.get(name, (name.replace("_", " ").capitalize(),) * 2)
-    return de if locale.startswith("de") else en
-
-
 @lru_cache(maxsize=4)
 def command_picker(locale: str) -> tuple[PickerGroup, ...]:
     """The vehicle commands (autoport.catalog.commands) grouped by capability, in the
@@ -104,7 +79,7 @@ def command_picker(locale: str) -> tuple[PickerGroup, ...]:
     for command in COMMANDS:
         groups.setdefault(command.capability, []).append((command.key, command.label(locale)))
     return tuple(
-        PickerGroup(name, _capability_label(name, locale), tuple(items))
+        PickerGroup(name, capability_label(name, locale), tuple(items))
         for name, items in groups.items()
     )
 
