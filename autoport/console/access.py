@@ -22,11 +22,9 @@ from fastapi import APIRouter, Request
 from fastapi.routing import APIRoute
 from starlette.responses import Response
 
-from autoport.apps import repository as apps_repository
 from autoport.apps.schemas import Account
-from autoport.console import pages, repository
+from autoport.console import pages, service
 from autoport.console.pages import DEVELOPER, OPERATOR, OWNER
-from autoport.console.service import session_hash
 from autoport.kit.crypto import new_token, same, token_hash
 from autoport.kit.environments import Environment, environment_of
 from autoport.kit.errors import ApiError
@@ -187,11 +185,8 @@ async def principal_of(request: Request) -> Principal | None:
     if not token or token.startswith(ANONYMOUS_PREFIX) or len(token) > 200:
         return None
     state, environment = where(request)
-    row = await repository.live_session(
-        state.database.reader,
-        environment,
-        session_hash(state.token_key, token),
-        state.clock.now_us(),
+    row = await service.get_live_session(
+        state.database.reader, environment, state.token_key, token, state.clock.now_us()
     )
     if row is None:
         return None
@@ -258,7 +253,9 @@ async def account_events(request: Request, account_id: str) -> tuple[Principal, 
     principal = await principal_of(request)
     if principal is None:
         raise Refusal(
-            pages.security_headers(Response("sign in first", status_code=401, media_type="text/plain"))
+            pages.security_headers(
+                Response("sign in first", status_code=401, media_type="text/plain")
+            )
         )
     return await _account_of(request, principal, account_id)
 
@@ -276,7 +273,7 @@ async def _account_of(
     state, environment = where(request)
     if not principal.is_operator and principal.account_id != account_id:
         raise not_found(request, principal)
-    account = await apps_repository.get_account(state.database.reader, environment, account_id)
+    account = await service.get_account(state.database.reader, environment, account_id)
     if account is None:
         raise not_found(request, principal)
     return principal, account

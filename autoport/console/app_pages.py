@@ -12,7 +12,7 @@ from email.policy import HTTP
 from starlette.requests import Request
 
 from autoport.apps.schemas import Application
-from autoport.console import access, repository
+from autoport.console import access, service
 from autoport.console.access import Principal, Refusal
 
 # The picker lists this many applications (with a search box for the rest).
@@ -25,7 +25,7 @@ async def account_application(
     request: Request, principal: Principal, account_id: str, app_id: str
 ) -> Application:
     state, environment = access.where(request)
-    application = await repository.application_of_account(
+    application = await service.get_application_of_account(
         state.database.reader, environment, account_id, app_id.strip().upper()
     )
     if application is None:
@@ -37,7 +37,7 @@ async def applications_for_picker(
     request: Request, account_id: str, search: str | None
 ) -> list[Application]:
     state, environment = access.where(request)
-    return await repository.applications_page(
+    return await service.list_applications_of_account(
         state.database.reader,
         environment,
         account_id,

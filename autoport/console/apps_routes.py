@@ -21,7 +21,6 @@ from pydantic import ValidationError
 from starlette.responses import Response
 
 from autoport.apps import keys as apps_keys
-from autoport.apps import repository as apps_repository
 from autoport.apps import service as apps_service
 from autoport.apps.routes import ApplicationIn, ApplicationPatch, KeyIn, RotateIn
 from autoport.apps.schemas import CLIENT_TYPES, Account, Application
@@ -29,7 +28,7 @@ from autoport.catalog import CATALOG
 from autoport.catalog.brands import BRANDS
 from autoport.catalog.commands import COMMANDS
 from autoport.catalog.labels import capability_label, label
-from autoport.console import access, pages, repository, service
+from autoport.console import access, pages, service
 from autoport.console.access import PREFIX, Principal, console_router
 from autoport.kit import paging
 from autoport.kit.clock import to_iso
@@ -110,7 +109,7 @@ async def _application(
 ) -> Application:
     """The account's application, or the same 404 as one that does not exist."""
     state, environment = access.where(request)
-    found = await repository.application_of_account(
+    found = await service.get_application_of_account(
         state.database.reader, environment, account.id, app_id
     )
     if found is None:
@@ -138,7 +137,7 @@ async def applications(request: Request, account_id: str) -> Response:
     scope = ("console-apps", str(environment), account.id, search)
     cursor = request.query_params.get("cursor")
     after = paging.decode_cursor(state.token_key, scope, cursor, (int, str)) if cursor else None
-    found = await repository.applications_page(
+    found = await service.list_applications_of_account(
         state.database.reader, environment, account.id, limit=size + 1, after=after,
         search=search or None,
     )  # fmt: skip
@@ -279,8 +278,7 @@ async def _details_page(
 ) -> Response:
     state, environment = access.where(request)
     conn = state.database.reader
-    keys = await apps_repository.keys_of(conn, application.id)
-    secrets = await apps_repository.secrets_of(conn, application.id)
+    keys, secrets = await service.application_credentials(conn, application.id)
     return pages.render(
         request,
         principal,

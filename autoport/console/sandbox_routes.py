@@ -4,7 +4,8 @@ properties, injected failures and behaviour (offline, latency, privacy mode), th
 vehicle code of a consent flow, the position drawn as a track, and battery/fuel, speed
 and odometer charts that follow the car live (Server-Sent Events from `/events`,
 live.py: the new points as JSON and the track's figure; without script the page shows
-the latest values as of its loading). Every change goes through autoport.sandbox.service, as the admin API's does."""
+the latest values as of its loading). Every change goes through autoport.sandbox.service,
+as the admin API's does."""
 
 from __future__ import annotations
 
@@ -326,9 +327,7 @@ async def sandbox_events(
             vehicle=vehicle,
             track=await charts.track(state.database, vehicle.vin),
         )
-        return live.event("series", orjson.dumps(body).decode(), after) + live.event(
-            "track", track
-        )
+        return live.event("series", orjson.dumps(body).decode(), after) + live.event("track", track)
 
     body = live.follow(
         state,

@@ -18,11 +18,10 @@ from pydantic import ValidationError
 from starlette.responses import Response
 
 from autoport.apps.schemas import Account, Application
-from autoport.console import access, pages, repository, service
+from autoport.console import access, pages, service
 from autoport.console.access import PREFIX, Principal, console_router
 from autoport.kit import paging
 from autoport.kit.errors import ApiError
-from autoport.webhooks import repository as webhooks_repository
 from autoport.webhooks import service as webhooks
 from autoport.webhooks.routes import _config
 from autoport.webhooks.schemas import EVENT_TYPES, WebhookIn
@@ -43,7 +42,7 @@ async def _application(
     request: Request, principal: Principal, account: Account, app_id: str
 ) -> Application:
     state, environment = access.where(request)
-    found = await repository.application_of_account(
+    found = await service.get_application_of_account(
         state.database.reader, environment, account.id, app_id
     )
     if found is None:
@@ -60,7 +59,7 @@ async def webhooks_overview(request: Request, account_id: str) -> Response:
     scope = ("console-webhooks", str(environment), account.id)
     cursor = request.query_params.get("cursor")
     after = paging.decode_cursor(state.token_key, scope, cursor, (int, str)) if cursor else None
-    found = await repository.applications_page(
+    found = await service.list_applications_of_account(
         state.database.reader, environment, account.id, limit=size + 1, after=after
     )
     next_url = None
@@ -70,9 +69,7 @@ async def webhooks_overview(request: Request, account_id: str) -> Response:
         next_url = pages.url(request, f"{PREFIX}/a/{account.id}/webhooks?cursor={token}")
     hooks = {}
     for application in found:
-        hook = await webhooks_repository.get_webhook(
-            state.database.reader, environment=environment, application_id=application.id
-        )
+        hook = await service.get_webhook(state.database.reader, environment, application.id)
         if hook is not None:
             hooks[application.id] = hook
     return pages.render(
@@ -102,9 +99,7 @@ async def _webhook_page(
 ) -> Response:
     state, environment = access.where(request)
     config = _config(request)
-    hook = await webhooks_repository.get_webhook(
-        state.database.reader, environment=environment, application_id=application.id
-    )
+    hook = await service.get_webhook(state.database.reader, environment, application.id)
     deliveries = await webhooks.list_deliveries(
         state.database.reader, environment=environment, application_id=application.id, config=config
     )
@@ -243,9 +238,7 @@ async def send_test_event(request: Request, account_id: str, app_id: str) -> Res
     access.require_change(request, principal)
     application = await _application(request, principal, account, app_id)
     state, environment = access.where(request)
-    hook = await webhooks_repository.get_webhook(
-        state.database.reader, environment=environment, application_id=application.id
-    )
+    hook = await service.get_webhook(state.database.reader, environment, application.id)
     if hook is None:
         raise access.not_found(request, principal)
     try:

@@ -164,7 +164,7 @@ class Console:
             role, self.clock.now_us(), None,
         )  # fmt: skip
         async with self.database.transaction() as conn:
-            await repository.insert_user(conn, user)
+            await repository.create_user(conn, user)
         return Person(email, role, account_id, user.id)
 
     async def add_account(self, name: str, environment: Environment = Environment.sandbox) -> str:

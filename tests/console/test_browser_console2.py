@@ -93,7 +93,7 @@ async def _seed(db: Database) -> World:
                 str(uuid.uuid4()), Environment.sandbox, account.id, email,
                 console_service.hash_password(PASSWORD), role, now, None,
             )  # fmt: skip
-            await console_repository.insert_user(conn, user)
+            await console_repository.create_user(conn, user)
             people[role] = email
     assert secret is not None
     return World(

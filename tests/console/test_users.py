@@ -66,7 +66,9 @@ async def test_invitation_makes_a_user_who_signs_in(console: Console, world: Wor
     assert ok.status_code == 303
     assert ok.headers["location"] == f"/sandbox/console/a/{world.a.id}/applications"
     async with console.database.transaction() as conn:
-        user = await repository.user_by_email(conn, Environment.sandbox, "new@alpha.example.com")
+        user = await repository.get_user_by_email(
+            conn, Environment.sandbox, "new@alpha.example.com"
+        )
     assert user is not None and user.role == "viewer" and user.account_id == world.a.id
     assert user.password_hash.startswith("$argon2id$")
 
