@@ -372,9 +372,13 @@ def _render(
     return chosen, html
 
 
+# The stylesheet the console shares with the consent and owner pages.
+BASE_CSS = HERE.parent / "kit" / "static" / "base.css"
+
+
 @lru_cache(maxsize=8)
 def static_file(name: str) -> bytes:
-    return (STATIC / name).read_bytes()
+    return (BASE_CSS if name == "base.css" else STATIC / name).read_bytes()
 
 
 def extract_messages() -> Catalog:

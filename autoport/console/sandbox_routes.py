@@ -14,7 +14,7 @@ from typing import Annotated, Any
 import orjson
 from fastapi import Header, Request
 from pydantic import BaseModel, ValidationError
-from starlette.responses import Response, StreamingResponse
+from starlette.responses import HTMLResponse, Response, StreamingResponse
 
 from autoport.catalog.validation import FAILURE_REASONS
 from autoport.consent.service import current_vehicle_code
@@ -258,12 +258,20 @@ async def sandbox_track(request: Request, account_id: str, vin: str) -> Response
     """The track figure alone (what each `track` event of `/events` carries)."""
     principal, account = await _sandbox_account(request, account_id)
     vehicle = await _vehicle(request, principal, account_id, vin)
+    return pages.security_headers(
+        HTMLResponse(await _track_html(request, principal, account.id, vehicle))
+    )
+
+
+async def _track_html(
+    request: Request, principal: Principal, account_id: str, vehicle: VehicleRow
+) -> str:
     state, _ = access.where(request)
-    return pages.render(
+    return pages.fragment(
         request,
         principal,
         "sandbox_track.html",
-        account_id=account.id,
+        account_id=account_id,
         vehicle=vehicle,
         track=await charts.track(state.database, vehicle.vin),
     )
@@ -319,14 +327,7 @@ async def sandbox_events(
         first = False
         after = figures.last_id
         body = {"vin": vehicle.vin, "series": figures.points, "after": figures.last_id}
-        track = pages.fragment(
-            request,
-            principal,
-            "sandbox_track.html",
-            account_id=account.id,
-            vehicle=vehicle,
-            track=await charts.track(state.database, vehicle.vin),
-        )
+        track = await _track_html(request, principal, account.id, vehicle)
         return live.event("series", orjson.dumps(body).decode(), after) + live.event("track", track)
 
     body = live.follow(

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import Header, Request
-from starlette.responses import Response, StreamingResponse
+from starlette.responses import HTMLResponse, Response, StreamingResponse
 
 from autoport.apps.schemas import Application
 from autoport.console import access, live, pages, service
@@ -90,7 +90,15 @@ async def streaming_messages(request: Request, account_id: str, app_id: str) -> 
     """The live view's fragment as it stands (what each event of `/events` carries)."""
     principal, _ = await access.account_page(request, account_id)
     application = await account_application(request, principal, account_id, app_id)
-    return pages.render(
+    return pages.security_headers(
+        HTMLResponse(await _messages_html(request, principal, account_id, application))
+    )
+
+
+async def _messages_html(
+    request: Request, principal: Principal, account_id: str, application: Application
+) -> str:
+    return pages.fragment(
         request,
         principal,
         "streaming_messages.html",
@@ -129,14 +137,7 @@ async def streaming_events(
         if newest == seen:
             return b""
         seen = newest
-        html = pages.fragment(
-            request,
-            principal,
-            "streaming_messages.html",
-            account_id=account_id,
-            application=application,
-            messages=await _messages(request, application),
-        )
+        html = await _messages_html(request, principal, account_id, application)
         return live.event("messages", html, newest)
 
     body = live.follow(
