@@ -92,7 +92,9 @@ def validation_errors(error: ValidationError) -> dict[str, str]:
 
 
 _STATIC_TYPES = {".js": "text/javascript", ".css": "text/css"}
-_STATIC_FILES = frozenset({"base.css", "console.css", "console.js", "htmx/htmx.min.js"}) | frozenset(
+_STATIC_FILES = frozenset(
+    {"base.css", "console.css", "console.js", "htmx/htmx.min.js"}
+) | frozenset(
     # The Fleet/Sandbox/Usage pages' charts (branch console2).
     {"sandbox_charts.js", "usage_charts.js", "vendor/uplot.iife.min.js", "vendor/uplot.min.css"}
 )
