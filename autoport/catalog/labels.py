@@ -1,4 +1,5 @@
-"""Human names of capabilities and properties, for the consent page (en-GB, de-DE)."""
+"""Human names of capabilities and properties, for the consent page and the console
+(en-GB, de-DE): the catalog's, and those of the capabilities that only have commands."""
 
 from __future__ import annotations
 
@@ -23,6 +24,35 @@ def normalize_locale(locale: str | None) -> Locale:
 
 def label(item: Property | Capability, locale: str = DEFAULT_LOCALE) -> str:
     return item.label_de if normalize_locale(locale) == "de-DE" else item.label_en
+
+
+# Capabilities with commands (commands.json) but no data in the catalog, so no catalog
+# label: (en-GB, de-DE). tests/console/test_translations.py checks every command's
+# capability has a name.
+COMMAND_ONLY_CAPABILITIES: dict[str, tuple[str, str]] = {
+    "browser": ("Browser", "Browser"),
+    "graphics": ("Graphics", "Grafik"),
+    "heart_rate": ("Heart rate", "Herzfrequenz"),
+    "historical": ("History", "Verlauf"),
+    "home_charger": ("Home charger", "Wallbox"),
+    "multi_command": ("Several commands", "Mehrere Befehle"),
+    "navi_destination": ("Navigation destination", "Navigationsziel"),
+    "parking_ticket": ("Parking ticket", "Parkschein"),
+    "text_input": ("Text input", "Texteingabe"),
+    "valet_mode": ("Valet mode", "Valet-Modus"),
+    "video_handover": ("Video handover", "Videoübergabe"),
+    "wake_up": ("Wake up", "Aufwecken"),
+    "wi_fi": ("Wi-Fi", "WLAN"),
+}
+
+
+def capability_label(name: str, locale: str = DEFAULT_LOCALE, catalog: Catalog = CATALOG) -> str:
+    """The name of a capability, one with data (the catalog's label) or one with commands
+    only; an unknown one as its words ("some_thing" -> "Some thing")."""
+    if catalog.has_capability(name):
+        return label(catalog.capability(name), locale)
+    en, de = COMMAND_ONLY_CAPABILITIES.get(name, (name.replace("_", " ").capitalize(),) * 2)
+    return de if normalize_locale(locale) == "de-DE" else en
 
 
 @dataclass(frozen=True, slots=True)

@@ -127,7 +127,9 @@ def render(
 
 @lru_cache(maxsize=1)
 def stylesheet() -> bytes:
-    return (STATIC / "consent.css").read_bytes()
+    # The look shared with the console (kit/static/base.css), then the consent pages' own.
+    shared = (Path(__file__).parent.parent / "kit" / "static" / "base.css").read_bytes()
+    return shared + b"\n" + (STATIC / "consent.css").read_bytes()
 
 
 def extract_messages() -> Catalog:

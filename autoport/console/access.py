@@ -22,11 +22,9 @@ from fastapi import APIRouter, Request
 from fastapi.routing import APIRoute
 from starlette.responses import Response
 
-from autoport.apps import repository as apps_repository
 from autoport.apps.schemas import Account
-from autoport.console import pages, repository
+from autoport.console import pages, service
 from autoport.console.pages import DEVELOPER, OPERATOR, OWNER
-from autoport.console.service import session_hash
 from autoport.kit.crypto import new_token, same, token_hash
 from autoport.kit.environments import Environment, environment_of
 from autoport.kit.errors import ApiError
@@ -187,11 +185,8 @@ async def principal_of(request: Request) -> Principal | None:
     if not token or token.startswith(ANONYMOUS_PREFIX) or len(token) > 200:
         return None
     state, environment = where(request)
-    row = await repository.live_session(
-        state.database.reader,
-        environment,
-        session_hash(state.token_key, token),
-        state.clock.now_us(),
+    row = await service.get_live_session(
+        state.database.reader, environment, state.token_key, token, state.clock.now_us()
     )
     if row is None:
         return None
@@ -249,11 +244,36 @@ async def account_page(request: Request, account_id: str) -> tuple[Principal, Ac
     """A page of one account: the signed-in principal and the account, when the
     principal may see it (the operator: any account of this environment; a user: their
     own). Anything else is the same 404 as an account that does not exist."""
-    principal = await signed_in(request)
+    return await _account_of(request, await signed_in(request), account_id)
+
+
+async def account_events(request: Request, account_id: str) -> tuple[Principal, Account]:
+    """Like `account_page`, for an event stream (live.py): without a session the answer
+    is 401 (an EventSource cannot follow a redirect to a sign-in form; it stops)."""
+    principal = await principal_of(request)
+    if principal is None:
+        raise Refusal(
+            pages.security_headers(
+                Response("sign in first", status_code=401, media_type="text/plain")
+            )
+        )
+    return await _account_of(request, principal, account_id)
+
+
+async def still_sees(request: Request, account_id: str) -> bool:
+    """Whether the request's session is still live and still sees the account (an open
+    event stream asks again and again)."""
+    principal = await principal_of(request)
+    return principal is not None and (principal.is_operator or principal.account_id == account_id)
+
+
+async def _account_of(
+    request: Request, principal: Principal, account_id: str
+) -> tuple[Principal, Account]:
     state, environment = where(request)
     if not principal.is_operator and principal.account_id != account_id:
         raise not_found(request, principal)
-    account = await apps_repository.get_account(state.database.reader, environment, account_id)
+    account = await service.get_account(state.database.reader, environment, account_id)
     if account is None:
         raise not_found(request, principal)
     return principal, account

@@ -1,5 +1,5 @@
-"""What the per-application console pages (fleet, streaming, usage) share: the
-application an URL names, looked up through the account (another account's id is the
+"""What the console's pages share: a form's errors (`form_errors`), the application an
+URL names, looked up through the account (another account's id is the
 same 404 as an unknown one), the application picker, and multipart forms (the fleet's
 CSV upload), whose CSRF token is checked like any form's."""
 
@@ -9,11 +9,14 @@ from email import message_from_bytes
 from email.message import Message
 from email.policy import HTTP
 
+from pydantic import ValidationError
 from starlette.requests import Request
 
 from autoport.apps.schemas import Application
-from autoport.console import access, repository
+from autoport.console import access, service
 from autoport.console.access import Principal, Refusal
+from autoport.console.routes import errors_of, validation_errors
+from autoport.kit.errors import ApiError
 
 # The picker lists this many applications (with a search box for the rest).
 PICKER_SIZE = 100
@@ -21,11 +24,19 @@ PICKER_SIZE = 100
 MAX_UPLOAD_BYTES = 512 * 1024
 
 
+def form_errors(error: ApiError | ValidationError) -> dict[str, str]:
+    """A service's refusal or the admin API's request model's validation errors as a
+    form's field errors (the API's messages)."""
+    if isinstance(error, ValidationError):
+        return validation_errors(error)
+    return errors_of(error)
+
+
 async def account_application(
     request: Request, principal: Principal, account_id: str, app_id: str
 ) -> Application:
     state, environment = access.where(request)
-    application = await repository.application_of_account(
+    application = await service.get_application_of_account(
         state.database.reader, environment, account_id, app_id.strip().upper()
     )
     if application is None:
@@ -37,7 +48,7 @@ async def applications_for_picker(
     request: Request, account_id: str, search: str | None
 ) -> list[Application]:
     state, environment = access.where(request)
-    return await repository.applications_page(
+    return await service.list_applications_of_account(
         state.database.reader,
         environment,
         account_id,

@@ -21,16 +21,16 @@ from pydantic import ValidationError
 from starlette.responses import Response
 
 from autoport.apps import keys as apps_keys
-from autoport.apps import repository as apps_repository
 from autoport.apps import service as apps_service
 from autoport.apps.routes import ApplicationIn, ApplicationPatch, KeyIn, RotateIn
 from autoport.apps.schemas import CLIENT_TYPES, Account, Application
 from autoport.catalog import CATALOG
 from autoport.catalog.brands import BRANDS
 from autoport.catalog.commands import COMMANDS
-from autoport.catalog.labels import label
-from autoport.console import access, pages, repository, service
+from autoport.catalog.labels import capability_label, label
+from autoport.console import access, pages, service
 from autoport.console.access import PREFIX, Principal, console_router
+from autoport.console.app_pages import account_application, form_errors
 from autoport.kit import paging
 from autoport.kit.clock import to_iso
 from autoport.kit.environments import Environment, public_base_url, token_endpoint
@@ -38,14 +38,6 @@ from autoport.kit.errors import ApiError
 from autoport.vehicles.access import sandbox_only_problem
 
 router = console_router()
-
-
-def _errors(error: ApiError | ValidationError) -> dict[str, str]:
-    from autoport.console.routes import errors_of, validation_errors
-
-    if isinstance(error, ValidationError):
-        return validation_errors(error)
-    return errors_of(error)
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,31 +63,6 @@ def property_picker(locale: str) -> tuple[PickerGroup, ...]:
     return tuple(groups)
 
 
-# Capabilities with commands but no data in the catalog (so no catalog label).
-_COMMAND_ONLY_CAPABILITIES: dict[str, tuple[str, str]] = {
-    "browser": ("Browser", "Browser"),
-    "graphics": ("Graphics", "Grafik"),
-    "heart_rate": ("Heart rate", "Herzfrequenz"),
-    "historical": ("History", "Verlauf"),
-    "home_charger": ("Home charger", "Wallbox"),
-    "multi_command": ("Several commands", "Mehrere Befehle"),
-    "navi_destination": ("Navigation destination", "Navigationsziel"),
-    "parking_ticket": ("Parking ticket", "Parkschein"),
-    "text_input": ("Text input", "Texteingabe"),
-    "valet_mode": ("Valet mode", "Valet-Modus"),
-    "video_handover": ("Video handover", "Videoübergabe"),
-    "wake_up": ("Wake up", "Aufwecken"),
-    "wi_fi": ("Wi-Fi", "WLAN"),
-}
-
-
-def _capability_label(name: str, locale: str) -> str:
-    if CATALOG.has_capability(name):
-        return label(CATALOG.capability(name), locale)
-    en, de = _COMMAND_ONLY_CAPABILITIES.get(name, (name.replace("_", " ").capitalize(),) * 2)
-    return de if locale.startswith("de") else en
-
-
 @lru_cache(maxsize=4)
 def command_picker(locale: str) -> tuple[PickerGroup, ...]:
     """The vehicle commands (autoport.catalog.commands) grouped by capability, in the
@@ -104,7 +71,7 @@ def command_picker(locale: str) -> tuple[PickerGroup, ...]:
     for command in COMMANDS:
         groups.setdefault(command.capability, []).append((command.key, command.label(locale)))
     return tuple(
-        PickerGroup(name, _capability_label(name, locale), tuple(items))
+        PickerGroup(name, capability_label(name, locale), tuple(items))
         for name, items in groups.items()
     )
 
@@ -130,19 +97,6 @@ def brands_for(environment: Environment) -> list[str]:
     return sorted(b for b in BRANDS if sandbox_only_problem(b, environment) is None)
 
 
-async def _application(
-    request: Request, principal: Principal, account: Account, app_id: str
-) -> Application:
-    """The account's application, or the same 404 as one that does not exist."""
-    state, environment = access.where(request)
-    found = await repository.application_of_account(
-        state.database.reader, environment, account.id, app_id
-    )
-    if found is None:
-        raise access.not_found(request, principal)
-    return found
-
-
 def _lines(text: str) -> list[str]:
     return [line.strip() for line in text.splitlines() if line.strip()]
 
@@ -163,7 +117,7 @@ async def applications(request: Request, account_id: str) -> Response:
     scope = ("console-apps", str(environment), account.id, search)
     cursor = request.query_params.get("cursor")
     after = paging.decode_cursor(state.token_key, scope, cursor, (int, str)) if cursor else None
-    found = await repository.applications_page(
+    found = await service.list_applications_of_account(
         state.database.reader, environment, account.id, limit=size + 1, after=after,
         search=search or None,
     )  # fmt: skip
@@ -273,7 +227,7 @@ async def create_application(request: Request, account_id: str) -> Response:
         status = error.status if isinstance(error, ApiError) else 422
         values["redirect_uris"] = _one(form, "redirect_uris")
         return _form_page(
-            request, principal, account, status=status, errors=_errors(error), values=values
+            request, principal, account, status=status, errors=form_errors(error), values=values
         )
     view = apps_service.application_view(application, state.settings)
     return pages.render(
@@ -304,8 +258,7 @@ async def _details_page(
 ) -> Response:
     state, environment = access.where(request)
     conn = state.database.reader
-    keys = await apps_repository.list_keys(conn, application.id)
-    secrets = await apps_repository.list_secrets(conn, application.id)
+    keys, secrets = await service.application_credentials(conn, application.id)
     return pages.render(
         request,
         principal,
@@ -332,7 +285,7 @@ async def _details_page(
 @router.get("/a/{account_id}/applications/{app_id}")
 async def application_page(request: Request, account_id: str, app_id: str) -> Response:
     principal, account = await access.account_page(request, account_id)
-    application = await _application(request, principal, account, app_id)
+    application = await account_application(request, principal, account.id, app_id)
     return await _details_page(request, principal, account, application)
 
 
@@ -379,7 +332,7 @@ async def _change(
     except (ApiError, ValidationError) as error:
         status = error.status if isinstance(error, ApiError) else 422
         return await _details_page(
-            request, principal, account, application, status=status, errors=_errors(error)
+            request, principal, account, application, status=status, errors=form_errors(error)
         )
     if changed.disabled_at is not None:
         state.access_changed()  # as the admin API: open streams check again now
@@ -392,7 +345,7 @@ async def update_application(request: Request, account_id: str, app_id: str) -> 
     principal, account = await access.account_page(request, account_id)
     form = await access.checked_lists(request, principal)
     access.require_change(request, principal)
-    application = await _application(request, principal, account, app_id)
+    application = await account_application(request, principal, account.id, app_id)
     patch = {
         "name": _one(form, "name"),
         "redirect_uris": _lines(_one(form, "redirect_uris")),
@@ -409,7 +362,7 @@ async def disable_application(request: Request, account_id: str, app_id: str) ->
     principal, account = await access.account_page(request, account_id)
     await access.checked_form(request, principal)
     access.require_change(request, principal)
-    application = await _application(request, principal, account, app_id)
+    application = await account_application(request, principal, account.id, app_id)
     return await _change(
         request, principal, account, application, {"disabled": True}, "application_disabled"
     )
@@ -420,7 +373,7 @@ async def enable_application(request: Request, account_id: str, app_id: str) -> 
     principal, account = await access.account_page(request, account_id)
     await access.checked_form(request, principal)
     access.require_change(request, principal)
-    application = await _application(request, principal, account, app_id)
+    application = await account_application(request, principal, account.id, app_id)
     return await _change(
         request, principal, account, application, {"disabled": False}, "application_enabled"
     )
@@ -432,7 +385,7 @@ async def rotate_secret(request: Request, account_id: str, app_id: str) -> Respo
     principal, account = await access.account_page(request, account_id)
     form = await access.checked_form(request, principal)
     access.require_change(request, principal)
-    application = await _application(request, principal, account, app_id)
+    application = await account_application(request, principal, account.id, app_id)
     state, environment = access.where(request)
     now = state.clock.now_us()
     raw = form.get("overlap_seconds", "").strip()
@@ -461,7 +414,7 @@ async def rotate_secret(request: Request, account_id: str, app_id: str) -> Respo
     except (ApiError, ValidationError) as error:
         status = error.status if isinstance(error, ApiError) else 422
         return await _details_page(
-            request, principal, account, application, status=status, errors=_errors(error)
+            request, principal, account, application, status=status, errors=form_errors(error)
         )
     return await _details_page(
         request, principal, account, application, new_secret=(secret, to_iso(old_until))
@@ -475,7 +428,7 @@ async def add_key(request: Request, account_id: str, app_id: str) -> Response:
     principal, account = await access.account_page(request, account_id)
     form = await access.checked_form(request, principal)
     access.require_change(request, principal)
-    application = await _application(request, principal, account, app_id)
+    application = await account_application(request, principal, account.id, app_id)
     state, environment = access.where(request)
     now = state.clock.now_us()
     pasted = form.get("public_key", "").strip()
@@ -500,7 +453,7 @@ async def add_key(request: Request, account_id: str, app_id: str) -> Response:
             )
     except (ApiError, ValidationError) as error:
         status = error.status if isinstance(error, ApiError) else 422
-        errors = _errors(error)
+        errors = form_errors(error)
         if "public_jwk" in errors:
             errors["public_key"] = errors.pop("public_jwk")
         return await _details_page(
@@ -532,7 +485,7 @@ async def remove_key(request: Request, account_id: str, app_id: str, key_id: str
     principal, account = await access.account_page(request, account_id)
     await access.checked_form(request, principal)
     access.require_change(request, principal)
-    application = await _application(request, principal, account, app_id)
+    application = await account_application(request, principal, account.id, app_id)
     state, environment = access.where(request)
     now = state.clock.now_us()
     try:
@@ -554,7 +507,7 @@ async def remove_key(request: Request, account_id: str, app_id: str, key_id: str
             )
     except ApiError as error:
         return await _details_page(
-            request, principal, account, application, status=error.status, errors=_errors(error)
+            request, principal, account, application, status=error.status, errors=form_errors(error)
         )
     target = f"{PREFIX}/a/{account.id}/applications/{application.id}?done=key_removed"
     return pages.see_other(pages.url(request, target))

@@ -110,6 +110,54 @@ ROLE_NAMES = {
     VIEWER: _("viewer"),
 }
 
+# The audit log's action codes (what `service.audit(action=...)` writes) in plain words;
+# tests/console/test_translations.py collects the codes from the source and checks each
+# has its words here and in German.
+AUDIT_ACTIONS = {
+    "account_created": _("Account created"),
+    "application_created": _("Application created"),
+    "application_disabled": _("Application disabled"),
+    "application_enabled": _("Application enabled"),
+    "application_updated": _("Application changed"),
+    "fleet.add": _("Vehicles added to the fleet"),
+    "fleet.remove": _("Vehicle removed from the fleet"),
+    "invitation_accepted": _("Invitation accepted"),
+    "invitation_created": _("Invitation created"),
+    "invitation_withdrawn": _("Invitation withdrawn"),
+    "key_added": _("Public key added"),
+    "key_generated": _("Key pair generated"),
+    "key_removed": _("Key removed"),
+    "password_reset": _("Password reset"),
+    "reset_created": _("Password reset link created"),
+    "role_changed": _("Role changed"),
+    "sandbox.behaviour": _("Sandbox vehicle's behaviour changed"),
+    "sandbox.clear": _("Sandbox vehicle's property released"),
+    "sandbox.clear_failure": _("Sandbox vehicle's failure cleared"),
+    "sandbox.create": _("Sandbox vehicle created"),
+    "sandbox.delete": _("Sandbox vehicle deleted"),
+    "sandbox.failure": _("Failure injected into a sandbox vehicle"),
+    "sandbox.property": _("Sandbox vehicle's property set"),
+    "sandbox.scenario": _("Sandbox vehicle's scenario changed"),
+    "sandbox.step": _("Sandbox vehicle advanced"),
+    "secret_rotated": _("Client secret rotated"),
+    "signin": _("Signed in"),
+    "signin_failed": _("Sign-in failed"),
+    "signout": _("Signed out"),
+    "streaming.credentials": _("MQTT password issued"),
+    "user_removed": _("User removed"),
+    "webhook_redelivered": _("Webhook delivery sent again"),
+    "webhook_removed": _("Webhook removed"),
+    "webhook_saved": _("Webhook saved"),
+    "webhook_test_sent": _("Webhook test event sent"),
+}
+
+
+def action_name(locale: str, code: str) -> str:
+    """An audit action in the locale's words (an unknown code as it is)."""
+    words = AUDIT_ACTIONS.get(code)
+    return gettext(locale, words) if words else code
+
+
 NAV: tuple[NavEntry, ...] = (
     NavEntry(10, "applications", _("Applications")),
     NavEntry(20, "webhooks", _("Webhooks"), also=("/webhook",)),
@@ -199,6 +247,7 @@ def environment(locale: str) -> Environment:
     env.globals["locale"] = locale
     env.globals["languages"] = LANGUAGE_NAMES
     env.globals["role_name"] = lambda role: gettext(locale, ROLE_NAMES.get(role) or str(role))
+    env.globals["action_name"] = lambda code: action_name(locale, str(code))
     env.filters["datetime"] = lambda us: format_instant(us, locale)
     env.filters["number"] = lambda value: format_decimal(value, locale=babel_locale(locale))
     return env
@@ -255,6 +304,25 @@ def render(
 ) -> Response:
     """A console page: the template with the navigation, CSRF token, language links and
     URL helper in its context, and the console's security headers."""
+    chosen, html = _render(request, principal, template, locale, context)
+    response = HTMLResponse(html, status_code=status, headers=headers)
+    response.headers["Content-Language"] = chosen
+    return security_headers(response)
+
+
+def fragment(request: Request, principal: Principal | None, template: str, **context: Any) -> str:
+    """A template as text with `render`'s context (a live view's event, live.py)."""
+    return _render(request, principal, template, None, context)[1]
+
+
+def _render(
+    request: Request,
+    principal: Principal | None,
+    template: str,
+    locale: str | None,
+    context: dict[str, Any],
+) -> tuple[str, str]:
+    """(the locale, the template's text)."""
     from autoport.console.access import PREFIX, request_locale
 
     state = request.app.state.autoport
@@ -301,14 +369,16 @@ def render(
             **context,
         )
     )
-    response = HTMLResponse(html, status_code=status, headers=headers)
-    response.headers["Content-Language"] = chosen
-    return security_headers(response)
+    return chosen, html
+
+
+# The stylesheet the console shares with the consent and owner pages.
+BASE_CSS = HERE.parent / "kit" / "static" / "base.css"
 
 
 @lru_cache(maxsize=8)
 def static_file(name: str) -> bytes:
-    return (STATIC / name).read_bytes()
+    return (BASE_CSS if name == "base.css" else STATIC / name).read_bytes()
 
 
 def extract_messages() -> Catalog:

@@ -18,7 +18,7 @@ from autoport.kit.environments import Environment
 _USER_COLUMNS = "id, environment, account_id, email, password_hash, role, created_at, disabled_at"
 
 
-async def insert_user(conn: Connection, user: User) -> None:
+async def create_user(conn: Connection, user: User) -> None:
     await conn.execute(
         f"INSERT INTO console_users ({_USER_COLUMNS}) VALUES (:id, :environment, "  # noqa: S608
         ":account_id, :email, :password_hash, :role, :created_at, NULL)",
@@ -34,7 +34,7 @@ async def insert_user(conn: Connection, user: User) -> None:
     )
 
 
-async def user_by_email(conn: Connection, environment: Environment, email: str) -> User | None:
+async def get_user_by_email(conn: Connection, environment: Environment, email: str) -> User | None:
     row = await conn.fetch_one(
         f"SELECT {_USER_COLUMNS} FROM console_users "  # noqa: S608
         "WHERE environment = :environment AND email = :email",
@@ -43,7 +43,7 @@ async def user_by_email(conn: Connection, environment: Environment, email: str) 
     return None if row is None else User.from_row(row)
 
 
-async def user_in_account(
+async def get_user_in_account(
     conn: Connection, environment: Environment, account_id: str, user_id: str
 ) -> User | None:
     row = await conn.fetch_one(
@@ -54,7 +54,9 @@ async def user_in_account(
     return None if row is None else User.from_row(row)
 
 
-async def users_of(conn: Connection, environment: Environment, account_id: str) -> list[User]:
+async def list_users_of_account(
+    conn: Connection, environment: Environment, account_id: str
+) -> list[User]:
     rows = await conn.fetch_all(
         f"SELECT {_USER_COLUMNS} FROM console_users "  # noqa: S608
         "WHERE environment = :environment AND account_id = :account_id "
@@ -86,7 +88,7 @@ async def count_owners(conn: Connection, environment: Environment, account_id: s
 # ------------------------------------------------------------------------- sessions
 
 
-async def insert_session(conn: Connection, values: dict[str, Any]) -> None:
+async def create_session(conn: Connection, values: dict[str, Any]) -> None:
     await conn.execute(
         "INSERT INTO console_sessions (id, environment, token_hash, user_id, created_at, "
         "expires_at, ended_at) VALUES (:id, :environment, :token_hash, :user_id, "
@@ -95,7 +97,7 @@ async def insert_session(conn: Connection, values: dict[str, Any]) -> None:
     )
 
 
-async def live_session(
+async def get_live_session(
     conn: Connection, environment: Environment, token_hash: str, now_us: int
 ) -> SessionRow | None:
     """The session of a cookie, with its user: only while it runs and its user is
@@ -140,7 +142,7 @@ _INVITATION_COLUMNS = (
 )
 
 
-async def insert_invitation(conn: Connection, values: dict[str, Any]) -> None:
+async def create_invitation(conn: Connection, values: dict[str, Any]) -> None:
     await conn.execute(
         f"INSERT INTO console_invitations ({_INVITATION_COLUMNS}, token_hash) VALUES (:id, "  # noqa: S608
         ":environment, :account_id, :kind, :email, :role, :user_id, :created_by, "
@@ -149,7 +151,7 @@ async def insert_invitation(conn: Connection, values: dict[str, Any]) -> None:
     )
 
 
-async def open_invitation(
+async def get_open_invitation(
     conn: Connection, environment: Environment, token_hash: str, now_us: int
 ) -> Invitation | None:
     row = await conn.fetch_one(
@@ -171,7 +173,7 @@ async def consume_invitation(conn: Connection, invitation_id: str, now_us: int) 
     return row is not None
 
 
-async def pending_invitations(
+async def list_pending_invitations(
     conn: Connection, environment: Environment, account_id: str, now_us: int
 ) -> list[Invitation]:
     rows = await conn.fetch_all(
@@ -207,7 +209,7 @@ _AUDIT_COLUMNS = (
 )
 
 
-async def insert_audit(conn: Connection, values: dict[str, Any]) -> None:
+async def create_audit_entry(conn: Connection, values: dict[str, Any]) -> None:
     await conn.execute(
         f"INSERT INTO console_audit ({_AUDIT_COLUMNS}) VALUES (:id, :environment, "  # noqa: S608
         ":account_id, :actor, :actor_label, :action, :target, :detail, :address, :created_at)",
@@ -215,7 +217,7 @@ async def insert_audit(conn: Connection, values: dict[str, Any]) -> None:
     )
 
 
-async def audit_page(
+async def list_audit_entries(
     conn: Connection,
     environment: Environment,
     *,
@@ -239,7 +241,7 @@ async def audit_page(
 # --------------------------------------------------------------- accounts and apps
 
 
-async def accounts_page(
+async def list_accounts(
     conn: Connection, environment: Environment, *, limit: int, after: tuple[str, str] | None
 ) -> list[Account]:
     """Accounts by name (then id), `limit` after the cursor."""
@@ -252,7 +254,7 @@ async def accounts_page(
     return [Account.from_row(row) for row in rows]
 
 
-async def applications_page(
+async def list_applications_of_account(
     conn: Connection,
     environment: Environment,
     account_id: str,
@@ -283,7 +285,7 @@ async def applications_page(
     return [Application.from_row(row) for row in rows]
 
 
-async def application_of_account(
+async def get_application_of_account(
     conn: Connection, environment: Environment, account_id: str, app_id: str
 ) -> Application | None:
     row = await conn.fetch_one(

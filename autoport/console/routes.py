@@ -50,7 +50,7 @@ from pydantic import ValidationError
 from starlette.responses import Response
 
 from autoport.apps import service as apps_service
-from autoport.console import access, pages, repository, service
+from autoport.console import access, pages, service
 from autoport.console.access import COOKIE, PREFIX, Principal, Refusal, console_router
 from autoport.console.service import SignInRefused
 from autoport.kit import paging
@@ -92,7 +92,9 @@ def validation_errors(error: ValidationError) -> dict[str, str]:
 
 
 _STATIC_TYPES = {".js": "text/javascript", ".css": "text/css"}
-_STATIC_FILES = frozenset({"console.css", "console.js", "htmx/htmx.min.js"}) | frozenset(
+_STATIC_FILES = frozenset(
+    {"base.css", "console.css", "console.js", "htmx/htmx.min.js"}
+) | frozenset(
     # The Fleet/Sandbox/Usage pages' charts (branch console2).
     {"sandbox_charts.js", "usage_charts.js", "vendor/uplot.iife.min.js", "vendor/uplot.min.css"}
 )
@@ -220,7 +222,7 @@ async def sign_out(request: Request) -> Response:
     state, environment = access.where(request)
     if principal is not None:
         async with state.database.transaction() as conn:
-            await repository.end_session(conn, principal.session_id, state.clock.now_us())
+            await service.end_session(conn, principal.session_id, state.clock.now_us())
             await service.audit(
                 conn,
                 environment=environment,
@@ -331,7 +333,7 @@ async def _accounts_page(
     after = None
     if cursor:
         after = paging.decode_cursor(state.token_key, scope, cursor, (str, str))
-    accounts = await repository.accounts_page(
+    accounts = await service.list_accounts(
         state.database.reader, environment, limit=size + 1, after=after
     )
     next_url = None

@@ -2,21 +2,23 @@
 owned by the account: no other account sees them), their scenario, time scale, hand-set
 properties, injected failures and behaviour (offline, latency, privacy mode), the
 vehicle code of a consent flow, the position drawn as a track, and battery/fuel, speed
-and odometer charts that follow the car live (a poll of `series.json`, the track an htmx
-poll). Every change goes through autoport.sandbox.service, as the admin API's does."""
+and odometer charts that follow the car live (Server-Sent Events from `/events`,
+live.py: the new points as JSON and the track's figure; without script the page shows
+the latest values as of its loading). Every change goes through autoport.sandbox.service,
+as the admin API's does."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 import orjson
-from fastapi import Request
+from fastapi import Header, Request
 from pydantic import BaseModel, ValidationError
-from starlette.responses import Response
+from starlette.responses import HTMLResponse, Response, StreamingResponse
 
 from autoport.catalog.validation import FAILURE_REASONS
 from autoport.consent.service import current_vehicle_code
-from autoport.console import access, pages, service
+from autoport.console import access, live, pages, service
 from autoport.console.access import Principal, console_router
 from autoport.console.routes import errors_of
 from autoport.ingestion.service import ingest_vehicle_data
@@ -35,6 +37,7 @@ from autoport.sandbox.schemas import (
 )
 from autoport.sandbox.service import CONNECTIVITY_STATUSES, ENVIRONMENT, NewVehicle
 from autoport.sandbox.snapshot import PROFILES
+from autoport.streaming.service import StreamHub
 
 router = console_router()
 
@@ -252,15 +255,23 @@ async def sandbox_vehicle(request: Request, account_id: str, vin: str) -> Respon
 
 @router.get("/a/{account_id}/sandbox/{vin}/track")
 async def sandbox_track(request: Request, account_id: str, vin: str) -> Response:
-    """The track figure alone (htmx swaps it in every few seconds)."""
+    """The track figure alone (what each `track` event of `/events` carries)."""
     principal, account = await _sandbox_account(request, account_id)
     vehicle = await _vehicle(request, principal, account_id, vin)
+    return pages.security_headers(
+        HTMLResponse(await _track_html(request, principal, account.id, vehicle))
+    )
+
+
+async def _track_html(
+    request: Request, principal: Principal, account_id: str, vehicle: VehicleRow
+) -> str:
     state, _ = access.where(request)
-    return pages.render(
+    return pages.fragment(
         request,
         principal,
         "sandbox_track.html",
-        account_id=account.id,
+        account_id=account_id,
         vehicle=vehicle,
         track=await charts.track(state.database, vehicle.vin),
     )
@@ -285,6 +296,51 @@ async def sandbox_series(request: Request, account_id: str, vin: str) -> Respons
     figures = await charts.series(state.database, vehicle.vin, after_id=after)
     body = orjson.dumps({"vin": vehicle.vin, "series": figures.points, "after": figures.last_id})
     return pages.security_headers(Response(body, media_type="application/json"))
+
+
+@router.get("/a/{account_id}/sandbox/{vin}/events")
+async def sandbox_events(
+    request: Request,
+    account_id: str,
+    vin: str,
+    last_event_id: Annotated[str | None, Header(alias="Last-Event-ID")] = None,
+) -> Response:
+    """The car's live data as Server-Sent Events: `event: series` (series.json's body:
+    the points stored since the last event, the newest kept points first) and
+    `event: track` (the track's figure), `id:` the position in the history, for any
+    role that sees the account, while the session lasts (live.py)."""
+    principal, account = await access.account_events(request, account_id)
+    _, environment = access.where(request)
+    if environment is not Environment.sandbox:
+        raise access.not_found(request, principal)
+    vehicle = await _vehicle(request, principal, account_id, vin)
+    state, _ = access.where(request)
+    hub = state.part(StreamHub)
+    after = live.last_event_id(last_event_id)
+    first = True
+
+    async def produce() -> bytes:
+        nonlocal after, first
+        figures = await charts.series(state.database, vehicle.vin, after_id=after)
+        if not first and figures.last_id == (after or 0):
+            return b""
+        first = False
+        after = figures.last_id
+        body = {"vin": vehicle.vin, "series": figures.points, "after": figures.last_id}
+        track = await _track_html(request, principal, account.id, vehicle)
+        return live.event("series", orjson.dumps(body).decode(), after) + live.event("track", track)
+
+    body = live.follow(
+        state,
+        still_allowed=lambda: access.still_sees(request, account_id),
+        produce=produce,
+        # The simulator's data reaches stream messages when an application has the car;
+        # otherwise the poll finds it.
+        waiter=hub.any_waiter,
+    )
+    return pages.security_headers(
+        StreamingResponse(body, media_type="text/event-stream", headers=live.HEADERS)
+    )
 
 
 async def _change(request: Request, account_id: str, vin: str, action: str, apply: Any) -> Response:

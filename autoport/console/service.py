@@ -29,16 +29,21 @@ import structlog
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatchError
 
+from autoport.apps import repository as apps_repository
 from autoport.apps import service as apps_service
+from autoport.apps.schemas import Account, Application, ClientKey
 from autoport.config import Settings, current_admin_token_sha256
 from autoport.consent import repository as throttles
 from autoport.console import repository
 from autoport.console.pages import OPERATOR, OWNER, USER_ROLES
-from autoport.console.schemas import INVITE, Invitation, NewLink, User
+from autoport.console.schemas import INVITE, AuditEntry, Invitation, NewLink, SessionRow, User
 from autoport.kit.crypto import new_token, same, sha256_hex, token_hash
-from autoport.kit.db import Connection, Database
+from autoport.kit.db import Connection, Database, Row
 from autoport.kit.environments import Environment, public_base_url
 from autoport.kit.errors import ApiError
+from autoport.streaming import repository as streaming_repository
+from autoport.webhooks import repository as webhooks_repository
+from autoport.webhooks.repository import WebhookRow
 
 log = structlog.get_logger("autoport.console")
 
@@ -192,7 +197,7 @@ async def _open_session(
     now_us: int,
 ) -> str:
     token = new_token(SESSION_PREFIX)
-    await repository.insert_session(
+    await repository.create_session(
         conn,
         {
             "id": str(uuid.uuid4()),
@@ -284,7 +289,7 @@ async def sign_in_user(
         subjects={THROTTLE_EMAIL: email, THROTTLE_ADDRESS: address_subject(key, address)},
         now_us=now_us,
     )
-    user = await repository.user_by_email(database.reader, environment, email)
+    user = await repository.get_user_by_email(database.reader, environment, email)
     usable = user is not None and user.disabled_at is None
     ok = await verify_password(
         user.password_hash if usable and user else None, password[:MAX_PASSWORD]
@@ -352,7 +357,7 @@ async def audit(
 ) -> None:
     """One entry of the audit log, in the caller's transaction (the change and its
     record commit together). `detail` never holds a secret."""
-    await repository.insert_audit(
+    await repository.create_audit_entry(
         conn,
         {
             "id": str(uuid.uuid4()),
@@ -396,7 +401,7 @@ async def create_link(
     email = validate_email(email)
     role = validate_role(role)
     if kind == INVITE:
-        existing = await repository.user_by_email(conn, environment, email)
+        existing = await repository.get_user_by_email(conn, environment, email)
         if existing is not None:
             raise ApiError(409, "email: this address already has a user", source="email")
     seconds = (
@@ -418,7 +423,7 @@ async def create_link(
         "expires_at": expires_at,
         "token_hash": link_hash(key, token),
     }
-    await repository.insert_invitation(conn, values)
+    await repository.create_invitation(conn, values)
     invitation = Invitation(
         invitation_id, environment, account_id, kind, email, role, user_id, created_by, now_us,
         expires_at, None,
@@ -431,7 +436,7 @@ async def open_link(
 ) -> Invitation | None:
     if not token.startswith(LINK_PREFIX) or len(token) > 200:
         return None
-    return await repository.open_invitation(conn, environment, link_hash(key, token), now_us)
+    return await repository.get_open_invitation(conn, environment, link_hash(key, token), now_us)
 
 
 async def use_link(
@@ -458,16 +463,16 @@ async def use_link(
         ):
             raise ApiError(404, "link: used, expired or unknown", source="link")
         if invitation.kind == INVITE:
-            if await repository.user_by_email(conn, environment, invitation.email) is not None:
+            if await repository.get_user_by_email(conn, environment, invitation.email) is not None:
                 raise ApiError(409, "email: this address already has a user", source="email")
             user = User(
                 str(uuid.uuid4()), environment, invitation.account_id, invitation.email,
                 new_hash, invitation.role, now_us, None,
             )  # fmt: skip
-            await repository.insert_user(conn, user)
+            await repository.create_user(conn, user)
             action = "invitation_accepted"
         else:
-            found = await repository.user_in_account(
+            found = await repository.get_user_in_account(
                 conn, environment, invitation.account_id, invitation.user_id or ""
             )
             if found is None or found.disabled_at is not None:
@@ -603,7 +608,7 @@ async def change_user(
 ) -> User:
     """Change a user's role or remove the user (sessions end at once). An account keeps
     at least one owner."""
-    user = await repository.user_in_account(conn, environment, account_id, user_id)
+    user = await repository.get_user_in_account(conn, environment, account_id, user_id)
     if user is None or user.disabled_at is not None:
         raise ApiError(404, f"no user {user_id!r} in this account", source="user_id")
     values: dict[str, Any] = {}
@@ -619,6 +624,143 @@ async def change_user(
     if disable:
         # Sessions carry no role (it is read per request); a removed user's end now.
         await repository.end_sessions_of_user(conn, user.id, now_us)
-    found = await repository.user_in_account(conn, environment, account_id, user_id)
+    found = await repository.get_user_in_account(conn, environment, account_id, user_id)
     assert found is not None
     return found
+
+
+# ------------------------------------------------------------------ live views
+
+
+async def newest_stream_messages(
+    conn: Connection, *, environment: Environment, application_id: str, limit: int
+) -> list[dict[str, object]]:
+    """The application's newest stream messages, newest first (the Streaming page)."""
+    logged = await streaming_repository.latest_messages(
+        conn, environment=environment, application_id=application_id, limit=limit
+    )
+    return [{"seq": m.seq, "message": m.message, "ingested_at": m.ingested_at} for m in logged]
+
+
+async def stream_head(conn: Connection, *, environment: Environment, application_id: str) -> int:
+    """The sequence number of the application's newest retained stream message (0:
+    none)."""
+    newest = await streaming_repository.latest_messages(
+        conn, environment=environment, application_id=application_id, limit=1
+    )
+    return newest[0].seq if newest else 0
+
+
+async def mqtt_issued_at(conn: Connection, application_id: str) -> int | None:
+    """When the application's MQTT password was issued (None: never)."""
+    return await streaming_repository.mqtt_credentials_issued(conn, application_id)
+
+
+# ------------------------------------------------- reads the console's pages make
+# (routes never call a repository: these are the pages' way to the rows)
+
+
+async def get_live_session(
+    conn: Connection, environment: Environment, key: bytes, token: str, now_us: int
+) -> SessionRow | None:
+    """The running session of a cookie's token, with its user (None: signed out,
+    expired, or the user disabled)."""
+    return await repository.get_live_session(conn, environment, session_hash(key, token), now_us)
+
+
+async def end_session(conn: Connection, session_id: str, now_us: int) -> None:
+    await repository.end_session(conn, session_id, now_us)
+
+
+async def get_account(
+    conn: Connection, environment: Environment, account_id: str
+) -> Account | None:
+    return await apps_repository.get_account(conn, environment, account_id)
+
+
+async def list_accounts(
+    conn: Connection, environment: Environment, *, limit: int, after: tuple[str, str] | None
+) -> list[Account]:
+    return await repository.list_accounts(conn, environment, limit=limit, after=after)
+
+
+async def get_application_of_account(
+    conn: Connection, environment: Environment, account_id: str, app_id: str
+) -> Application | None:
+    """The application if it belongs to the account (another account's: None)."""
+    return await repository.get_application_of_account(conn, environment, account_id, app_id)
+
+
+async def list_applications_of_account(
+    conn: Connection,
+    environment: Environment,
+    account_id: str,
+    *,
+    limit: int,
+    after: tuple[int, str] | None,
+    search: str | None = None,
+) -> list[Application]:
+    return await repository.list_applications_of_account(
+        conn, environment, account_id, limit=limit, after=after, search=search
+    )
+
+
+async def application_credentials(
+    conn: Connection, application_id: str
+) -> tuple[list[ClientKey], list[Row]]:
+    """The application's assertion keys and client secrets (ids and dates, no secret)."""
+    return (
+        await apps_repository.list_keys(conn, application_id),
+        await apps_repository.list_secrets(conn, application_id),
+    )
+
+
+async def get_webhook(
+    conn: Connection, environment: Environment, application_id: str
+) -> WebhookRow | None:
+    return await webhooks_repository.get_webhook(
+        conn, environment=environment, application_id=application_id
+    )
+
+
+async def list_users_of_account(
+    conn: Connection, environment: Environment, account_id: str
+) -> list[User]:
+    return await repository.list_users_of_account(conn, environment, account_id)
+
+
+async def get_user_in_account(
+    conn: Connection, environment: Environment, account_id: str, user_id: str
+) -> User | None:
+    return await repository.get_user_in_account(conn, environment, account_id, user_id)
+
+
+async def list_pending_invitations(
+    conn: Connection, environment: Environment, account_id: str, now_us: int
+) -> list[Invitation]:
+    return await repository.list_pending_invitations(conn, environment, account_id, now_us)
+
+
+async def withdraw_invitation(
+    conn: Connection, environment: Environment, account_id: str, invitation_id: str, now_us: int
+) -> bool:
+    return await repository.withdraw_invitation(
+        conn, environment, account_id, invitation_id, now_us
+    )
+
+
+async def list_audit_entries(
+    conn: Connection,
+    environment: Environment,
+    *,
+    account_id: str | None,
+    limit: int,
+    before: tuple[int, str] | None = None,
+) -> list[AuditEntry]:
+    return await repository.list_audit_entries(
+        conn, environment, account_id=account_id, limit=limit, before=before
+    )
+
+
+async def delete_finished_sessions(conn: Connection, before_us: int) -> int:
+    return await repository.delete_finished_sessions(conn, before_us)

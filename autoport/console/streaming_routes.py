@@ -1,20 +1,22 @@
 """The console's Streaming page: an application's MQTT connection (host, port, topic,
 username), a new password shown once (issued by autoport.streaming.service, as
 `autoport streaming credentials` does), the SSE endpoint, and a live view of the
-application's newest stream messages (an htmx poll of a fragment)."""
+application's newest stream messages, kept current over Server-Sent Events (live.py;
+without script the page shows the newest messages as of its loading)."""
 
 from __future__ import annotations
 
-from fastapi import Request
-from starlette.responses import Response
+from typing import Annotated
+
+from fastapi import Header, Request
+from starlette.responses import HTMLResponse, Response, StreamingResponse
 
 from autoport.apps.schemas import Application
-from autoport.console import access, pages, service
+from autoport.console import access, live, pages, service
 from autoport.console.access import Principal, console_router
 from autoport.console.app_pages import account_application, applications_for_picker
 from autoport.kit.environments import public_base_url
-from autoport.streaming import repository as streaming_repository
-from autoport.streaming.service import issue_mqtt_credentials, mqtt_connection
+from autoport.streaming.service import StreamHub, issue_mqtt_credentials, mqtt_connection
 
 router = console_router()
 
@@ -24,13 +26,12 @@ LIVE_MESSAGES = 20
 
 async def _messages(request: Request, application: Application) -> list[dict[str, object]]:
     state, environment = access.where(request)
-    logged = await streaming_repository.latest_messages(
+    return await service.newest_stream_messages(
         state.database.reader,
         environment=environment,
         application_id=application.id,
         limit=LIVE_MESSAGES,
     )
-    return [{"seq": m.seq, "message": m.message, "ingested_at": m.ingested_at} for m in logged]
 
 
 async def _page(
@@ -53,9 +54,7 @@ async def _page(
         application=application,
         connection=connection,
         mqtt_enabled=bool(state.settings.mqtt_url),
-        issued_at=await streaming_repository.mqtt_credentials_issued(
-            state.database.reader, application.id
-        ),
+        issued_at=await service.mqtt_issued_at(state.database.reader, application.id),
         issued=issued,
         sse_url=public_base_url(state.settings, environment) + "/v1/stream",
         messages=await _messages(request, application),
@@ -88,16 +87,67 @@ async def streaming_page(request: Request, account_id: str, app_id: str) -> Resp
 
 @router.get("/a/{account_id}/streaming/{app_id}/messages")
 async def streaming_messages(request: Request, account_id: str, app_id: str) -> Response:
-    """The live view's fragment (htmx replaces it every two seconds)."""
+    """The live view's fragment as it stands (what each event of `/events` carries)."""
     principal, _ = await access.account_page(request, account_id)
     application = await account_application(request, principal, account_id, app_id)
-    return pages.render(
+    return pages.security_headers(
+        HTMLResponse(await _messages_html(request, principal, account_id, application))
+    )
+
+
+async def _messages_html(
+    request: Request, principal: Principal, account_id: str, application: Application
+) -> str:
+    return pages.fragment(
         request,
         principal,
         "streaming_messages.html",
         account_id=account_id,
         application=application,
         messages=await _messages(request, application),
+    )
+
+
+@router.get("/a/{account_id}/streaming/{app_id}/events")
+async def streaming_events(
+    request: Request,
+    account_id: str,
+    app_id: str,
+    last_event_id: Annotated[str | None, Header(alias="Last-Event-ID")] = None,
+) -> Response:
+    """The live view as Server-Sent Events: `event: messages` with the fragment of the
+    newest messages each time new ones arrive (`id:` the newest's sequence number), for
+    any role that sees the account, while the session lasts (live.py)."""
+    principal, _ = await access.account_events(request, account_id)
+    application = await account_application(request, principal, account_id, app_id)
+    state, environment = access.where(request)
+    hub = state.part(StreamHub)
+    key = (environment, application.id)
+    head = await service.stream_head(
+        state.database.reader, environment=environment, application_id=application.id
+    )
+    # A reconnect goes on from what the browser has; a new view from what the page showed.
+    seen = min(live.last_event_id(last_event_id) or head, head)
+
+    async def produce() -> bytes:
+        nonlocal seen
+        newest = await service.stream_head(
+            state.database.reader, environment=environment, application_id=application.id
+        )
+        if newest == seen:
+            return b""
+        seen = newest
+        html = await _messages_html(request, principal, account_id, application)
+        return live.event("messages", html, newest)
+
+    body = live.follow(
+        state,
+        still_allowed=lambda: access.still_sees(request, account_id),
+        produce=produce,
+        waiter=lambda: hub.waiter(key),
+    )
+    return pages.security_headers(
+        StreamingResponse(body, media_type="text/event-stream", headers=live.HEADERS)
     )
 
 

@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator
 
 import structlog
 
-from autoport.console import repository
+from autoport.console import service
 from autoport.kit.db import Database
 from autoport.kit.state import AppState
 
@@ -24,7 +24,7 @@ KEEP_SECONDS = 86_400
 
 async def purge_sessions(db: Database, *, now_us: int) -> int:
     async with db.transaction() as conn:
-        return await repository.delete_finished_sessions(
+        return await service.delete_finished_sessions(
             conn, before_us=now_us - KEEP_SECONDS * 1_000_000
         )
 

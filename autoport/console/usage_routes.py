@@ -9,7 +9,7 @@ from urllib.parse import urlencode
 from fastapi import Request
 from starlette.responses import Response
 
-from autoport.console import access, pages, repository
+from autoport.console import access, pages, service
 from autoport.console.access import console_router
 from autoport.console.routes import errors_of
 from autoport.kit import paging
@@ -44,7 +44,7 @@ async def usage_page(request: Request, account_id: str) -> Response:
         at, app_id = paging.decode_cursor(state.token_key, scope, cursor, (int, str))
         after = (int(at), str(app_id))
     size = state.settings.console_page_size
-    applications = await repository.applications_page(
+    applications = await service.list_applications_of_account(
         state.database.reader, environment, account_id, limit=size + 1, after=after
     )
     next_url = None

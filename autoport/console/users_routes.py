@@ -7,7 +7,7 @@ from fastapi import Request
 from starlette.responses import Response
 
 from autoport.apps.schemas import Account
-from autoport.console import access, pages, repository, service
+from autoport.console import access, pages, service
 from autoport.console.access import PREFIX, Principal, console_router
 from autoport.console.pages import USER_ROLES
 from autoport.console.schemas import INVITE, RESET, NewLink
@@ -36,11 +36,13 @@ async def _users_page(
     state, environment = access.where(request)
     conn = state.database.reader
     users = [
-        u for u in await repository.users_of(conn, environment, account.id) if u.disabled_at is None
+        u
+        for u in await service.list_users_of_account(conn, environment, account.id)
+        if u.disabled_at is None
     ]
     invitations = []
     if principal.may_manage_users:
-        invitations = await repository.pending_invitations(
+        invitations = await service.list_pending_invitations(
             conn, environment, account.id, state.clock.now_us()
         )
     return pages.render(
@@ -151,7 +153,9 @@ async def reset_link(request: Request, account_id: str, user_id: str) -> Respons
     await access.checked_form(request, principal)
     access.require_owner(request, principal)
     state, environment = access.where(request)
-    user = await repository.user_in_account(state.database.reader, environment, account.id, user_id)
+    user = await service.get_user_in_account(
+        state.database.reader, environment, account.id, user_id
+    )
     if user is None or user.disabled_at is not None:
         raise access.not_found(request, principal)
     link = await service.make_link(
@@ -180,9 +184,7 @@ async def withdraw(request: Request, account_id: str, invitation_id: str) -> Res
     state, environment = access.where(request)
     now = state.clock.now_us()
     async with state.database.transaction() as conn:
-        if not await repository.withdraw_invitation(
-            conn, environment, account.id, invitation_id, now
-        ):
+        if not await service.withdraw_invitation(conn, environment, account.id, invitation_id, now):
             raise access.not_found(request, principal)
         await service.audit(
             conn,
@@ -209,7 +211,7 @@ async def _audit(
     scope = ("console-audit", str(environment), account.id if account else "*")
     cursor = request.query_params.get("cursor")
     before = paging.decode_cursor(state.token_key, scope, cursor, (int, str)) if cursor else None
-    entries = await repository.audit_page(
+    entries = await service.list_audit_entries(
         state.database.reader,
         environment,
         account_id=account.id if account else None,

@@ -18,37 +18,17 @@ from pydantic import ValidationError
 from starlette.responses import Response
 
 from autoport.apps.schemas import Account, Application
-from autoport.console import access, pages, repository, service
+from autoport.console import access, pages, service
 from autoport.console.access import PREFIX, Principal, console_router
+from autoport.console.app_pages import account_application, form_errors
 from autoport.kit import paging
 from autoport.kit.errors import ApiError
-from autoport.webhooks import repository as webhooks_repository
 from autoport.webhooks import service as webhooks
 from autoport.webhooks.routes import _config
 from autoport.webhooks.schemas import EVENT_TYPES, WebhookIn
 from autoport.webhooks.signing import SIGNATURE_SCHEMES
 
 router = console_router()
-
-
-def _errors(error: ApiError | ValidationError) -> dict[str, str]:
-    from autoport.console.routes import errors_of, validation_errors
-
-    if isinstance(error, ValidationError):
-        return validation_errors(error)
-    return errors_of(error)
-
-
-async def _application(
-    request: Request, principal: Principal, account: Account, app_id: str
-) -> Application:
-    state, environment = access.where(request)
-    found = await repository.application_of_account(
-        state.database.reader, environment, account.id, app_id
-    )
-    if found is None:
-        raise access.not_found(request, principal)
-    return found
 
 
 @router.get("/a/{account_id}/webhooks")
@@ -60,7 +40,7 @@ async def webhooks_overview(request: Request, account_id: str) -> Response:
     scope = ("console-webhooks", str(environment), account.id)
     cursor = request.query_params.get("cursor")
     after = paging.decode_cursor(state.token_key, scope, cursor, (int, str)) if cursor else None
-    found = await repository.applications_page(
+    found = await service.list_applications_of_account(
         state.database.reader, environment, account.id, limit=size + 1, after=after
     )
     next_url = None
@@ -70,9 +50,7 @@ async def webhooks_overview(request: Request, account_id: str) -> Response:
         next_url = pages.url(request, f"{PREFIX}/a/{account.id}/webhooks?cursor={token}")
     hooks = {}
     for application in found:
-        hook = await webhooks_repository.get_webhook(
-            state.database.reader, environment=environment, application_id=application.id
-        )
+        hook = await service.get_webhook(state.database.reader, environment, application.id)
         if hook is not None:
             hooks[application.id] = hook
     return pages.render(
@@ -102,9 +80,7 @@ async def _webhook_page(
 ) -> Response:
     state, environment = access.where(request)
     config = _config(request)
-    hook = await webhooks_repository.get_webhook(
-        state.database.reader, environment=environment, application_id=application.id
-    )
+    hook = await service.get_webhook(state.database.reader, environment, application.id)
     deliveries = await webhooks.list_deliveries(
         state.database.reader, environment=environment, application_id=application.id, config=config
     )
@@ -136,7 +112,7 @@ async def _webhook_page(
 @router.get("/a/{account_id}/applications/{app_id}/webhook")
 async def webhook_page(request: Request, account_id: str, app_id: str) -> Response:
     principal, account = await access.account_page(request, account_id)
-    application = await _application(request, principal, account, app_id)
+    application = await account_application(request, principal, account.id, app_id)
     return await _webhook_page(request, principal, account, application)
 
 
@@ -144,7 +120,7 @@ async def webhook_page(request: Request, account_id: str, app_id: str) -> Respon
 async def deliveries_fragment(request: Request, account_id: str, app_id: str) -> Response:
     """The delivery log alone (htmx refreshes it while the page is open)."""
     principal, account = await access.account_page(request, account_id)
-    application = await _application(request, principal, account, app_id)
+    application = await account_application(request, principal, account.id, app_id)
     state, environment = access.where(request)
     deliveries = await webhooks.list_deliveries(
         state.database.reader,
@@ -209,7 +185,7 @@ async def save_webhook(request: Request, account_id: str, app_id: str) -> Respon
     principal, account = await access.account_page(request, account_id)
     form = await access.checked_lists(request, principal)
     access.require_change(request, principal)
-    application = await _application(request, principal, account, app_id)
+    application = await account_application(request, principal, account.id, app_id)
     values: dict[str, Any] = {
         "url": (form.get("url") or [""])[-1].strip(),
         "events": form.get("events", []),
@@ -222,7 +198,7 @@ async def save_webhook(request: Request, account_id: str, app_id: str) -> Respon
     except (ApiError, ValidationError) as error:
         status = error.status if isinstance(error, ApiError) else 422
         return await _webhook_page(
-            request, principal, account, application, status=status, errors=_errors(error),
+            request, principal, account, application, status=status, errors=form_errors(error),
             form=values,
         )  # fmt: skip
     return await _webhook_page(
@@ -241,11 +217,9 @@ async def send_test_event(request: Request, account_id: str, app_id: str) -> Res
     principal, account = await access.account_page(request, account_id)
     await access.checked_form(request, principal)
     access.require_change(request, principal)
-    application = await _application(request, principal, account, app_id)
+    application = await account_application(request, principal, account.id, app_id)
     state, environment = access.where(request)
-    hook = await webhooks_repository.get_webhook(
-        state.database.reader, environment=environment, application_id=application.id
-    )
+    hook = await service.get_webhook(state.database.reader, environment, application.id)
     if hook is None:
         raise access.not_found(request, principal)
     try:
@@ -254,7 +228,7 @@ async def send_test_event(request: Request, account_id: str, app_id: str) -> Res
     except (ApiError, ValidationError) as error:
         status = error.status if isinstance(error, ApiError) else 422
         return await _webhook_page(
-            request, principal, account, application, status=status, errors=_errors(error)
+            request, principal, account, application, status=status, errors=form_errors(error)
         )
     return await _webhook_page(
         request, principal, account, application, ping=webhooks.outcome_view(result.ping)
@@ -266,7 +240,7 @@ async def redeliver(request: Request, account_id: str, app_id: str, delivery_id:
     principal, account = await access.account_page(request, account_id)
     await access.checked_form(request, principal)
     access.require_change(request, principal)
-    application = await _application(request, principal, account, app_id)
+    application = await account_application(request, principal, account.id, app_id)
     state, environment = access.where(request)
     try:
         async with state.database.transaction() as conn:
@@ -280,7 +254,7 @@ async def redeliver(request: Request, account_id: str, app_id: str, delivery_id:
             )
     except ApiError as error:
         return await _webhook_page(
-            request, principal, account, application, status=error.status, errors=_errors(error)
+            request, principal, account, application, status=error.status, errors=form_errors(error)
         )
     async with state.database.transaction() as conn:
         await service.audit(
@@ -304,7 +278,7 @@ async def remove(request: Request, account_id: str, app_id: str) -> Response:
     principal, account = await access.account_page(request, account_id)
     await access.checked_form(request, principal)
     access.require_change(request, principal)
-    application = await _application(request, principal, account, app_id)
+    application = await account_application(request, principal, account.id, app_id)
     state, environment = access.where(request)
     now = state.clock.now_us()
     async with state.database.transaction() as conn:

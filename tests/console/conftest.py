@@ -57,10 +57,13 @@ class Browser:
     """One browser: its own cookie jar; `post` sends the CSRF token of the last page
     it loaded (as a form does) unless the data brings its own."""
 
-    def __init__(self, app: FastAPI, prefix: str = "/sandbox") -> None:
+    def __init__(self, app: FastAPI, prefix: str = "/sandbox", served: str | None = None) -> None:
         self.prefix = prefix
+        # httpx's ASGI transport buffers a whole response: event streams need the app
+        # served over HTTP (`served`, a base URL; tests/console/test_live.py).
+        transport = None if served else httpx.ASGITransport(app=app)
         self.client = httpx.AsyncClient(
-            transport=httpx.ASGITransport(app=app), base_url="http://127.0.0.1:8080"
+            transport=transport, base_url=served or "http://127.0.0.1:8080", timeout=10
         )
         self.csrf = ""
 
@@ -123,13 +126,15 @@ class Console:
         self.app = app
         self.clock = clock
         self.browsers: list[Browser] = []
+        # Set to a base URL once the app is served over HTTP: new browsers use it.
+        self.served: str | None = None
 
     @property
     def database(self) -> Any:
         return self.app.state.autoport.database
 
     def browser(self, prefix: str = "/sandbox") -> Browser:
-        browser = Browser(self.app, prefix)
+        browser = Browser(self.app, prefix, self.served)
         self.browsers.append(browser)
         return browser
 
@@ -159,7 +164,7 @@ class Console:
             role, self.clock.now_us(), None,
         )  # fmt: skip
         async with self.database.transaction() as conn:
-            await repository.insert_user(conn, user)
+            await repository.create_user(conn, user)
         return Person(email, role, account_id, user.id)
 
     async def add_account(self, name: str, environment: Environment = Environment.sandbox) -> str:

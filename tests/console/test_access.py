@@ -169,5 +169,5 @@ async def test_production_and_sandbox_accounts_stay_apart(console: Console, worl
     page = await operator.get(f"/console/a/{world.a.id}/applications")
     assert page.status_code == 404  # a sandbox account, seen from production
     async with console.database.transaction() as conn:
-        user = await repository.user_by_email(conn, Environment.production, world.a.owner.email)
+        user = await repository.get_user_by_email(conn, Environment.production, world.a.owner.email)
     assert user is None

@@ -93,7 +93,7 @@ async def _seed(db: Database) -> World:
                 str(uuid.uuid4()), Environment.sandbox, account.id, email,
                 console_service.hash_password(PASSWORD), role, now, None,
             )  # fmt: skip
-            await console_repository.insert_user(conn, user)
+            await console_repository.create_user(conn, user)
             people[role] = email
     assert secret is not None
     return World(
@@ -242,6 +242,10 @@ def test_developer_fleet_sandbox_streaming_usage(page: Any, world: World) -> Non
     page.click("form:has(#new-name) button[type=submit]")
     page.wait_for_selector("#charts")
     assert page.locator("h1").inner_text() == "Browser car"
+    # The charts and the track follow the car over Server-Sent Events, without a reload
+    # (the marker would be gone after one).
+    page.wait_for_selector("#charts[data-live-state=open]")
+    page.evaluate("() => { window.notReloaded = true; }")
     page.wait_for_function(
         "() => Number(document.getElementById('charts').getAttribute('data-points') || 0) >= 3"
     )
@@ -255,11 +259,13 @@ def test_developer_fleet_sandbox_streaming_usage(page: Any, world: World) -> Non
         f"() => document.getElementById('latest-odometer').textContent !== {odometer_before!r}"
     )
     assert page.locator("#chart-speed canvas").count() == 1
-    # The track (htmx) follows: more positions than when the page loaded.
+    # The track follows: more positions than when the page loaded.
     page.wait_for_function(
         "() => /The last ([4-9]|[1-9][0-9]+) positions/.test("
         "document.getElementById('track').textContent)"
     )
+    assert page.evaluate("() => window.notReloaded === true")
+    shot(page, "sandbox-vehicle-live")
     check(page, "sandbox-vehicle")
     # Script it: a scenario switch, a hand-set battery level, a bad value's field error.
     page.select_option("#sc-scenario", "charging")
@@ -294,8 +300,22 @@ def test_developer_fleet_sandbox_streaming_usage(page: Any, world: World) -> Non
     shot(page, "streaming-password")
     page.goto(f"{world.base}/sandbox/console/a/{world.account_id}/streaming/{world.app_id}")
     assert page.locator("#mqtt-password").count() == 0  # shown once
+    # The live view is an event stream: new messages replace the list without a reload.
+    page.wait_for_selector("#stream-live[data-live-state=open]")
+    page.evaluate("() => { window.notReloaded = true; }")
+    assert page.locator("[data-live-fallback]").is_hidden()
     page.wait_for_selector("#stream-live pre", timeout=30_000)
     assert vin in page.locator("#stream-live pre").first.inner_text()
+    seen = int(page.locator("#stream-live").get_attribute("data-live-seen") or 0)
+    first_seq = page.locator("#stream-live .hint").first.inner_text()
+    page.wait_for_function(
+        "() => Number(document.getElementById('stream-live').getAttribute('data-live-seen'))"
+        f" > {seen}",
+        timeout=30_000,
+    )
+    assert page.locator("#stream-live .hint").first.inner_text() != first_seq
+    assert page.evaluate("() => window.notReloaded === true")
+    shot(page, "streaming-live")
     check(page, "streaming")
 
     # Usage: the application's requests, counted and flushed by the server.
@@ -328,3 +348,15 @@ def test_a_viewer_sees_but_cannot_change(page: Any, world: World) -> None:
     page.goto(f"{world.base}/sandbox/console/a/{world.account_id}/sandbox")
     assert page.locator("#new-name").count() == 0
     axe(page, "sandbox-list-viewer")
+    # A viewer watches the live view; signing out (in another tab) ends it within the
+    # re-check interval, and the page says so.
+    page.goto(f"{world.base}/sandbox/console/a/{world.account_id}/streaming/{world.app_id}")
+    page.wait_for_selector("#stream-live[data-live-state=open]")
+    other = page.context.new_page()
+    other.goto(f"{world.base}/sandbox/console/a/{world.account_id}/usage")
+    other.click("form[action$='/sign-out'] button[type=submit]")
+    other.wait_for_url("**/sign-in**")
+    page.wait_for_selector("#stream-live[data-live-state=ended]", timeout=15_000)
+    assert page.locator("[data-live-fallback]").is_visible()
+    axe(page, "streaming-ended")
+    shot(page, "streaming-ended")

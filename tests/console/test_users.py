@@ -66,7 +66,9 @@ async def test_invitation_makes_a_user_who_signs_in(console: Console, world: Wor
     assert ok.status_code == 303
     assert ok.headers["location"] == f"/sandbox/console/a/{world.a.id}/applications"
     async with console.database.transaction() as conn:
-        user = await repository.user_by_email(conn, Environment.sandbox, "new@alpha.example.com")
+        user = await repository.get_user_by_email(
+            conn, Environment.sandbox, "new@alpha.example.com"
+        )
     assert user is not None and user.role == "viewer" and user.account_id == world.a.id
     assert user.password_hash.startswith("$argon2id$")
 
@@ -217,7 +219,10 @@ async def test_the_audit_log_records_and_is_read_only(console: Console, world: W
     log = await owner.get(f"/console/a/{world.a.id}/audit")
     assert log.status_code == 200
     for action in ("signin", "signin_failed", "secret_rotated"):
-        assert f"<code>{action}</code>" in log.text
+        assert f'data-action="{action}"' in log.text
+    assert "Client secret rotated" in log.text and "Sign-in failed" in log.text  # words
+    german = await owner.get(f"/console/a/{world.a.id}/audit?lang=de-DE")
+    assert "Client-Secret erneuert" in german.text and "Angemeldet" in german.text
     assert "ap_cs_" not in log.text  # never a secret
     assert world.b.owner.email not in log.text  # only this account's entries
     operator = await console.operator()

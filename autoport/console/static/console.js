@@ -1,6 +1,7 @@
-/* The console's only script of its own (progressive enhancement: every page works
+/* The script of every console page (progressive enhancement: every page works
    without it). Copy buttons: <button data-copy="element-id">. Confirmations:
-   <form data-confirm="question">. Loaded from our own origin (CSP script-src 'self'). */
+   <form data-confirm="question">. Live views:
+   <div data-live="events-url" data-live-event="name">. Loaded from our own origin (CSP script-src 'self'). */
 (function () {
   "use strict";
   document.addEventListener("click", function (event) {
@@ -22,6 +23,28 @@
     if (question && !window.confirm(question)) { event.preventDefault(); }
   }, true);
   document.querySelectorAll("[data-copy]").forEach(function (button) { button.hidden = false; });
+  document.querySelectorAll("[data-live]").forEach(function (target) {
+    // A live view (console/live.py): each event named data-live-event carries the
+    // view's new HTML (rendered and escaped by the server's templates). `end` means
+    // the session is gone: stop instead of letting EventSource reconnect.
+    if (!window.EventSource) { return; }
+    var source = new window.EventSource(target.getAttribute("data-live"));
+    var fallback = target.parentNode.querySelector("[data-live-fallback]");
+    if (fallback) { fallback.hidden = true; }
+    source.addEventListener(target.getAttribute("data-live-event"), function (event) {
+      target.innerHTML = event.data;
+      target.setAttribute("data-live-seen", event.lastEventId);
+    });
+    source.addEventListener("end", function () {
+      source.close();
+      target.setAttribute("data-live-state", "ended");
+      if (fallback) {
+        fallback.textContent = target.getAttribute("data-live-ended");
+        fallback.hidden = false;
+      }
+    });
+    target.setAttribute("data-live-state", "open");
+  });
   document.querySelectorAll("input[data-filter]").forEach(function (input) {
     // Filters a long checkbox list as one types (the catalog picker).
     var list = document.getElementById(input.getAttribute("data-filter"));

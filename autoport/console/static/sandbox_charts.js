@@ -1,8 +1,10 @@
 /* The sandbox vehicle page's live charts (uPlot, vendored): battery or fuel level, speed
-   and odometer. The page works without script (it shows the latest values); with it,
-   the charts fetch the vehicle's points from series.json and then, every two seconds,
-   only the points after the last one they have. Loaded from our own origin (CSP
-   script-src 'self'); no inline code. */
+   and odometer, and the track. The page works without script (it shows the latest
+   values as of its loading); with it, the charts and the track follow the car over
+   Server-Sent Events (the page's /events: `series` carries the new points, `track` the
+   track's figure, `end` that the session is gone), or, in a browser without
+   EventSource, by fetching series.json every two seconds. Loaded from our own origin
+   (CSP script-src 'self'); no inline code. */
 (function () {
   "use strict";
   var root = document.getElementById("charts");
@@ -62,8 +64,26 @@
       .finally(function () { window.setTimeout(poll, 2000); });
   }
 
+  function follow() {
+    var source = new window.EventSource(root.getAttribute("data-events-url"));
+    source.addEventListener("series", function (event) {
+      var body = JSON.parse(event.data);
+      apply(body.series);
+      last = body.after || last;
+    });
+    source.addEventListener("track", function (event) {
+      var track = document.getElementById("track");
+      if (track) { track.outerHTML = event.data; }
+    });
+    source.addEventListener("end", function () {
+      source.close();
+      root.setAttribute("data-live-state", "ended");
+    });
+    root.setAttribute("data-live-state", "open");
+  }
+
   window.addEventListener("resize", function () {
     charts.forEach(function (chart) { chart.plot.setSize({ width: width(chart.element), height: 160 }); });
   });
-  poll();
+  if (window.EventSource) { follow(); } else { poll(); }
 }());
