@@ -70,12 +70,17 @@ class EntryRequest:
 
 class ErrorPage(Exception):
     """A problem shown to the owner, never redirected: the client or its redirect URI
-    cannot be trusted, or there is no session to go back to."""
+    cannot be trusted, or there is no session to go back to. Raised anywhere under a
+    consent page (or the simulated carmaker's login), rendered by one handler
+    (autoport.consent.routes.install_error_pages) in the request's language."""
 
-    def __init__(self, kind: str, status: int = 400) -> None:
+    def __init__(
+        self, kind: str, status: int = 400, headers: Mapping[str, str] | None = None
+    ) -> None:
         super().__init__(kind)
         self.kind = kind
         self.status = status
+        self.headers = dict(headers or {})
 
 
 @dataclass(frozen=True, slots=True)

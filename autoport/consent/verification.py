@@ -14,7 +14,8 @@ in the sandbox environment the `sandbox_connector_verification_method(s)` settin
   for the window to end.
 - `oem_login`: the owner signs in at the carmaker, which sends them back with a signed
   result bound to the consent session by a single-use nonce. autoport ships a simulated
-  carmaker login for the sandbox (`oem_login.html`), speaking the same signed protocol.
+  carmaker login for the sandbox (autoport.sandbox.oem_login), speaking the same signed
+  protocol.
 - `owner_portal`: nothing to check here; the grant is created `pending` and the carmaker
   reports the owner's decision later (CLI / admin API -> set_authorization_status).
 
@@ -42,8 +43,6 @@ from autoport.kit.keyring import accepted, stable
 
 MICROS = 1_000_000
 VEHICLE_CODE_DIGITS = 6
-# The simulated carmaker accepts any e-mail address with this password (sandbox only).
-SANDBOX_OEM_PASSWORD = "sandbox"  # noqa: S105 - a documented sandbox credential
 OEM_STATE_SECONDS = 600
 OEM_RESULT_SECONDS = 120
 # Where the carmaker's login returns the owner: the consent pages (default) or the
@@ -386,10 +385,3 @@ def oem_result(secret: bytes, *, state: dict[str, Any], account: str, now_us: in
         "back": state.get("back", BACK_TO_CONSENT),
     }
     return sign(secret, "oem-result", payload)
-
-
-def simulated_oem_owns(account: str, password: str) -> bool:
-    """The sandbox carmaker: every vehicle belongs to whoever signs in with the sandbox
-    password and something that looks like an e-mail address."""
-    name, at, domain = account.partition("@")
-    return bool(name and at and "." in domain) and same(password, SANDBOX_OEM_PASSWORD)

@@ -18,7 +18,6 @@ from starlette.responses import RedirectResponse, Response, StreamingResponse
 
 from autoport.brands.base import ConnectorError
 from autoport.brands.registry import registry_of
-from autoport.brands.sandbox import SandboxConnector
 from autoport.catalog import UnknownProperty
 from autoport.catalog.catalog import CATALOG
 from autoport.catalog.labels import group_for_consent, label
@@ -43,7 +42,6 @@ COOKIE = "autoport_owner"
 # form's CSRF token can be checked (login CSRF) before any session exists.
 FORM_COOKIE = "autoport_owner_form"
 BASE = "/owner"
-OEM = "/oauth/oem"
 
 router = APIRouter(include_in_schema=False)
 admin_router = api_router(tags=["admin"])
@@ -451,9 +449,10 @@ async def verify_submit(request: Request) -> Response:
         )
         if signed is None:
             raise PageError("signed_out", 401)
-        if isinstance(connector, SandboxConnector):
-            target = f"{_prefix(request)}{OEM}/{session.brand}/login"
-            return _see_other(f"{target}?{urlencode({'state': signed})}")
+        served_here = connector.oem_login_page(session.brand)
+        if served_here is not None:
+            # The sandbox's simulated carmaker (autoport.sandbox.oem_login).
+            return _see_other(f"{_prefix(request)}{served_here}?{urlencode({'state': signed})}")
         try:
             login_url = await connector.oem_login_url(
                 environment=env, vin=session.vin, state=signed,
@@ -484,7 +483,8 @@ async def oem_callback(request: Request) -> Response:
     token = request.cookies.get(COOKIE, "")
     connector = registry_of(state).connector_for(env, session.brand)
     now = state.clock.now_us()
-    if isinstance(connector, SandboxConnector):
+    if connector.oem_login_page(session.brand) is not None:
+        # The simulated carmaker's signed answer (`result`).
         new = await service.finish_oem_login(
             state.database, session, settings=state.settings, key=key, secret=secret,
             token=token, result=request.query_params.get("result"), now_us=now,
