@@ -143,7 +143,7 @@ def install_error_pages(app: FastAPI) -> None:
 async def _context(request: Request, state: AppState, env: Environment) -> Context:
     key, _ = _keys(state)
     return await service.load(
-        state.database,
+        state.database.reader,
         key=key,
         environment=env,
         token=request.cookies.get(COOKIE),
@@ -202,7 +202,8 @@ async def _page(
     ctx = await _context(request, state, env)
     lang = request.query_params.get("lang")
     if lang:
-        await service.set_locale(state.database, ctx, locale=lang, now_us=state.clock.now_us())
+        async with state.database.transaction() as conn:
+            await service.set_locale(conn, ctx, locale=lang, now_us=state.clock.now_us())
         return ctx, see_other(page_url(request, step))
     reached = _where(ctx)
     if _ORDER.index(step) > _ORDER.index(reached):
@@ -256,17 +257,23 @@ async def consent_entry(request: Request) -> Response:
         **{name: query.get(name) for name in service.EntryRequest.__dataclass_fields__}
     )
     key, _ = _keys(state)
-    started = await service.start(
-        state.database,
+    entry_checked = await service.check_entry(
+        state.database.reader,
         settings=state.settings,
-        key=key,
         environment=env,
         request=entry,
         accept_language=request.headers.get("accept-language"),
         now_us=state.clock.now_us(),
     )
-    if isinstance(started, service.RedirectError):
-        return see_other(started.url)
+    if isinstance(entry_checked, service.RedirectError):
+        return see_other(entry_checked.url)
+    try:
+        async with state.database.transaction() as conn:
+            started = await service.open_session(conn, entry_checked, key=key)
+    except Exception:
+        # The database is busy or away: the application learns it may retry.
+        log.exception("consent session could not be stored")
+        return see_other(entry_checked.failure.url)
     response = see_other(page_url(request, "brand"))
     response.set_cookie(
         COOKIE,
@@ -308,9 +315,10 @@ async def brand_submit(request: Request) -> Response:
     state, env = _where_am_i(request)
     ctx, form = await _post(request, state, env)
     try:
-        await service.choose_brand(
-            state.database, ctx, brand=form.get("brand"), now_us=state.clock.now_us()
-        )
+        async with state.database.transaction() as conn:
+            await service.choose_brand(
+                conn, ctx, brand=form.get("brand"), now_us=state.clock.now_us()
+            )
     except FormProblem as problem:
         return pages.render(
             "brand.html",
@@ -344,19 +352,24 @@ async def vehicle_submit(request: Request) -> Response:
     if ctx.session.brand is None:
         raise ErrorPage("step_order")
     registry = registry_of(state)
+    connector = registry.connector_for(env, ctx.session.brand)
     try:
-        await service.enter_vin(
-            state.database,
-            ctx,
-            settings=state.settings,
-            key=key,
-            vin=form.get("vin"),
-            # One source of truth: the brand's connector says how ownership is proven.
-            method=registry.verification_method(env, ctx.session.brand),
-            connector=registry.connector_for(env, ctx.session.brand),
-            address=client_address(request),
-            now_us=state.clock.now_us(),
-        )
+        async with state.database.transaction() as conn:
+            issued = await service.enter_vin(
+                conn,
+                ctx,
+                settings=state.settings,
+                key=key,
+                vin=form.get("vin"),
+                # One source of truth: the brand's connector says how ownership is proven.
+                method=registry.verification_method(env, ctx.session.brand),
+                connector=connector,
+                address=client_address(request),
+                now_us=state.clock.now_us(),
+            )
+        ctx = await _context(request, state, env)
+        # After the commit: never network inside a transaction.
+        await service.show_code(connector, ctx, issued)
     except VehicleUnreachable:
         return see_other(page_url(request, "verify") + "?unreachable=1")
     except FormProblem as problem:
@@ -368,7 +381,6 @@ async def vehicle_submit(request: Request) -> Response:
             vin=problem.values.get("vin", ""),
             **_common(request, ctx, "vehicle"),
         )
-    ctx = await _context(request, state, env)
     return see_other(page_url(request, _where(ctx)))
 
 
@@ -381,7 +393,11 @@ async def verify_page(request: Request) -> Response:
     # Say so at once rather than after the owner typed a code in vain.
     key, _ = _keys(state)
     refused = await service.vehicle_code_refusal(
-        state.database, ctx, key=key, address=client_address(request), now_us=state.clock.now_us()
+        state.database.reader,
+        ctx,
+        key=key,
+        address=client_address(request),
+        now_us=state.clock.now_us(),
     )
     return _verify_render(request, state, ctx, refused=refused)
 
@@ -437,16 +453,19 @@ async def verify_submit(request: Request) -> Response:
     ctx, form = await _post(request, state, env)
     action = form.get("action", "")
     if action == "new_code":
-        try:
-            refused = await service.new_vehicle_code(
-                state.database,
+        connector = _connector(state, ctx)
+        async with state.database.transaction() as conn:
+            issued = await service.new_vehicle_code(
+                conn,
                 ctx,
                 settings=state.settings,
                 key=key,
-                connector=_connector(state, ctx),
+                connector=connector,
                 address=client_address(request),
                 now_us=now,
             )
+        try:
+            refused = await service.show_code(connector, ctx, issued)
         except VehicleUnreachable:
             return _verify_render(request, state, ctx, status=503, notice="unreachable")
         if refused is not None:
@@ -454,9 +473,8 @@ async def verify_submit(request: Request) -> Response:
         return see_other(page_url(request, "verify") + "?sent=1")
     if action == "oem_login":
         connector = _connector(state, ctx)
-        signed = await service.begin_oem_login(
-            state.database, ctx, key=key, secret=secret, now_us=now
-        )
+        async with state.database.transaction() as conn:
+            signed = await service.begin_oem_login(conn, ctx, key=key, secret=secret, now_us=now)
         served_here = connector.oem_login_page(ctx.session.brand or "")
         if served_here is not None:
             # The sandbox's simulated carmaker (autoport.sandbox.oem_login).
@@ -474,15 +492,17 @@ async def verify_submit(request: Request) -> Response:
             return _verify_render(request, state, ctx, status=503, notice="oem_unreachable")
         return see_other(login_url)
     if action == "code":
-        result = await service.submit_vehicle_code(
-            state.database,
-            ctx,
-            settings=state.settings,
-            key=key,
-            code=form.get("code"),
-            address=client_address(request),
-            now_us=now,
-        )
+        # Committed whatever the outcome: a wrong try counts.
+        async with state.database.transaction() as conn:
+            result = await service.submit_vehicle_code(
+                conn,
+                ctx,
+                settings=state.settings,
+                key=key,
+                code=form.get("code"),
+                address=client_address(request),
+                now_us=now,
+            )
         if result.outcome is CodeCheck.accepted:
             return see_other(page_url(request, "review"))
         if result.outcome is CodeCheck.wrong:
@@ -507,14 +527,15 @@ async def oem_callback(request: Request) -> Response:
     try:
         if connector.oem_login_page(ctx.session.brand or "") is not None:
             # The simulated carmaker's signed answer (`result`).
-            ok = await service.finish_oem_login(
-                state.database,
-                ctx,
-                key=key,
-                secret=secret,
-                result=request.query_params.get("result"),
-                now_us=state.clock.now_us(),
-            )
+            async with state.database.transaction() as conn:
+                ok = await service.finish_oem_login(
+                    conn,
+                    ctx,
+                    key=key,
+                    secret=secret,
+                    result=request.query_params.get("result"),
+                    now_us=state.clock.now_us(),
+                )
         else:
             ok = await service.finish_connector_oem_login(
                 state.database,
@@ -569,12 +590,10 @@ async def review_submit(request: Request) -> Response:
     if decision not in ("approve", "deny"):
         return _review_render(request, ctx, status=400)
     try:
-        result = await service.decide(
-            state.database,
-            ctx,
-            approve=decision == "approve",
-            now_us=state.clock.now_us(),
-        )
+        async with state.database.transaction() as conn:
+            result = await service.decide(
+                conn, ctx, approve=decision == "approve", now_us=state.clock.now_us()
+            )
     except ErrorPage:
         raise
     except Exception:
@@ -604,14 +623,15 @@ async def _owner_decision(
         except ValueError as error:
             raise ApiError(422, f"body: {error}", source="detail") from None
     try:
-        status = await service.report_owner_decision(
-            state.database,
-            environment=env,
-            authorization_id=authorization_id,
-            approved=approved,
-            now_us=state.clock.now_us(),
-            detail=detail,
-        )
+        async with state.database.transaction() as conn:
+            status = await service.report_owner_decision(
+                conn,
+                environment=env,
+                authorization_id=authorization_id,
+                approved=approved,
+                now_us=state.clock.now_us(),
+                detail=detail,
+            )
     except service.StatusProblem as problem:
         raise ApiError(problem.status, problem.detail, source="authorization_id") from None
     result = OwnerDecisionResult(authorization_id=authorization_id, status=status)

@@ -151,7 +151,7 @@ async def refusal(
     conn: Connection, who: Claim, *, counters: tuple[Counter, ...] = TRIES + CODES, now_us: int
 ) -> Refusal | None:
     """A running lockout (before a block of codes: it says more), else None."""
-    blocks = await repository.throttle_blocks(
+    blocks = await repository.list_throttle_blocks(
         conn,
         environment=who.environment,
         subjects={str(counter): who.subject(counter) for counter in counters},
@@ -226,7 +226,7 @@ async def issue_vehicle_code(
     code = f"{secrets.randbelow(10**VEHICLE_CODE_DIGITS):0{VEHICLE_CODE_DIGITS}d}"
     code_id = uuid.uuid4().hex
     expires_at = now_us + settings.consent_vehicle_code_seconds * MICROS
-    await repository.insert_vehicle_code(
+    await repository.create_vehicle_code(
         conn,
         code_id=code_id,
         environment=who.environment,
@@ -257,7 +257,7 @@ async def check_vehicle_code(
     refused = await refusal(conn, who, counters=TRIES, now_us=now_us)
     if refused is not None:
         return CodeResult(CodeCheck.locked, locked_until_us=refused.until_us)
-    live = await repository.live_code(
+    live = await repository.get_live_code(
         conn, session_id=session_id, environment=who.environment, vin=who.vin, now_us=now_us
     )
     if live is None:
@@ -308,9 +308,7 @@ async def current_vehicle_code(
     conn: Connection, *, environment: Environment, vin: str, now_us: int
 ) -> str | None:
     """What the vehicle's display shows now: the newest live code for the VIN, or None."""
-    return await repository.current_display_code(
-        conn, environment=environment, vin=vin, now_us=now_us
-    )
+    return await repository.get_display_code(conn, environment=environment, vin=vin, now_us=now_us)
 
 
 # -------------------------------------------------------------------------- oem_login

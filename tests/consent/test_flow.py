@@ -464,7 +464,7 @@ async def test_busy_database_at_the_entry_point_is_temporarily_unavailable(
     async def locked(*args: object, **kwargs: object) -> None:
         raise sqlite3.OperationalError("database is locked")
 
-    monkeypatch.setattr(repository, "insert_session", locked)
+    monkeypatch.setattr(repository, "create_session", locked)
     query = query_of((await start(browser_client, app)).headers["location"])
     assert query["error"] == "temporarily_unavailable"
     assert query["state"] == "st-42"
