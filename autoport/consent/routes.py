@@ -537,8 +537,8 @@ async def oem_callback(request: Request) -> Response:
                     now_us=state.clock.now_us(),
                 )
         else:
-            ok = await service.finish_connector_oem_login(
-                state.database,
+            # The carmaker is asked before the transaction that takes its answer.
+            answer = await service.ask_carmaker(
                 ctx,
                 key=key,
                 secret=secret,
@@ -547,6 +547,12 @@ async def oem_callback(request: Request) -> Response:
                 redirect_uri=_oem_callback_url(state, env),
                 now_us=state.clock.now_us(),
             )
+            ok = False
+            if answer is not None:
+                async with state.database.transaction() as conn:
+                    ok = await service.accept_carmaker_answer(
+                        conn, ctx, answer, key=key, now_us=state.clock.now_us()
+                    )
     except CarmakerUnreachable:
         return _verify_render(request, state, ctx, status=503, notice="oem_unreachable")
     if not ok:

@@ -7,9 +7,8 @@ the consent's own transaction.
 
 The service boundary (docs/development.md): each function takes a `Connection` first
 (the route's transaction, or `database.reader` for reads) and awaits no network; the
-routes hand a code to the vehicle (`show_code`) after the transaction that issued it.
-`finish_connector_oem_login` alone takes the `Database`: it asks the carmaker between
-checking our state and taking the nonce, so it opens its one transaction after that.
+routes hand a code to the vehicle (`show_code`) after the transaction that issued it,
+and ask a team's carmaker (`ask_carmaker`) before the one that takes its answer.
 """
 
 from __future__ import annotations
@@ -28,6 +27,7 @@ from autoport.config import Settings
 from autoport.consent import repository, verification
 from autoport.consent.repository import Application, Session
 from autoport.consent.verification import (
+    CarmakerAnswer,
     CodeCheck,
     CodeResult,
     Method,
@@ -37,7 +37,7 @@ from autoport.consent.verification import (
 from autoport.kit import uris
 from autoport.kit.clock import from_iso
 from autoport.kit.crypto import new_token, same, token_hash
-from autoport.kit.db import Connection, Database
+from autoport.kit.db import Connection
 from autoport.kit.environments import Environment
 from autoport.kit.errors import ApiError
 from autoport.kit.keyring import accepted
@@ -601,8 +601,7 @@ class CarmakerUnreachable(Exception):
     may sign in again."""
 
 
-async def finish_connector_oem_login(
-    db: Database,
+async def ask_carmaker(
     ctx: Context,
     *,
     key: bytes,
@@ -611,11 +610,13 @@ async def finish_connector_oem_login(
     callback: Mapping[str, str],
     redirect_uri: str,
     now_us: int,
-) -> bool:
+) -> CarmakerAnswer | None:
     """A real carmaker's answer at our callback (a team's connector, production): check
     our own `state` (signature, purpose, expiry, session, VIN, the session's current
-    nonce), let the connector exchange the carmaker's answer for the owner's account, and
-    accept it once. CarmakerUnreachable when the carmaker cannot be asked."""
+    nonce), then let the connector exchange the carmaker's answer for the owner's
+    account (network: the caller holds no transaction). None when either refuses;
+    CarmakerUnreachable when the carmaker cannot be asked. `accept_carmaker_answer`
+    takes the answer, once."""
     session = ctx.session
     payload = verification.unsign(secret, "oem-state", callback.get("state", ""), now_us=now_us)
     if (
@@ -631,9 +632,8 @@ async def finish_connector_oem_login(
         or not same(session.oem_nonce_hash, verification.nonce_hash(key, payload["nonce"]))
     ):
         # Forged, expired, another session's, or already used: the carmaker is not asked.
-        return False
+        return None
     try:
-        # Network: outside any transaction.
         account = await connector.oem_login_owner(
             environment=session.environment,
             vin=session.vin,
@@ -643,12 +643,17 @@ async def finish_connector_oem_login(
     except ConnectorError as error:
         log.warning("carmaker login not confirmed", vin=session.vin, error=str(error))
         raise CarmakerUnreachable(str(error)) from None
-    if not account:
-        return False
-    async with db.transaction() as conn:
-        return await _accept_account(
-            conn, session, key=key, nonce=payload["nonce"], account=account, now_us=now_us
-        )
+    return CarmakerAnswer(payload["nonce"], account) if account else None
+
+
+async def accept_carmaker_answer(
+    conn: Connection, ctx: Context, answer: CarmakerAnswer, *, key: bytes, now_us: int
+) -> bool:
+    """Verify the session with the carmaker's account, once (the nonce is taken in the
+    same UPDATE: a replayed or superseded answer finds nothing)."""
+    return await _accept_account(
+        conn, ctx.session, key=key, nonce=answer.nonce, account=answer.account, now_us=now_us
+    )
 
 
 def requires_verification(ctx: Context) -> bool:

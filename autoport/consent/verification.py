@@ -340,6 +340,15 @@ def unsign(secret: bytes, purpose: str, token: str, *, now_us: int) -> dict[str,
     return payload
 
 
+@dataclass(frozen=True, slots=True)
+class CarmakerAnswer:
+    """A team's carmaker confirmed `account` (its owner account id) for our state's
+    `nonce`: what the consent pages and the owner portal accept, once."""
+
+    nonce: str
+    account: str
+
+
 def new_oem_nonce() -> str:
     return secrets.token_urlsafe(24)
 

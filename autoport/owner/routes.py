@@ -504,14 +504,22 @@ async def oem_callback(request: Request) -> Response:
             )  # fmt: skip
     else:
         try:
-            new = await service.finish_connector_oem_login(
-                state.database, session, settings=state.settings, key=key, secret=secret,
-                token=token, connector=connector, callback=dict(request.query_params),
+            # The carmaker is asked before the transaction that takes its answer.
+            answer = await service.ask_carmaker(
+                session, key=key, secret=secret, connector=connector,
+                callback=dict(request.query_params),
                 redirect_uri=_oem_callback_url(state, env), now_us=now,
             )  # fmt: skip
         except ConnectorError as error:
             log.warning("carmaker login not confirmed", error=str(error))
             return _verify_page(request, session, status=503, notice="oem_unreachable")
+        new = None
+        if answer is not None:
+            async with state.database.transaction() as conn:
+                new = await service.accept_carmaker_answer(
+                    conn, session, answer, settings=state.settings, key=key, token=token,
+                    now_us=now,
+                )  # fmt: skip
     if new is None:
         return _verify_page(request, session, status=403, notice="oem_failed")
     return _signed_in(request, state, new)

@@ -7,10 +7,9 @@ VIN signed in with, and for a carmaker login every vehicle granted by that accou
 
 The service boundary (docs/development.md): each function takes a `Connection` first
 (the route's transaction, or `database.reader` for reads) and awaits no network; a code
-is handed to the vehicle (`show_code`) after the transaction that issued it, and open
+is handed to the vehicle (`show_code`) after the transaction that issued it, a team's
+carmaker is asked (`ask_carmaker`) before the one that takes its answer, and open
 streams are told of a withdrawal (`AppState.access_changed`) after its commit.
-`finish_connector_oem_login` alone takes the `Database`: it asks the carmaker between
-checking our state and the sign-in's write.
 """
 
 from __future__ import annotations
@@ -34,7 +33,7 @@ from autoport.consent import verification
 from autoport.consent.verification import CodeCheck, CodeResult, Method, Refusal
 from autoport.kit.clock import to_iso
 from autoport.kit.crypto import new_token, same, token_hash
-from autoport.kit.db import Connection, Database, Row
+from autoport.kit.db import Connection, Row
 from autoport.kit.environments import Environment
 from autoport.kit.errors import ApiError
 from autoport.oauth import service as oauth
@@ -388,21 +387,20 @@ async def finish_oem_login(
     )
 
 
-async def finish_connector_oem_login(
-    db: Database,
+async def ask_carmaker(
     session: OwnerSession,
     *,
-    settings: Settings,
     key: bytes,
     secret: bytes,
-    token: str,
     connector: BrandConnector,
     callback: dict[str, str],
     redirect_uri: str,
     now_us: int,
-) -> str | None:
+) -> verification.CarmakerAnswer | None:
     """A real carmaker's answer (a team's connector): our state first, then the
-    connector exchanges the answer for the owner's account. ConnectorError propagates."""
+    connector exchanges the answer for the owner's account (network: the caller holds no
+    transaction). None when either refuses; ConnectorError propagates.
+    `accept_carmaker_answer` signs in with it, once."""
     payload = verification.unsign(secret, "oem-state", callback.get("state", ""), now_us=now_us)
     if (
         payload is None
@@ -420,19 +418,31 @@ async def finish_connector_oem_login(
         callback=callback,
         redirect_uri=redirect_uri,
     )
-    if not account:
-        return None
-    async with db.transaction() as conn:
-        return await _accept_account(
-            conn,
-            session,
-            settings=settings,
-            key=key,
-            token=token,
-            nonce=payload["nonce"],
-            account=account,
-            now_us=now_us,
-        )
+    return verification.CarmakerAnswer(payload["nonce"], account) if account else None
+
+
+async def accept_carmaker_answer(
+    conn: Connection,
+    session: OwnerSession,
+    answer: verification.CarmakerAnswer,
+    *,
+    settings: Settings,
+    key: bytes,
+    token: str,
+    now_us: int,
+) -> str | None:
+    """Signed in with the carmaker's account: the rotated token, or None when the nonce
+    was taken or replaced meanwhile."""
+    return await _accept_account(
+        conn,
+        session,
+        settings=settings,
+        key=key,
+        token=token,
+        nonce=answer.nonce,
+        account=answer.account,
+        now_us=now_us,
+    )
 
 
 async def _accept_account(
