@@ -50,6 +50,7 @@ def feature_routers() -> Sequence[APIRouter]:
     from autoport.ingestion.routes import router as ingestion_router
     from autoport.oauth.routes import router as oauth_router
     from autoport.owner.routes import owner_router
+    from autoport.sandbox.oem_login import router as sandbox_oem_login_router
     from autoport.sandbox.routes import router as sandbox_router
     from autoport.streaming.routes import router as streaming_router
     from autoport.vehicle_data.routes import router as vehicle_data_router
@@ -71,6 +72,7 @@ def feature_routers() -> Sequence[APIRouter]:
         webhooks_router,
         sandbox_router,
         consent_router,
+        sandbox_oem_login_router,
         owner_router,
         apidocs_router,
         console_router_with_pages(),
@@ -214,8 +216,10 @@ def create_app(
     install_error_handlers(app, oauth_path=is_oauth_path)
     for router in feature_routers():
         app.include_router(router)
+    from autoport.consent.routes import install_error_pages
     from autoport.owner.routes import install_page_errors
 
+    install_error_pages(app)  # the consent pages' error pages
     install_page_errors(app)  # the owner portal's error pages
     app.pipeline = RequestPipeline(
         AppRouter(hot_routes(), app.framework),

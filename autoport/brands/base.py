@@ -164,6 +164,20 @@ class BrandConnector:
             return "vehicle_code needs the connector to implement show_vehicle_code"
         return None
 
+    def verification_method_for(self, brand: str) -> VerificationMethod:
+        """How owners of `brand` prove ownership through this connector. One method for
+        every brand it serves; a connector serving several brands may answer per brand
+        (the sandbox's does)."""
+        return self.verification_method
+
+    def oem_login_page(self, brand: str) -> str | None:
+        """The path (under the environment's prefix) of a carmaker login autoport serves
+        itself for `brand` (the sandbox's simulated carmaker, autoport.sandbox.oem_login),
+        or None: the owner signs in at the carmaker's own login (`oem_login_url`, then
+        `oem_login_owner` at our callback). A real carmaker's owners never sign in on a
+        page autoport serves."""
+        return None
+
     async def show_vehicle_code(
         self, *, environment: Environment, vin: str, code: str, expires_at_us: int
     ) -> None:

@@ -118,10 +118,7 @@ class BrandRegistry:
     def verification_method(self, environment: Environment, brand: str) -> VerificationMethod:
         """How owners of this brand prove ownership during consent: the one source the
         consent flow asks (the sandbox connector answers per brand)."""
-        connector = self.connector_for(environment, brand)
-        if isinstance(connector, SandboxConnector):
-            return connector.verification_method_for(brand)
-        return connector.verification_method
+        return self.connector_for(environment, brand).verification_method_for(brand)
 
     def fetching_connectors(self) -> dict[str, BrandConnector]:
         """Brands whose connector fetches on demand (`data_sources`): the

@@ -40,6 +40,10 @@ from autoport.config import Settings
 from autoport.kit.clock import MICROS, Clock, to_iso
 from autoport.kit.environments import Environment
 
+# The simulated carmaker login's page (autoport.sandbox.oem_login serves it): where the
+# sandbox's `oem_login` verification sends the owner.
+SIMULATED_OEM_LOGIN = "/oauth/oem/{brand}/login"
+
 FetchFailure = Literal["none", "offline", "privacy_mode", "unavailable", "timeout"]
 
 
@@ -156,6 +160,9 @@ class SandboxConnector(BrandConnector):
 
     def verification_method_for(self, brand: str) -> VerificationMethod:
         return self.verification_methods.get(brand, self.verification_method)
+
+    def oem_login_page(self, brand: str) -> str | None:
+        return SIMULATED_OEM_LOGIN.format(brand=brand)
 
     def verification_problem(self) -> str | None:
         return None  # every method is simulated here, the carmaker login included

@@ -65,14 +65,15 @@ def _decide(
 ) -> None:
     async def work(db: Database, _: Settings) -> str:
         try:
-            return await service.report_owner_decision(
-                db,
-                environment=environment,
-                authorization_id=authorization_id,
-                approved=approved,
-                now_us=now_us(),
-                detail=detail,
-            )
+            async with db.transaction() as conn:
+                return await service.report_owner_decision(
+                    conn,
+                    environment=environment,
+                    authorization_id=authorization_id,
+                    approved=approved,
+                    now_us=now_us(),
+                    detail=detail,
+                )
         except service.StatusProblem as problem:
             fail(problem.detail, exit_code_of(problem.status))
 

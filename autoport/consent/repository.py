@@ -54,7 +54,7 @@ _APP_COLUMNS = (
 )
 
 
-async def application_by_client_id(
+async def get_application_by_client_id(
     conn: Connection, *, environment: Environment, client_id: str
 ) -> Application | None:
     row = await conn.fetch_one(
@@ -65,7 +65,7 @@ async def application_by_client_id(
     return None if row is None else _application(row)
 
 
-async def application_by_id(
+async def get_application(
     conn: Connection, *, environment: Environment, application_id: str
 ) -> Application | None:
     row = await conn.fetch_one(
@@ -116,7 +116,7 @@ def _session(row: Row) -> Session:
     return Session(**values)
 
 
-async def insert_session(conn: Connection, *, token_hash: str, values: dict[str, Any]) -> None:
+async def create_session(conn: Connection, *, token_hash: str, values: dict[str, Any]) -> None:
     row = {name: None for name in Session.__slots__} | values | {"token_hash": token_hash}
     row["environment"] = str(row["environment"])
     await conn.execute(
@@ -126,7 +126,7 @@ async def insert_session(conn: Connection, *, token_hash: str, values: dict[str,
     )
 
 
-async def session_by_token_hash(
+async def get_session_by_token_hash(
     conn: Connection, *, environment: Environment, token_hash: str
 ) -> Session | None:
     row = await conn.fetch_one(
@@ -137,7 +137,7 @@ async def session_by_token_hash(
     return None if row is None else _session(row)
 
 
-async def session_by_id(
+async def get_session(
     conn: Connection, *, environment: Environment, session_id: str
 ) -> Session | None:
     row = await conn.fetch_one(
@@ -221,7 +221,7 @@ async def delete_expired_sessions(conn: Connection, *, before_us: int) -> int:
 # ---------------------------------------------------------------------- authorizations
 
 
-async def insert_authorization(conn: Connection, *, values: dict[str, Any]) -> None:
+async def create_authorization(conn: Connection, *, values: dict[str, Any]) -> None:
     row = dict(values)
     row["environment"] = str(row["environment"])
     row["properties"] = orjson.dumps(list(row["properties"])).decode()
@@ -235,7 +235,7 @@ async def insert_authorization(conn: Connection, *, values: dict[str, Any]) -> N
     )
 
 
-async def authorization_status(
+async def get_authorization_status(
     conn: Connection, *, environment: Environment, authorization_id: str
 ) -> str | None:
     value = await conn.fetch_value(
@@ -268,7 +268,7 @@ async def retire_vin_codes(
     )
 
 
-async def insert_vehicle_code(
+async def create_vehicle_code(
     conn: Connection,
     *,
     code_id: str,
@@ -297,7 +297,7 @@ async def insert_vehicle_code(
     )
 
 
-async def live_code(
+async def get_live_code(
     conn: Connection, *, session_id: str, environment: Environment, vin: str, now_us: int
 ) -> tuple[str, str] | None:
     """The session's live code shown for this VIN: (id, hash). A code shown for another
@@ -320,7 +320,7 @@ async def consume_vehicle_code(conn: Connection, *, code_id: str, now_us: int) -
     return row is not None
 
 
-async def current_display_code(
+async def get_display_code(
     conn: Connection, *, environment: Environment, vin: str, now_us: int
 ) -> str | None:
     value = await conn.fetch_value(
@@ -420,7 +420,7 @@ async def refund_throttle(
     )
 
 
-async def throttle_blocks(
+async def list_throttle_blocks(
     conn: Connection,
     *,
     environment: Environment,

@@ -1,8 +1,10 @@
-"""The consent pages (server-rendered, no JavaScript), the simulated carmaker login of
-the sandbox, and the admin call through which a carmaker reports an owner's decision.
+"""The consent pages (server-rendered, no JavaScript) and the admin call through which a
+carmaker reports an owner's decision. The sandbox's simulated carmaker login, where the
+`oem_login` pages send owners of sandbox brands, is autoport.sandbox.oem_login.
 
 Routes stay thin: parse the form, check the CSRF token, call the service, render or
-redirect (303 after every POST).
+redirect (303 after every POST). A problem the owner sees is raised as `ErrorPage` and
+rendered by one handler (`install_error_pages`).
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 import structlog
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, FastAPI, Request
 from fastapi.routing import APIRoute
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Match
@@ -19,7 +21,6 @@ from starlette.types import Scope
 
 from autoport.brands.base import BrandConnector, ConnectorError
 from autoport.brands.registry import registry_of
-from autoport.brands.sandbox import SandboxConnector
 from autoport.catalog.brands import hyphenated
 from autoport.consent import pages, service
 from autoport.consent.schemas import OwnerDecision, OwnerDecisionResult
@@ -30,16 +31,7 @@ from autoport.consent.service import (
     FormProblem,
     VehicleUnreachable,
 )
-from autoport.consent.verification import (
-    BACK_TO_OWNER,
-    CodeCheck,
-    Method,
-    Refusal,
-    grant_starts_pending,
-    oem_result,
-    simulated_oem_owns,
-    unsign,
-)
+from autoport.consent.verification import CodeCheck, Method, Refusal, grant_starts_pending
 from autoport.kit import uris
 from autoport.kit.auth import AdminDep
 from autoport.kit.environments import Environment, environment_of, public_base_url
@@ -52,7 +44,6 @@ log = structlog.get_logger("autoport.consent")
 
 COOKIE = "autoport_consent"
 PAGES = "/oauth/consent"
-OEM = "/oauth/oem"
 DEFAULT_ENTRY = "/oauth/new"
 
 
@@ -98,52 +89,61 @@ def _prefix(request: Request) -> str:
     return str(request.scope.get("root_path", ""))
 
 
-def _page_url(request: Request, step: str) -> str:
+def page_url(request: Request, step: str) -> str:
+    """A consent page's (or its static file's) path under the environment's prefix."""
     return f"{_prefix(request)}{PAGES}/{step}"
 
 
-def _see_other(url: str) -> Response:
+def see_other(url: str) -> Response:
     return pages.security_headers(RedirectResponse(url, status_code=303))
 
 
-async def _form(request: Request) -> dict[str, str]:
+async def form_of(request: Request) -> dict[str, str]:
     body = (await request.body()).decode("utf-8", errors="replace")
     return {name: values[-1] for name, values in parse_qs(body, keep_blank_values=True).items()}
 
 
-def _request_locale(request: Request) -> str:
+def request_locale(request: Request) -> str:
     return service.locale_from(
         request.query_params.get("lang") or request.query_params.get("locale"),
         request.headers.get("accept-language"),
     )
 
 
-def error_page(
-    request: Request,
-    problem: ErrorPage,
-    locale: str | None = None,
-    headers: dict[str, str] | None = None,
-) -> Response:
-    chosen = locale or _request_locale(request)
+def error_page(request: Request, problem: ErrorPage) -> Response:
+    """The error page of `problem`, in the request's language (`lang`/`locale`, else the
+    browser's)."""
     response = pages.render(
         "error.html",
-        chosen,
+        request_locale(request),
         status=problem.status,
         kind=problem.kind,
-        retry_after=int((headers or {}).get("Retry-After", 0)),
+        retry_after=int(problem.headers.get("Retry-After", 0)),
         switch=None,
-        stylesheet=_page_url(request, "static/consent.css"),
+        stylesheet=page_url(request, "static/consent.css"),
     )
-    response.headers.update(headers or {})
+    response.headers.update(problem.headers)
     if problem.kind == "finished":
         response.delete_cookie(COOKIE, path=_prefix(request) + "/oauth")
     return response
 
 
+async def error_page_handler(request: Request, error: Exception) -> Response:
+    assert isinstance(error, ErrorPage)
+    return error_page(request, error)
+
+
+def install_error_pages(app: FastAPI) -> None:
+    """One handler renders every ErrorPage the consent pages (and the simulated
+    carmaker's login) raise. Only they raise it: the API routes' errors keep their JSON
+    shapes (autoport.kit.errors)."""
+    app.add_exception_handler(ErrorPage, error_page_handler)
+
+
 async def _context(request: Request, state: AppState, env: Environment) -> Context:
     key, _ = _keys(state)
     return await service.load(
-        state.database,
+        state.database.reader,
         key=key,
         environment=env,
         token=request.cookies.get(COOKIE),
@@ -176,13 +176,12 @@ def _common(request: Request, ctx: Context, step: str) -> dict[str, Any]:
         "csrf_token": service.csrf_token(secret, token),
         "step": step,
         "steps": _ORDER,
-        "url": lambda name: _page_url(request, name),
+        "url": lambda name: page_url(request, name),
         "switch": {
-            code: f"{_page_url(request, step)}?{urlencode({'lang': code})}"
-            for code in pages.LOCALES
+            code: f"{page_url(request, step)}?{urlencode({'lang': code})}" for code in pages.LOCALES
         },
         "languages": pages.LANGUAGE_NAMES,
-        "stylesheet": _page_url(request, "static/consent.css"),
+        "stylesheet": page_url(request, "static/consent.css"),
         "brand_label": brand_label,
         # Where the owner withdraws later (autoport.owner): linked from every page.
         "owner_portal": f"{public_base_url(state.settings, ctx.session.environment)}/owner",
@@ -203,11 +202,12 @@ async def _page(
     ctx = await _context(request, state, env)
     lang = request.query_params.get("lang")
     if lang:
-        await service.set_locale(state.database, ctx, locale=lang, now_us=state.clock.now_us())
-        return ctx, _see_other(_page_url(request, step))
+        async with state.database.transaction() as conn:
+            await service.set_locale(conn, ctx, locale=lang, now_us=state.clock.now_us())
+        return ctx, see_other(page_url(request, step))
     reached = _where(ctx)
     if _ORDER.index(step) > _ORDER.index(reached):
-        return ctx, _see_other(_page_url(request, reached))
+        return ctx, see_other(page_url(request, reached))
     return ctx, None
 
 
@@ -215,7 +215,7 @@ async def _post(
     request: Request, state: AppState, env: Environment
 ) -> tuple[Context, dict[str, str]]:
     ctx = await _context(request, state, env)
-    form = await _form(request)
+    form = await form_of(request)
     _, secret = _keys(state)
     if not service.csrf_valid(secret, request.cookies.get(COOKIE, ""), form.get("csrf_token")):
         raise ErrorPage("csrf", status=403)
@@ -251,27 +251,30 @@ async def consent_entry(request: Request) -> Response:
     state, env = _where_am_i(request)
     refused = await _entry_rate_limit(request, state)
     if refused is not None:
-        return error_page(request, ErrorPage("busy", status=429), headers=refused.headers())
+        raise ErrorPage("busy", status=429, headers=refused.headers())
     query = request.query_params
     entry = service.EntryRequest(
         **{name: query.get(name) for name in service.EntryRequest.__dataclass_fields__}
     )
     key, _ = _keys(state)
+    entry_checked = await service.check_entry(
+        state.database.reader,
+        settings=state.settings,
+        environment=env,
+        request=entry,
+        accept_language=request.headers.get("accept-language"),
+        now_us=state.clock.now_us(),
+    )
+    if isinstance(entry_checked, service.RedirectError):
+        return see_other(entry_checked.url)
     try:
-        started = await service.start(
-            state.database,
-            settings=state.settings,
-            key=key,
-            environment=env,
-            request=entry,
-            accept_language=request.headers.get("accept-language"),
-            now_us=state.clock.now_us(),
-        )
-    except ErrorPage as problem:
-        return error_page(request, problem)
-    if isinstance(started, service.RedirectError):
-        return _see_other(started.url)
-    response = _see_other(_page_url(request, "brand"))
+        async with state.database.transaction() as conn:
+            started = await service.open_session(conn, entry_checked, key=key)
+    except Exception:
+        # The database is busy or away: the application learns it may retry.
+        log.exception("consent session could not be stored")
+        return see_other(entry_checked.failure.url)
+    response = see_other(page_url(request, "brand"))
     response.set_cookie(
         COOKIE,
         started.session_token,
@@ -301,10 +304,7 @@ async def consent_stylesheet() -> Response:
 @router.get(PAGES + "/brand")
 async def brand_page(request: Request) -> Response:
     state, env = _where_am_i(request)
-    try:
-        ctx, early = await _page(request, state, env, "brand")
-    except ErrorPage as problem:
-        return error_page(request, problem)
+    ctx, early = await _page(request, state, env, "brand")
     if early:
         return early
     return pages.render("brand.html", ctx.session.locale, **_common(request, ctx, "brand"))
@@ -313,13 +313,12 @@ async def brand_page(request: Request) -> Response:
 @router.post(PAGES + "/brand")
 async def brand_submit(request: Request) -> Response:
     state, env = _where_am_i(request)
+    ctx, form = await _post(request, state, env)
     try:
-        ctx, form = await _post(request, state, env)
-        await service.choose_brand(
-            state.database, ctx, brand=form.get("brand"), now_us=state.clock.now_us()
-        )
-    except ErrorPage as problem:
-        return error_page(request, problem)
+        async with state.database.transaction() as conn:
+            await service.choose_brand(
+                conn, ctx, brand=form.get("brand"), now_us=state.clock.now_us()
+            )
     except FormProblem as problem:
         return pages.render(
             "brand.html",
@@ -328,16 +327,13 @@ async def brand_submit(request: Request) -> Response:
             problem=problem,
             **_common(request, ctx, "brand"),
         )
-    return _see_other(_page_url(request, "vehicle"))
+    return see_other(page_url(request, "vehicle"))
 
 
 @router.get(PAGES + "/vehicle")
 async def vehicle_page(request: Request) -> Response:
     state, env = _where_am_i(request)
-    try:
-        ctx, early = await _page(request, state, env, "vehicle")
-    except ErrorPage as problem:
-        return error_page(request, problem)
+    ctx, early = await _page(request, state, env, "vehicle")
     if early:
         return early
     return pages.render(
@@ -351,28 +347,31 @@ async def vehicle_page(request: Request) -> Response:
 @router.post(PAGES + "/vehicle")
 async def vehicle_submit(request: Request) -> Response:
     state, env = _where_am_i(request)
+    ctx, form = await _post(request, state, env)
+    key, _ = _keys(state)
+    if ctx.session.brand is None:
+        raise ErrorPage("step_order")
+    registry = registry_of(state)
+    connector = registry.connector_for(env, ctx.session.brand)
     try:
-        ctx, form = await _post(request, state, env)
-        key, _ = _keys(state)
-        if ctx.session.brand is None:
-            raise ErrorPage("step_order")
-        registry = registry_of(state)
-        await service.enter_vin(
-            state.database,
-            ctx,
-            settings=state.settings,
-            key=key,
-            vin=form.get("vin"),
-            # One source of truth: the brand's connector says how ownership is proven.
-            method=registry.verification_method(env, ctx.session.brand),
-            connector=registry.connector_for(env, ctx.session.brand),
-            address=client_address(request),
-            now_us=state.clock.now_us(),
-        )
+        async with state.database.transaction() as conn:
+            issued = await service.enter_vin(
+                conn,
+                ctx,
+                settings=state.settings,
+                key=key,
+                vin=form.get("vin"),
+                # One source of truth: the brand's connector says how ownership is proven.
+                method=registry.verification_method(env, ctx.session.brand),
+                connector=connector,
+                address=client_address(request),
+                now_us=state.clock.now_us(),
+            )
+        ctx = await _context(request, state, env)
+        # After the commit: never network inside a transaction.
+        await service.show_code(connector, ctx, issued)
     except VehicleUnreachable:
-        return _see_other(_page_url(request, "verify") + "?unreachable=1")
-    except ErrorPage as problem:
-        return error_page(request, problem)
+        return see_other(page_url(request, "verify") + "?unreachable=1")
     except FormProblem as problem:
         return pages.render(
             "vehicle.html",
@@ -382,23 +381,23 @@ async def vehicle_submit(request: Request) -> Response:
             vin=problem.values.get("vin", ""),
             **_common(request, ctx, "vehicle"),
         )
-    ctx = await _context(request, state, env)
-    return _see_other(_page_url(request, _where(ctx)))
+    return see_other(page_url(request, _where(ctx)))
 
 
 @router.get(PAGES + "/verify")
 async def verify_page(request: Request) -> Response:
     state, env = _where_am_i(request)
-    try:
-        ctx, early = await _page(request, state, env, "verify")
-    except ErrorPage as problem:
-        return error_page(request, problem)
+    ctx, early = await _page(request, state, env, "verify")
     if early:
         return early
     # Say so at once rather than after the owner typed a code in vain.
     key, _ = _keys(state)
     refused = await service.vehicle_code_refusal(
-        state.database, ctx, key=key, address=client_address(request), now_us=state.clock.now_us()
+        state.database.reader,
+        ctx,
+        key=key,
+        address=client_address(request),
+        now_us=state.clock.now_us(),
     )
     return _verify_render(request, state, ctx, refused=refused)
 
@@ -451,48 +450,52 @@ async def verify_submit(request: Request) -> Response:
     state, env = _where_am_i(request)
     key, secret = _keys(state)
     now = state.clock.now_us()
-    try:
-        ctx, form = await _post(request, state, env)
-        action = form.get("action", "")
-        if action == "new_code":
-            try:
-                refused = await service.new_vehicle_code(
-                    state.database,
-                    ctx,
-                    settings=state.settings,
-                    key=key,
-                    connector=_connector(state, ctx),
-                    address=client_address(request),
-                    now_us=now,
-                )
-            except VehicleUnreachable:
-                return _verify_render(request, state, ctx, status=503, notice="unreachable")
-            if refused is not None:
-                return _verify_render(request, state, ctx, status=429, refused=refused)
-            return _see_other(_page_url(request, "verify") + "?sent=1")
-        if action == "oem_login":
-            connector = _connector(state, ctx)
-            signed = await service.begin_oem_login(
-                state.database, ctx, key=key, secret=secret, now_us=now
+    ctx, form = await _post(request, state, env)
+    action = form.get("action", "")
+    if action == "new_code":
+        connector = _connector(state, ctx)
+        async with state.database.transaction() as conn:
+            issued = await service.new_vehicle_code(
+                conn,
+                ctx,
+                settings=state.settings,
+                key=key,
+                connector=connector,
+                address=client_address(request),
+                now_us=now,
             )
-            if isinstance(connector, SandboxConnector):
-                target = f"{_prefix(request)}{OEM}/{ctx.session.brand}/login"
-                return _see_other(f"{target}?{urlencode({'state': signed})}")
-            # A team's connector: the carmaker's own login (OAuth authorization code).
-            try:
-                login_url = await connector.oem_login_url(
-                    environment=env,
-                    vin=ctx.session.vin or "",
-                    state=signed,
-                    redirect_uri=_oem_callback_url(state, env),
-                )
-            except ConnectorError as error:
-                log.warning("carmaker login unavailable", error=str(error))
-                return _verify_render(request, state, ctx, status=503, notice="oem_unreachable")
-            return _see_other(login_url)
-        if action == "code":
+        try:
+            refused = await service.show_code(connector, ctx, issued)
+        except VehicleUnreachable:
+            return _verify_render(request, state, ctx, status=503, notice="unreachable")
+        if refused is not None:
+            return _verify_render(request, state, ctx, status=429, refused=refused)
+        return see_other(page_url(request, "verify") + "?sent=1")
+    if action == "oem_login":
+        connector = _connector(state, ctx)
+        async with state.database.transaction() as conn:
+            signed = await service.begin_oem_login(conn, ctx, key=key, secret=secret, now_us=now)
+        served_here = connector.oem_login_page(ctx.session.brand or "")
+        if served_here is not None:
+            # The sandbox's simulated carmaker (autoport.sandbox.oem_login).
+            return see_other(f"{_prefix(request)}{served_here}?{urlencode({'state': signed})}")
+        # A team's connector: the carmaker's own login (OAuth authorization code).
+        try:
+            login_url = await connector.oem_login_url(
+                environment=env,
+                vin=ctx.session.vin or "",
+                state=signed,
+                redirect_uri=_oem_callback_url(state, env),
+            )
+        except ConnectorError as error:
+            log.warning("carmaker login unavailable", error=str(error))
+            return _verify_render(request, state, ctx, status=503, notice="oem_unreachable")
+        return see_other(login_url)
+    if action == "code":
+        # Committed whatever the outcome: a wrong try counts.
+        async with state.database.transaction() as conn:
             result = await service.submit_vehicle_code(
-                state.database,
+                conn,
                 ctx,
                 settings=state.settings,
                 key=key,
@@ -500,19 +503,17 @@ async def verify_submit(request: Request) -> Response:
                 address=client_address(request),
                 now_us=now,
             )
-            if result.outcome is CodeCheck.accepted:
-                return _see_other(_page_url(request, "review"))
-            if result.outcome is CodeCheck.wrong:
-                return _verify_render(
-                    request, state, ctx, status=422, notice="wrong",
-                    attempts_left=result.attempts_left,
-                )  # fmt: skip
-            if result.outcome is CodeCheck.locked and result.locked_until_us is not None:
-                refused = Refusal("locked", result.locked_until_us)
-                return _verify_render(request, state, ctx, status=429, refused=refused)
-            return _verify_render(request, state, ctx, status=422, notice="expired_code")
-    except ErrorPage as problem:
-        return error_page(request, problem)
+        if result.outcome is CodeCheck.accepted:
+            return see_other(page_url(request, "review"))
+        if result.outcome is CodeCheck.wrong:
+            return _verify_render(
+                request, state, ctx, status=422, notice="wrong",
+                attempts_left=result.attempts_left,
+            )  # fmt: skip
+        if result.outcome is CodeCheck.locked and result.locked_until_us is not None:
+            refused = Refusal("locked", result.locked_until_us)
+            return _verify_render(request, state, ctx, status=429, refused=refused)
+        return _verify_render(request, state, ctx, status=422, notice="expired_code")
     return _verify_render(request, state, ctx, status=400, notice="unknown_action")
 
 
@@ -521,21 +522,23 @@ async def oem_callback(request: Request) -> Response:
     """Where the carmaker's login sends the owner back."""
     state, env = _where_am_i(request)
     key, secret = _keys(state)
+    ctx = await _context(request, state, env)
+    connector = _connector(state, ctx)
     try:
-        ctx = await _context(request, state, env)
-        connector = _connector(state, ctx)
-        if isinstance(connector, SandboxConnector):
-            ok = await service.finish_oem_login(
-                state.database,
-                ctx,
-                key=key,
-                secret=secret,
-                result=request.query_params.get("result"),
-                now_us=state.clock.now_us(),
-            )
+        if connector.oem_login_page(ctx.session.brand or "") is not None:
+            # The simulated carmaker's signed answer (`result`).
+            async with state.database.transaction() as conn:
+                ok = await service.finish_oem_login(
+                    conn,
+                    ctx,
+                    key=key,
+                    secret=secret,
+                    result=request.query_params.get("result"),
+                    now_us=state.clock.now_us(),
+                )
         else:
-            ok = await service.finish_connector_oem_login(
-                state.database,
+            # The carmaker is asked before the transaction that takes its answer.
+            answer = await service.ask_carmaker(
                 ctx,
                 key=key,
                 secret=secret,
@@ -544,22 +547,23 @@ async def oem_callback(request: Request) -> Response:
                 redirect_uri=_oem_callback_url(state, env),
                 now_us=state.clock.now_us(),
             )
-    except ErrorPage as problem:
-        return error_page(request, problem)
+            ok = False
+            if answer is not None:
+                async with state.database.transaction() as conn:
+                    ok = await service.accept_carmaker_answer(
+                        conn, ctx, answer, key=key, now_us=state.clock.now_us()
+                    )
     except CarmakerUnreachable:
         return _verify_render(request, state, ctx, status=503, notice="oem_unreachable")
     if not ok:
         return _verify_render(request, state, ctx, status=403, notice="oem_failed")
-    return _see_other(_page_url(request, "review"))
+    return see_other(page_url(request, "review"))
 
 
 @router.get(PAGES + "/review")
 async def review_page(request: Request) -> Response:
     state, env = _where_am_i(request)
-    try:
-        ctx, early = await _page(request, state, env, "review")
-    except ErrorPage as problem:
-        return error_page(request, problem)
+    ctx, early = await _page(request, state, env, "review")
     if early:
         return early
     return _review_render(request, ctx)
@@ -587,98 +591,24 @@ def _review_render(request: Request, ctx: Context, status: int = 200) -> Respons
 @router.post(PAGES + "/review")
 async def review_submit(request: Request) -> Response:
     state, env = _where_am_i(request)
+    ctx, form = await _post(request, state, env)
+    decision = form.get("decision")
+    if decision not in ("approve", "deny"):
+        return _review_render(request, ctx, status=400)
     try:
-        ctx, form = await _post(request, state, env)
-        decision = form.get("decision")
-        if decision not in ("approve", "deny"):
-            return _review_render(request, ctx, status=400)
-        try:
+        async with state.database.transaction() as conn:
             result = await service.decide(
-                state.database,
-                ctx,
-                approve=decision == "approve",
-                now_us=state.clock.now_us(),
+                conn, ctx, approve=decision == "approve", now_us=state.clock.now_us()
             )
-        except ErrorPage:
-            raise
-        except Exception:
-            # The owner still goes back to the application, which learns to retry.
-            log.exception("consent decision failed", session_id=ctx.session.id)
-            return _see_other(service.server_error_url(ctx))
-    except ErrorPage as problem:
-        return error_page(request, problem)
-    response = _see_other(result.redirect_url)
+    except ErrorPage:
+        raise
+    except Exception:
+        # The owner still goes back to the application, which learns to retry.
+        log.exception("consent decision failed", session_id=ctx.session.id)
+        return see_other(service.server_error_url(ctx))
+    response = see_other(result.redirect_url)
     response.delete_cookie(COOKIE, path=_prefix(request) + "/oauth")
     return response
-
-
-# ----------------------------------------------------- simulated carmaker (sandbox)
-
-
-def _simulated(state: AppState, request: Request, brand: str) -> bool:
-    """The simulated carmaker login stands in only for brands the sandbox connector
-    serves: a real brand's owners must never prove ownership with its password."""
-    return isinstance(
-        registry_of(state).connector_for(environment_of(request), brand), SandboxConnector
-    )
-
-
-@router.get(OEM + "/{brand}/login")
-async def oem_login_page(request: Request, brand: str) -> Response:
-    """A carmaker's own login, simulated: what `oem_login` verification redirects to."""
-    state, _ = _where_am_i(request)
-    _, secret = _keys(state)
-    locale = _request_locale(request)
-    signed = request.query_params.get("state", "")
-    payload = unsign(secret, "oem-state", signed, now_us=state.clock.now_us())
-    if payload is None or payload.get("brand") != brand or not _simulated(state, request, brand):
-        return error_page(request, ErrorPage("oem_state", status=400), locale)
-    return pages.render(
-        "oem_login.html",
-        locale,
-        oem_brand=brand_label(brand),
-        signed_state=signed,
-        vin=payload.get("vin"),
-        action=f"{_prefix(request)}{OEM}/{brand}/login",
-        stylesheet=_page_url(request, "static/consent.css"),
-        switch=None,
-    )
-
-
-@router.post(OEM + "/{brand}/login")
-async def oem_login_submit(request: Request, brand: str) -> Response:
-    state, _ = _where_am_i(request)
-    _, secret = _keys(state)
-    locale = _request_locale(request)
-    form = await _form(request)
-    now = state.clock.now_us()
-    # The signed state is this page's CSRF protection: it is bound to one consent
-    # session's nonce and expires.
-    payload = unsign(secret, "oem-state", form.get("state", ""), now_us=now)
-    if payload is None or payload.get("brand") != brand or not _simulated(state, request, brand):
-        return error_page(request, ErrorPage("oem_state", status=400), locale)
-    account = form.get("email", "").strip()
-    if not simulated_oem_owns(account, form.get("password", "")):
-        return pages.render(
-            "oem_login.html",
-            locale,
-            status=401,
-            oem_brand=brand_label(brand),
-            signed_state=form.get("state", ""),
-            vin=payload.get("vin"),
-            action=f"{_prefix(request)}{OEM}/{brand}/login",
-            stylesheet=_page_url(request, "static/consent.css"),
-            email=account,
-            failed=True,
-            switch=None,
-        )
-    result = oem_result(secret, state=payload, account=account, now_us=now)
-    back = (
-        f"{_prefix(request)}/owner/oem-callback"
-        if payload.get("back") == BACK_TO_OWNER
-        else _page_url(request, "oem-callback")
-    )
-    return _see_other(f"{back}?{urlencode({'result': result})}")
 
 
 # ---------------------------------------------------------------------- admin API
@@ -699,14 +629,15 @@ async def _owner_decision(
         except ValueError as error:
             raise ApiError(422, f"body: {error}", source="detail") from None
     try:
-        status = await service.report_owner_decision(
-            state.database,
-            environment=env,
-            authorization_id=authorization_id,
-            approved=approved,
-            now_us=state.clock.now_us(),
-            detail=detail,
-        )
+        async with state.database.transaction() as conn:
+            status = await service.report_owner_decision(
+                conn,
+                environment=env,
+                authorization_id=authorization_id,
+                approved=approved,
+                now_us=state.clock.now_us(),
+                detail=detail,
+            )
     except service.StatusProblem as problem:
         raise ApiError(problem.status, problem.detail, source="authorization_id") from None
     result = OwnerDecisionResult(authorization_id=authorization_id, status=status)

@@ -4,6 +4,11 @@ owner's decision. Routes (routes.py) only parse forms and render what this retur
 The authorization code and the grant's later status changes belong to the authorization
 server: `decide` and `report_owner_decision` call autoport.oauth.service directly, inside
 the consent's own transaction.
+
+The service boundary (docs/development.md): each function takes a `Connection` first
+(the route's transaction, or `database.reader` for reads) and awaits no network; the
+routes hand a code to the vehicle (`show_code`) after the transaction that issued it,
+and ask a team's carmaker (`ask_carmaker`) before the one that takes its answer.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from autoport.config import Settings
 from autoport.consent import repository, verification
 from autoport.consent.repository import Application, Session
 from autoport.consent.verification import (
+    CarmakerAnswer,
     CodeCheck,
     CodeResult,
     Method,
@@ -31,7 +37,7 @@ from autoport.consent.verification import (
 from autoport.kit import uris
 from autoport.kit.clock import from_iso
 from autoport.kit.crypto import new_token, same, token_hash
-from autoport.kit.db import Connection, Database
+from autoport.kit.db import Connection
 from autoport.kit.environments import Environment
 from autoport.kit.errors import ApiError
 from autoport.kit.keyring import accepted
@@ -70,12 +76,17 @@ class EntryRequest:
 
 class ErrorPage(Exception):
     """A problem shown to the owner, never redirected: the client or its redirect URI
-    cannot be trusted, or there is no session to go back to."""
+    cannot be trusted, or there is no session to go back to. Raised anywhere under a
+    consent page (or the simulated carmaker's login), rendered by one handler
+    (autoport.consent.routes.install_error_pages) in the request's language."""
 
-    def __init__(self, kind: str, status: int = 400) -> None:
+    def __init__(
+        self, kind: str, status: int = 400, headers: Mapping[str, str] | None = None
+    ) -> None:
         super().__init__(kind)
         self.kind = kind
         self.status = status
+        self.headers = dict(headers or {})
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,6 +110,14 @@ class RedirectError:
 class Started:
     session_token: str
     locale: str
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """An entry request that passed every check: the session to open."""
+
+    values: dict[str, Any]
+    failure: RedirectError  # what the application learns if the session cannot be stored
 
 
 def with_query(uri: str, params: dict[str, str]) -> str:
@@ -151,24 +170,23 @@ def _instant(text: str | None, name: str) -> int | None:
         raise ValueError(f"{name} is not an ISO 8601 date and time: {text[:40]!r}") from None
 
 
-async def start(
-    db: Database,
+async def check_entry(
+    conn: Connection,
     *,
     settings: Settings,
-    key: bytes,
     environment: Environment,
     request: EntryRequest,
     accept_language: str | None,
     now_us: int,
-) -> Started | RedirectError:
-    """Check the entry point's parameters and open a session.
+) -> Entry | RedirectError:
+    """Check the entry point's parameters: the session to open (`open_session`).
 
     Raises ErrorPage when the client or redirect URI is not trustworthy (RFC 6749
     §4.1.2.1: never redirect then); returns RedirectError for every other problem."""
     if not request.client_id:
         raise ErrorPage("missing_client")
-    app = await repository.application_by_client_id(
-        db.reader, environment=environment, client_id=request.client_id
+    app = await repository.get_application_by_client_id(
+        conn, environment=environment, client_id=request.client_id
     )
     if app is None:
         raise ErrorPage("unknown_client")
@@ -230,44 +248,37 @@ async def start(
         if vin_error:
             return fail("invalid_request", f"vin {vin_error}")
         vin = request.vin
+    values = {
+        "id": uuid.uuid4().hex,
+        "environment": environment,
+        "application_id": app.id,
+        "redirect_uri": request.redirect_uri,
+        "state": state,
+        "code_challenge": request.code_challenge or None,
+        "code_challenge_method": (request.code_challenge_method or "S256")
+        if request.code_challenge
+        else None,
+        "valid_from": valid_from,
+        "valid_until": valid_until,
+        "locale": locale_from(request.locale, accept_language),
+        "brand": brand,
+        "vin": vin,
+        "method": None,
+        "created_at": now_us,
+        "expires_at": now_us + settings.consent_session_seconds * MICROS,
+    }
+    # The database busy or away: the application may retry (RFC 6749 §4.1.2.1).
+    busy = fail("temporarily_unavailable", "the service is busy; please try again")
+    return Entry(values, busy)
+
+
+async def open_session(conn: Connection, entry: Entry, *, key: bytes) -> Started:
+    """Store the checked entry's session; its cookie's token."""
     token = new_token("cs_")
-    try:
-        await _insert_session(
-            db,
-            key=key,
-            token=token,
-            values={
-                "id": uuid.uuid4().hex,
-                "environment": environment,
-                "application_id": app.id,
-                "redirect_uri": request.redirect_uri,
-                "state": state,
-                "code_challenge": request.code_challenge or None,
-                "code_challenge_method": (request.code_challenge_method or "S256")
-                if request.code_challenge
-                else None,
-                "valid_from": valid_from,
-                "valid_until": valid_until,
-                "locale": locale_from(request.locale, accept_language),
-                "brand": brand,
-                "vin": vin,
-                "method": None,
-                "created_at": now_us,
-                "expires_at": now_us + settings.consent_session_seconds * MICROS,
-            },
-        )
-    except Exception:
-        # The database is busy or away: the application may retry (RFC 6749 §4.1.2.1).
-        log.exception("consent session could not be stored", application_id=app.id)
-        return fail("temporarily_unavailable", "the service is busy; please try again")
-    return Started(session_token=token, locale=locale_from(request.locale, accept_language))
-
-
-async def _insert_session(db: Database, *, key: bytes, token: str, values: dict[str, Any]) -> None:
-    async with db.transaction() as conn:
-        await repository.insert_session(
-            conn, token_hash=session_token_hash(key, token), values=values
-        )
+    await repository.create_session(
+        conn, token_hash=session_token_hash(key, token), values=entry.values
+    )
+    return Started(session_token=token, locale=entry.values["locale"])
 
 
 def session_token_hash(key: bytes, token: str) -> str:
@@ -299,7 +310,7 @@ class Context:
 
 
 async def load(
-    db: Database, *, key: bytes, environment: Environment, token: str | None, now_us: int
+    conn: Connection, *, key: bytes, environment: Environment, token: str | None, now_us: int
 ) -> Context:
     """The open session of this browser; ErrorPage('expired') when there is none."""
     if not token:
@@ -307,8 +318,8 @@ async def load(
     session = None
     # Sessions opened before a key rotation are found under the previous key.
     for used in accepted(key):
-        session = await repository.session_by_token_hash(
-            db.reader, environment=environment, token_hash=session_token_hash(used, token)
+        session = await repository.get_session_by_token_hash(
+            conn, environment=environment, token_hash=session_token_hash(used, token)
         )
         if session is not None:
             break
@@ -318,27 +329,26 @@ async def load(
         raise ErrorPage("finished")
     if session.expires_at <= now_us:
         raise ErrorPage("expired", status=410)
-    app = await repository.application_by_id(
-        db.reader, environment=environment, application_id=session.application_id
+    app = await repository.get_application(
+        conn, environment=environment, application_id=session.application_id
     )
     if app is None:
         raise ErrorPage("unknown_client")
     return Context(session, app)
 
 
-async def _update(db: Database, ctx: Context, now_us: int, **values: Any) -> None:
-    async with db.transaction() as conn:
-        ok = await repository.update_open_session(
-            conn, session_id=ctx.session.id, now_us=now_us, **values
-        )
+async def _update(conn: Connection, ctx: Context, now_us: int, **values: Any) -> None:
+    ok = await repository.update_open_session(
+        conn, session_id=ctx.session.id, now_us=now_us, **values
+    )
     if not ok:
         raise ErrorPage("expired", status=410)
 
 
-async def set_locale(db: Database, ctx: Context, *, locale: str, now_us: int) -> str:
+async def set_locale(conn: Connection, ctx: Context, *, locale: str, now_us: int) -> str:
     chosen = _supported(locale) or ctx.session.locale
     if chosen != ctx.session.locale:
-        await _update(db, ctx, now_us, locale=chosen)
+        await _update(conn, ctx, now_us, locale=chosen)
     return chosen
 
 
@@ -353,7 +363,7 @@ class FormProblem(Exception):
         self.values = values
 
 
-async def choose_brand(db: Database, ctx: Context, *, brand: str | None, now_us: int) -> None:
+async def choose_brand(conn: Connection, ctx: Context, *, brand: str | None, now_us: int) -> None:
     chosen = canonical_brand(brand or "")
     if chosen is None or chosen not in ctx.application.brands:
         raise FormProblem("brand", "choose_brand")
@@ -361,7 +371,7 @@ async def choose_brand(db: Database, ctx: Context, *, brand: str | None, now_us:
     if chosen != ctx.session.brand:
         # Another brand may verify differently: start verification over.
         changes |= {"method": None, "verified_at": None, "subject": None, "oem_nonce_hash": None}
-    await _update(db, ctx, now_us, **changes)
+    await _update(conn, ctx, now_us, **changes)
 
 
 class VehicleUnreachable(Exception):
@@ -369,16 +379,16 @@ class VehicleUnreachable(Exception):
     is told and may ask for a new code."""
 
 
-async def _show_code(
+async def show_code(
     connector: BrandConnector,
-    issued: verification.IssuedCode | Refusal,
-    *,
-    environment: Environment,
-    vin: str,
+    ctx: Context,
+    issued: verification.IssuedCode | Refusal | None,
 ) -> Refusal | None:
-    """Hand a freshly issued code to the vehicle (after its transaction: never network
-    inside one); the Refusal when no code was issued."""
-    if isinstance(issued, Refusal):
+    """Hand a freshly issued code to the session's vehicle (after the transaction that
+    issued it: never network inside one); the Refusal when no code was issued.
+    VehicleUnreachable when the vehicle could not be reached."""
+    environment, vin = ctx.session.environment, ctx.session.vin or ""
+    if issued is None or isinstance(issued, Refusal):
         return issued
     try:
         await connector.show_vehicle_code(
@@ -391,7 +401,7 @@ async def _show_code(
 
 
 async def enter_vin(
-    db: Database,
+    conn: Connection,
     ctx: Context,
     *,
     settings: Settings,
@@ -401,12 +411,12 @@ async def enter_vin(
     connector: BrandConnector,
     address: str,
     now_us: int,
-) -> Method:
+) -> verification.IssuedCode | Refusal | None:
     """Record the VIN and begin the brand's verification with `method`, the one the brand
     registry names for the session's brand (served by `connector`), for the owner at
     client `address`. Entering a VIN (another or the same) voids the session's codes and
-    verification: a code verifies only the VIN it was shown for. Returns the method;
-    VehicleUnreachable when a vehicle code could not be shown."""
+    verification: a code verifies only the VIN it was shown for. Returns the vehicle
+    code issued (or refused) for `show_code`, None when the method shows none."""
     if ctx.session.brand is None:
         raise ErrorPage("step_order")
     # Lenient in what the owner types: spaces and lower case are fixed, not refused.
@@ -436,28 +446,19 @@ async def enter_vin(
             "verified_at": now_us,
             "subject": verification.vehicle_subject(key, env, cleaned),
         }
-    issued: verification.IssuedCode | Refusal | None = None
-    async with db.transaction() as conn:
-        ok = await repository.update_open_session(
-            conn, session_id=ctx.session.id, now_us=now_us, **changes
-        )
-        if ok:
-            await repository.retire_session_codes(conn, session_id=ctx.session.id, now_us=now_us)
-        if ok and method is Method.vehicle_code:
-            issued = await verification.issue_vehicle_code(
-                conn,
-                key=key,
-                settings=settings,
-                who=verification.claim(key, env, cleaned, address),
-                session_id=ctx.session.id,
-                keep_display_code=connector.code_display_in_store,
-                now_us=now_us,
-            )
-    if not ok:
-        raise ErrorPage("expired", status=410)
-    if issued is not None:
-        await _show_code(connector, issued, environment=env, vin=cleaned)
-    return method
+    await _update(conn, ctx, now_us, **changes)
+    await repository.retire_session_codes(conn, session_id=ctx.session.id, now_us=now_us)
+    if method is not Method.vehicle_code:
+        return None
+    return await verification.issue_vehicle_code(
+        conn,
+        key=key,
+        settings=settings,
+        who=verification.claim(key, env, cleaned, address),
+        session_id=ctx.session.id,
+        keep_display_code=connector.code_display_in_store,
+        now_us=now_us,
+    )
 
 
 def _vin_problem_kind(vin: str) -> dict[str, Any]:
@@ -471,7 +472,7 @@ def _vin_problem_kind(vin: str) -> dict[str, Any]:
 
 
 async def new_vehicle_code(
-    db: Database,
+    conn: Connection,
     ctx: Context,
     *,
     settings: Settings,
@@ -479,28 +480,25 @@ async def new_vehicle_code(
     connector: BrandConnector,
     address: str,
     now_us: int,
-) -> Refusal | None:
-    """Show a new code in the vehicle; a Refusal instead while the VIN or the address is
-    locked out or out of codes, VehicleUnreachable when the vehicle could not be
-    reached."""
+) -> verification.IssuedCode | Refusal:
+    """A new code for the vehicle (`show_code` shows it); a Refusal instead while the VIN
+    or the address is locked out or out of codes."""
     session = ctx.session
     if session.vin is None or session.method != Method.vehicle_code:
         raise ErrorPage("step_order")
-    async with db.transaction() as conn:
-        issued = await verification.issue_vehicle_code(
-            conn,
-            key=key,
-            settings=settings,
-            who=verification.claim(key, session.environment, session.vin, address),
-            session_id=session.id,
-            keep_display_code=connector.code_display_in_store,
-            now_us=now_us,
-        )
-    return await _show_code(connector, issued, environment=session.environment, vin=session.vin)
+    return await verification.issue_vehicle_code(
+        conn,
+        key=key,
+        settings=settings,
+        who=verification.claim(key, session.environment, session.vin, address),
+        session_id=session.id,
+        keep_display_code=connector.code_display_in_store,
+        now_us=now_us,
+    )
 
 
 async def submit_vehicle_code(
-    db: Database,
+    conn: Connection,
     ctx: Context,
     *,
     settings: Settings,
@@ -509,33 +507,34 @@ async def submit_vehicle_code(
     address: str,
     now_us: int,
 ) -> CodeResult:
+    """Check a typed code. Every try counts (a wrong one too): the caller commits the
+    transaction whatever the outcome, and raises nothing after it."""
     session = ctx.session
     if session.vin is None or session.method != Method.vehicle_code:
         raise ErrorPage("step_order")
-    async with db.transaction() as conn:
-        result = await verification.check_vehicle_code(
+    result = await verification.check_vehicle_code(
+        conn,
+        key=key,
+        settings=settings,
+        who=verification.claim(key, session.environment, session.vin, address),
+        session_id=session.id,
+        code=code or "",
+        now_us=now_us,
+    )
+    if result.outcome is CodeCheck.accepted:
+        # Only while the session still names the VIN the code was checked for.
+        await repository.verify_session_vin(
             conn,
-            key=key,
-            settings=settings,
-            who=verification.claim(key, session.environment, session.vin, address),
             session_id=session.id,
-            code=code or "",
+            vin=session.vin,
+            subject=verification.vehicle_subject(key, session.environment, session.vin),
             now_us=now_us,
         )
-        if result.outcome is CodeCheck.accepted:
-            # Only while the session still names the VIN the code was checked for.
-            await repository.verify_session_vin(
-                conn,
-                session_id=session.id,
-                vin=session.vin,
-                subject=verification.vehicle_subject(key, session.environment, session.vin),
-                now_us=now_us,
-            )
     return result
 
 
 async def vehicle_code_refusal(
-    db: Database, ctx: Context, *, key: bytes, address: str, now_us: int
+    conn: Connection, ctx: Context, *, key: bytes, address: str, now_us: int
 ) -> Refusal | None:
     """Why the verify page cannot take or show a code now (a lockout, codes used up),
     said before the owner types anything; None otherwise."""
@@ -543,18 +542,18 @@ async def vehicle_code_refusal(
     if session.vin is None or session.method != Method.vehicle_code:
         return None
     who = verification.claim(key, session.environment, session.vin, address)
-    return await verification.refusal(db.reader, who, now_us=now_us)
+    return await verification.refusal(conn, who, now_us=now_us)
 
 
 async def begin_oem_login(
-    db: Database, ctx: Context, *, key: bytes, secret: bytes, now_us: int
+    conn: Connection, ctx: Context, *, key: bytes, secret: bytes, now_us: int
 ) -> str:
     """The signed state to send to the carmaker's login; its nonce is kept hashed."""
     session = ctx.session
     if session.vin is None or session.brand is None or session.method != Method.oem_login:
         raise ErrorPage("step_order")
     nonce = verification.new_oem_nonce()
-    await _update(db, ctx, now_us, oem_nonce_hash=verification.nonce_hash(key, nonce))
+    await _update(conn, ctx, now_us, oem_nonce_hash=verification.nonce_hash(key, nonce))
     return verification.oem_state(
         secret, session_id=session.id, brand=session.brand, vin=session.vin, nonce=nonce,
         now_us=now_us,
@@ -562,7 +561,7 @@ async def begin_oem_login(
 
 
 async def finish_oem_login(
-    db: Database, ctx: Context, *, key: bytes, secret: bytes, result: str | None, now_us: int
+    conn: Connection, ctx: Context, *, key: bytes, secret: bytes, result: str | None, now_us: int
 ) -> bool:
     """Accept the carmaker's signed answer for this session, once."""
     session = ctx.session
@@ -577,25 +576,24 @@ async def finish_oem_login(
     ):
         return False
     return await _accept_account(
-        db, session, key=key, nonce=payload["nonce"], account=payload["account"], now_us=now_us
+        conn, session, key=key, nonce=payload["nonce"], account=payload["account"], now_us=now_us
     )
 
 
 async def _accept_account(
-    db: Database, session: Session, *, key: bytes, nonce: str, account: str, now_us: int
+    conn: Connection, session: Session, *, key: bytes, nonce: str, account: str, now_us: int
 ) -> bool:
     """The carmaker confirmed `account` owns the session's vehicle: verified, once (the
     nonce is taken in the same UPDATE)."""
     assert session.brand is not None
     subject = verification.account_subject(key, session.environment, session.brand, account)
-    async with db.transaction() as conn:
-        return await repository.take_oem_nonce(
-            conn,
-            session_id=session.id,
-            nonce_hash=verification.nonce_hash(key, nonce),
-            subject=subject,
-            now_us=now_us,
-        )
+    return await repository.take_oem_nonce(
+        conn,
+        session_id=session.id,
+        nonce_hash=verification.nonce_hash(key, nonce),
+        subject=subject,
+        now_us=now_us,
+    )
 
 
 class CarmakerUnreachable(Exception):
@@ -603,8 +601,7 @@ class CarmakerUnreachable(Exception):
     may sign in again."""
 
 
-async def finish_connector_oem_login(
-    db: Database,
+async def ask_carmaker(
     ctx: Context,
     *,
     key: bytes,
@@ -613,11 +610,13 @@ async def finish_connector_oem_login(
     callback: Mapping[str, str],
     redirect_uri: str,
     now_us: int,
-) -> bool:
+) -> CarmakerAnswer | None:
     """A real carmaker's answer at our callback (a team's connector, production): check
     our own `state` (signature, purpose, expiry, session, VIN, the session's current
-    nonce), let the connector exchange the carmaker's answer for the owner's account, and
-    accept it once. CarmakerUnreachable when the carmaker cannot be asked."""
+    nonce), then let the connector exchange the carmaker's answer for the owner's
+    account (network: the caller holds no transaction). None when either refuses;
+    CarmakerUnreachable when the carmaker cannot be asked. `accept_carmaker_answer`
+    takes the answer, once."""
     session = ctx.session
     payload = verification.unsign(secret, "oem-state", callback.get("state", ""), now_us=now_us)
     if (
@@ -633,9 +632,8 @@ async def finish_connector_oem_login(
         or not same(session.oem_nonce_hash, verification.nonce_hash(key, payload["nonce"]))
     ):
         # Forged, expired, another session's, or already used: the carmaker is not asked.
-        return False
+        return None
     try:
-        # Network: outside any transaction.
         account = await connector.oem_login_owner(
             environment=session.environment,
             vin=session.vin,
@@ -645,10 +643,16 @@ async def finish_connector_oem_login(
     except ConnectorError as error:
         log.warning("carmaker login not confirmed", vin=session.vin, error=str(error))
         raise CarmakerUnreachable(str(error)) from None
-    if not account:
-        return False
+    return CarmakerAnswer(payload["nonce"], account) if account else None
+
+
+async def accept_carmaker_answer(
+    conn: Connection, ctx: Context, answer: CarmakerAnswer, *, key: bytes, now_us: int
+) -> bool:
+    """Verify the session with the carmaker's account, once (the nonce is taken in the
+    same UPDATE: a replayed or superseded answer finds nothing)."""
     return await _accept_account(
-        db, session, key=key, nonce=payload["nonce"], account=account, now_us=now_us
+        conn, ctx.session, key=key, nonce=answer.nonce, account=answer.account, now_us=now_us
     )
 
 
@@ -663,7 +667,7 @@ class Decision:
 
 
 async def decide(
-    db: Database,
+    conn: Connection,
     ctx: Context,
     *,
     approve: bool,
@@ -673,11 +677,10 @@ async def decide(
     the session's completion, so a double submit cannot mint two grants."""
     session, app = ctx.session, ctx.application
     if not approve:
-        async with db.transaction() as conn:
-            if not await repository.complete_session(
-                conn, session_id=session.id, authorization_id=None, now_us=now_us
-            ):
-                raise ErrorPage("finished")
+        if not await repository.complete_session(
+            conn, session_id=session.id, authorization_id=None, now_us=now_us
+        ):
+            raise ErrorPage("finished")
         return Decision(
             RedirectError(
                 session.redirect_uri,
@@ -691,39 +694,38 @@ async def decide(
     method = Method(session.method or Method.instant)
     authorization_id = str(uuid.uuid4())
     status = "pending" if grant_starts_pending(method) else "approved"
-    async with db.transaction() as conn:
-        if not await repository.complete_session(
-            conn, session_id=session.id, authorization_id=authorization_id, now_us=now_us
-        ):
-            raise ErrorPage("finished")
-        await repository.insert_authorization(
-            conn,
-            values={
-                "id": authorization_id,
-                "environment": session.environment,
-                "application_id": app.id,
-                "vin": session.vin,
-                "brand": session.brand,
-                "properties": app.properties,
-                "commands": app.commands,
-                "status": status,
-                "subject": session.subject,
-                "valid_from": session.valid_from,
-                "valid_until": session.valid_until,
-                "created_at": now_us,
-                "updated_at": now_us,
-            },
-        )
-        code = await oauth.issue_authorization_code(
-            conn,
-            environment=session.environment,
-            application_id=app.id,
-            authorization_id=authorization_id,
-            redirect_uri=session.redirect_uri,
-            code_challenge=session.code_challenge,
-            code_challenge_method=session.code_challenge_method,
-            now_us=now_us,
-        )
+    if not await repository.complete_session(
+        conn, session_id=session.id, authorization_id=authorization_id, now_us=now_us
+    ):
+        raise ErrorPage("finished")
+    await repository.create_authorization(
+        conn,
+        values={
+            "id": authorization_id,
+            "environment": session.environment,
+            "application_id": app.id,
+            "vin": session.vin,
+            "brand": session.brand,
+            "properties": app.properties,
+            "commands": app.commands,
+            "status": status,
+            "subject": session.subject,
+            "valid_from": session.valid_from,
+            "valid_until": session.valid_until,
+            "created_at": now_us,
+            "updated_at": now_us,
+        },
+    )
+    code = await oauth.issue_authorization_code(
+        conn,
+        environment=session.environment,
+        application_id=app.id,
+        authorization_id=authorization_id,
+        redirect_uri=session.redirect_uri,
+        code_challenge=session.code_challenge,
+        code_challenge_method=session.code_challenge_method,
+        now_us=now_us,
+    )
     params = {"code": code}
     if session.state is not None:
         params["state"] = session.state
@@ -750,7 +752,7 @@ class StatusProblem(Exception):
 
 
 async def report_owner_decision(
-    db: Database,
+    conn: Connection,
     *,
     environment: Environment,
     authorization_id: str,
@@ -761,29 +763,28 @@ async def report_owner_decision(
     """The carmaker reports the owner's decision on a pending (owner_portal) grant.
     Returns the new status; StatusProblem(404/409) when there is nothing to decide."""
     new_status = "approved" if approved else "rejected"
-    async with db.transaction() as conn:
-        current = await repository.authorization_status(
-            conn, environment=environment, authorization_id=authorization_id
+    current = await repository.get_authorization_status(
+        conn, environment=environment, authorization_id=authorization_id
+    )
+    if current is None:
+        raise StatusProblem(404, f"no authorization {authorization_id} in {environment}")
+    if current != "pending":
+        raise StatusProblem(409, f"authorization {authorization_id} is {current}, not pending")
+    try:
+        # The conditional UPDATE (pending -> new status) + authorization_changed.
+        changed = await oauth.set_authorization_status(
+            conn,
+            environment=environment,
+            authorization_id=authorization_id,
+            status=new_status,
+            now_us=now_us,
+            detail=detail,
         )
-        if current is None:
-            raise StatusProblem(404, f"no authorization {authorization_id} in {environment}")
-        if current != "pending":
-            raise StatusProblem(409, f"authorization {authorization_id} is {current}, not pending")
-        try:
-            # The conditional UPDATE (pending -> new status) + authorization_changed.
-            changed = await oauth.set_authorization_status(
-                conn,
-                environment=environment,
-                authorization_id=authorization_id,
-                status=new_status,
-                now_us=now_us,
-                detail=detail,
-            )
-        except ApiError as error:
-            # Decided by a parallel call between the read above and the UPDATE.
-            raise StatusProblem(error.status, error.detail) from None
-        if not changed:
-            raise StatusProblem(409, f"authorization {authorization_id} is already {new_status}")
+    except ApiError as error:
+        # Decided by a parallel call between the read above and the UPDATE.
+        raise StatusProblem(error.status, error.detail) from None
+    if not changed:
+        raise StatusProblem(409, f"authorization {authorization_id} is already {new_status}")
     return new_status
 
 

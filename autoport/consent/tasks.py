@@ -16,7 +16,7 @@ import structlog
 
 from autoport.consent import repository
 from autoport.kit import periodic
-from autoport.kit.db import Database
+from autoport.kit.db import Connection
 from autoport.kit.state import AppState
 
 log = structlog.get_logger("autoport.consent")
@@ -25,19 +25,19 @@ PURGE_EVERY_SECONDS = 300.0
 KEEP_EXPIRED_SECONDS = 3600
 
 
-async def purge_expired_sessions(db: Database, *, now_us: int) -> int:
+async def purge_expired_sessions(conn: Connection, *, now_us: int) -> int:
     """Delete sessions expired more than an hour ago (returns how many went) and spent
     vehicle-code counters."""
-    async with db.transaction() as conn:
-        await repository.delete_spent_throttles(conn, now_us=now_us)
-        return await repository.delete_expired_sessions(
-            conn, before_us=now_us - KEEP_EXPIRED_SECONDS * 1_000_000
-        )
+    await repository.delete_spent_throttles(conn, now_us=now_us)
+    return await repository.delete_expired_sessions(
+        conn, before_us=now_us - KEEP_EXPIRED_SECONDS * 1_000_000
+    )
 
 
 def session_purger(state: AppState) -> contextlib.AbstractAsyncContextManager[None]:
     async def purge() -> None:
-        removed = await purge_expired_sessions(state.database, now_us=state.clock.now_us())
+        async with state.database.transaction() as conn:
+            removed = await purge_expired_sessions(conn, now_us=state.clock.now_us())
         if removed:
             log.info("expired consent sessions purged", count=removed)
 

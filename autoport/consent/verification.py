@@ -14,7 +14,8 @@ in the sandbox environment the `sandbox_connector_verification_method(s)` settin
   for the window to end.
 - `oem_login`: the owner signs in at the carmaker, which sends them back with a signed
   result bound to the consent session by a single-use nonce. autoport ships a simulated
-  carmaker login for the sandbox (`oem_login.html`), speaking the same signed protocol.
+  carmaker login for the sandbox (autoport.sandbox.oem_login), speaking the same signed
+  protocol.
 - `owner_portal`: nothing to check here; the grant is created `pending` and the carmaker
   reports the owner's decision later (CLI / admin API -> set_authorization_status).
 
@@ -42,8 +43,6 @@ from autoport.kit.keyring import accepted, stable
 
 MICROS = 1_000_000
 VEHICLE_CODE_DIGITS = 6
-# The simulated carmaker accepts any e-mail address with this password (sandbox only).
-SANDBOX_OEM_PASSWORD = "sandbox"  # noqa: S105 - a documented sandbox credential
 OEM_STATE_SECONDS = 600
 OEM_RESULT_SECONDS = 120
 # Where the carmaker's login returns the owner: the consent pages (default) or the
@@ -152,7 +151,7 @@ async def refusal(
     conn: Connection, who: Claim, *, counters: tuple[Counter, ...] = TRIES + CODES, now_us: int
 ) -> Refusal | None:
     """A running lockout (before a block of codes: it says more), else None."""
-    blocks = await repository.throttle_blocks(
+    blocks = await repository.list_throttle_blocks(
         conn,
         environment=who.environment,
         subjects={str(counter): who.subject(counter) for counter in counters},
@@ -227,7 +226,7 @@ async def issue_vehicle_code(
     code = f"{secrets.randbelow(10**VEHICLE_CODE_DIGITS):0{VEHICLE_CODE_DIGITS}d}"
     code_id = uuid.uuid4().hex
     expires_at = now_us + settings.consent_vehicle_code_seconds * MICROS
-    await repository.insert_vehicle_code(
+    await repository.create_vehicle_code(
         conn,
         code_id=code_id,
         environment=who.environment,
@@ -258,7 +257,7 @@ async def check_vehicle_code(
     refused = await refusal(conn, who, counters=TRIES, now_us=now_us)
     if refused is not None:
         return CodeResult(CodeCheck.locked, locked_until_us=refused.until_us)
-    live = await repository.live_code(
+    live = await repository.get_live_code(
         conn, session_id=session_id, environment=who.environment, vin=who.vin, now_us=now_us
     )
     if live is None:
@@ -309,9 +308,7 @@ async def current_vehicle_code(
     conn: Connection, *, environment: Environment, vin: str, now_us: int
 ) -> str | None:
     """What the vehicle's display shows now: the newest live code for the VIN, or None."""
-    return await repository.current_display_code(
-        conn, environment=environment, vin=vin, now_us=now_us
-    )
+    return await repository.get_display_code(conn, environment=environment, vin=vin, now_us=now_us)
 
 
 # -------------------------------------------------------------------------- oem_login
@@ -341,6 +338,15 @@ def unsign(secret: bytes, purpose: str, token: str, *, now_us: int) -> dict[str,
     if payload["exp"] < now_us:
         return None
     return payload
+
+
+@dataclass(frozen=True, slots=True)
+class CarmakerAnswer:
+    """A team's carmaker confirmed `account` (its owner account id) for our state's
+    `nonce`: what the consent pages and the owner portal accept, once."""
+
+    nonce: str
+    account: str
 
 
 def new_oem_nonce() -> str:
@@ -386,10 +392,3 @@ def oem_result(secret: bytes, *, state: dict[str, Any], account: str, now_us: in
         "back": state.get("back", BACK_TO_CONSENT),
     }
     return sign(secret, "oem-result", payload)
-
-
-def simulated_oem_owns(account: str, password: str) -> bool:
-    """The sandbox carmaker: every vehicle belongs to whoever signs in with the sandbox
-    password and something that looks like an e-mail address."""
-    name, at, domain = account.partition("@")
-    return bool(name and at and "." in domain) and same(password, SANDBOX_OEM_PASSWORD)

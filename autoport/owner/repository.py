@@ -8,7 +8,7 @@ from typing import Any
 
 from sqlalchemy import TextClause, bindparam, text
 
-from autoport.kit.db import Connection, Database, Row
+from autoport.kit.db import Connection, Row
 
 _SESSION_COLUMNS = (
     "id, environment, token_hash, locale, brand, vin, method, subject, verified_at, "
@@ -16,7 +16,7 @@ _SESSION_COLUMNS = (
 )
 
 
-async def insert_session(conn: Connection, values: dict[str, Any]) -> None:
+async def create_session(conn: Connection, values: dict[str, Any]) -> None:
     await conn.execute(
         "INSERT INTO owner_sessions (id, environment, token_hash, locale, brand, vin, method, "
         "subject, verified_at, oem_nonce_hash, created_at, expires_at) VALUES (:id, "
@@ -26,10 +26,10 @@ async def insert_session(conn: Connection, values: dict[str, Any]) -> None:
     )
 
 
-async def session_by_token(
-    db: Database | Connection, *, environment: str, token_hash: str, now_us: int
+async def get_session_by_token_hash(
+    conn: Connection, *, environment: str, token_hash: str, now_us: int
 ) -> Row | None:
-    return await db.fetch_one(
+    return await conn.fetch_one(
         f"SELECT {_SESSION_COLUMNS} FROM owner_sessions "  # noqa: S608 - constant columns
         "WHERE token_hash = :token_hash AND environment = :environment AND expires_at > :now",
         {"token_hash": token_hash, "environment": environment, "now": now_us},
@@ -68,7 +68,7 @@ async def prove(
     return changed == 1
 
 
-async def set_nonce(conn: Connection, *, session_id: str, nonce_hash: str, now_us: int) -> bool:
+async def update_nonce(conn: Connection, *, session_id: str, nonce_hash: str, now_us: int) -> bool:
     changed = await conn.execute(
         "UPDATE owner_sessions SET oem_nonce_hash = :nonce_hash "
         "WHERE id = :id AND verified_at IS NULL AND expires_at > :now",
@@ -77,7 +77,7 @@ async def set_nonce(conn: Connection, *, session_id: str, nonce_hash: str, now_u
     return changed == 1
 
 
-async def set_locale(conn: Connection, *, session_id: str, locale: str) -> None:
+async def update_locale(conn: Connection, *, session_id: str, locale: str) -> None:
     await conn.execute(
         "UPDATE owner_sessions SET locale = :locale WHERE id = :id",
         {"id": session_id, "locale": locale},
@@ -105,11 +105,11 @@ async def delete_expired_sessions(conn: Connection, *, before_us: int) -> int:
 # ------------------------------------------------------------------------- vehicles
 
 
-async def vins_of_subject(
-    db: Database | Connection, *, environment: str, brand: str, subject: str
+async def list_vins_of_subject(
+    conn: Connection, *, environment: str, brand: str, subject: str
 ) -> list[str]:
     """Every vehicle a carmaker account granted access to (oem_login)."""
-    rows = await db.fetch_all(
+    rows = await conn.fetch_all(
         "SELECT DISTINCT vin FROM authorizations "
         "WHERE environment = :environment AND brand = :brand AND subject = :subject "
         "ORDER BY vin",
@@ -133,16 +133,16 @@ ORDER BY z.created_at DESC, z.id
 """
 
 
-async def grants_of_vin(
-    db: Database | Connection, *, environment: str, vin: str, ended_since: int
+async def list_grants_of_vin(
+    conn: Connection, *, environment: str, vin: str, ended_since: int
 ) -> list[Row]:
-    return await db.fetch_all(
+    return await conn.fetch_all(
         _GRANTS, {"environment": environment, "vin": vin, "ended_since": ended_since}
     )
 
 
-async def grant_of_vin(
-    conn: Database | Connection, *, environment: str, vin: str, authorization_id: str
+async def get_grant_of_vin(
+    conn: Connection, *, environment: str, vin: str, authorization_id: str
 ) -> Row | None:
     return await conn.fetch_one(
         "SELECT id, status, vin FROM authorizations "
@@ -151,7 +151,7 @@ async def grant_of_vin(
     )
 
 
-async def live_grant_ids(conn: Connection, *, environment: str, vin: str) -> list[str]:
+async def list_live_grant_ids(conn: Connection, *, environment: str, vin: str) -> list[str]:
     rows = await conn.fetch_all(
         "SELECT id FROM authorizations WHERE environment = :environment AND vin = :vin "
         "AND status IN ('approved', 'pending') ORDER BY id",
@@ -160,13 +160,13 @@ async def live_grant_ids(conn: Connection, *, environment: str, vin: str) -> lis
     return [str(row["id"]) for row in rows]
 
 
-async def reads_of(
-    db: Database | Connection, *, authorization_ids: Sequence[str], since_day: int
+async def list_reads(
+    conn: Connection, *, authorization_ids: Sequence[str], since_day: int
 ) -> list[Row]:
     """Per grant: reads since `since_day` (UTC day number) and the last read ever."""
     if not authorization_ids:
         return []
-    return await db.fetch_all(
+    return await conn.fetch_all(
         _with_ids(
             "SELECT authorization_id, "
             "SUM(CASE WHEN day >= :since_day THEN reads ELSE 0 END) AS recent, "
@@ -186,12 +186,10 @@ def _with_ids(sql: str, ids: Sequence[str], **params: Any) -> TextClause:
     )
 
 
-async def reads_per_day(
-    db: Database | Connection, *, authorization_ids: Sequence[str]
-) -> list[Row]:
+async def list_reads_per_day(conn: Connection, *, authorization_ids: Sequence[str]) -> list[Row]:
     if not authorization_ids:
         return []
-    return await db.fetch_all(
+    return await conn.fetch_all(
         _with_ids(
             "SELECT authorization_id, day, reads, last_read_at FROM grant_reads "
             "WHERE authorization_id IN :ids ORDER BY authorization_id, day",
@@ -207,8 +205,8 @@ _COMMAND_COLUMNS = (
 )
 
 
-async def commands_of_grants(
-    db: Database | Connection,
+async def list_commands_of_grants(
+    conn: Connection,
     *,
     environment: str,
     vin: str,
@@ -234,7 +232,7 @@ async def commands_of_grants(
     if latest is not None:
         sql += " WHERE position <= :latest"
         params["latest"] = latest
-    return await db.fetch_all(
+    return await conn.fetch_all(
         _with_ids(sql + " ORDER BY authorization_id, position", authorization_ids, **params)
     )
 
@@ -242,8 +240,8 @@ async def commands_of_grants(
 # ------------------------------------------------------------------------- your data
 
 
-async def latest_document(db: Database | Connection, *, environment: str, vin: str) -> Row | None:
-    return await db.fetch_one(
+async def get_latest_document(conn: Connection, *, environment: str, vin: str) -> Row | None:
+    return await conn.fetch_one(
         "SELECT brand, document, updated_at FROM vehicles "
         "WHERE environment = :environment AND vin = :vin",
         {"environment": environment, "vin": vin},
@@ -265,8 +263,8 @@ LIMIT :limit
 HISTORY_START = ("", "", -(2**62), "")
 
 
-async def history_page(
-    db: Database | Connection,
+async def list_history_page(
+    conn: Connection,
     *,
     environment: str,
     vin: str,
@@ -274,7 +272,7 @@ async def history_page(
     limit: int,
 ) -> list[Row]:
     capability, prop, timestamp, digest = after
-    return await db.fetch_all(
+    return await conn.fetch_all(
         _HISTORY_PAGE,
         {
             "environment": environment,

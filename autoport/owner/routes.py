@@ -18,7 +18,6 @@ from starlette.responses import RedirectResponse, Response, StreamingResponse
 
 from autoport.brands.base import ConnectorError
 from autoport.brands.registry import registry_of
-from autoport.brands.sandbox import SandboxConnector
 from autoport.catalog import UnknownProperty
 from autoport.catalog.catalog import CATALOG
 from autoport.catalog.labels import group_for_consent, label
@@ -32,7 +31,7 @@ from autoport.kit.errors import ApiError
 from autoport.kit.ratelimit import client_address, rate_limiter
 from autoport.kit.routing import api_router, json_response
 from autoport.kit.state import AppState
-from autoport.owner import pages, service
+from autoport.owner import pages, reads, service
 from autoport.owner.schemas import RevokeResult
 from autoport.owner.service import OwnerSession
 
@@ -43,7 +42,6 @@ COOKIE = "autoport_owner"
 # form's CSRF token can be checked (login CSRF) before any session exists.
 FORM_COOKIE = "autoport_owner_form"
 BASE = "/owner"
-OEM = "/oauth/oem"
 
 router = APIRouter(include_in_schema=False)
 admin_router = api_router(tags=["admin"])
@@ -202,7 +200,7 @@ async def _session(request: Request, *, signed_in: bool = True) -> OwnerSession:
     state = _state(request)
     key, _ = _keys(state)
     session = await service.load(
-        state.database,
+        state.database.reader,
         key=key,
         environment=environment_of(request),
         token=request.cookies.get(COOKIE),
@@ -214,7 +212,8 @@ async def _session(request: Request, *, signed_in: bool = True) -> OwnerSession:
         raise PageError("signed_out", 401)  # the proof is not finished: the cookie stays
     lang = request.query_params.get("lang")
     if lang and lang in pages.LOCALES and lang != session.locale:
-        await service.set_locale(state.database, session, lang)
+        async with state.database.transaction() as conn:
+            await service.set_locale(conn, session, lang)
     return session
 
 
@@ -322,29 +321,35 @@ async def sign_in_submit(request: Request) -> Response:
     if method is Method.owner_portal:
         return pages.render("elsewhere.html", locale, brand=brand, **_common(request, locale, ""))
     key, _ = _keys(state)
-    started = await service.start(
-        state.database,
-        settings=state.settings,
-        key=key,
-        environment=env,
-        brand=brand,
-        vin=vin,
-        method=method,
-        locale=locale,
-        now_us=state.clock.now_us(),
-    )
-    target = "vehicles" if started.session.signed_in else "verify"
-    if method is Method.vehicle_code:
-        try:
-            refused = await service.issue_code(
-                state.database,
+    connector = registry.connector_for(env, brand)
+    async with state.database.transaction() as conn:
+        started = await service.start(
+            conn,
+            settings=state.settings,
+            key=key,
+            environment=env,
+            brand=brand,
+            vin=vin,
+            method=method,
+            locale=locale,
+            now_us=state.clock.now_us(),
+        )
+        issued = None
+        if method is Method.vehicle_code:
+            issued = await service.issue_code(
+                conn,
                 started.session,
                 settings=state.settings,
                 key=key,
-                connector=registry.connector_for(env, brand),
+                connector=connector,
                 address=client_address(request),
                 now_us=state.clock.now_us(),
             )
+    target = "vehicles" if started.session.signed_in else "verify"
+    if issued is not None:
+        try:
+            # After the commit: never network inside a transaction.
+            refused = await service.show_code(connector, started.session, issued)
             target = "verify" if refused is None else "verify?refused=1"
         except service.VehicleUnreachable:
             target = "verify?unreachable=1"
@@ -394,7 +399,7 @@ async def verify_page(request: Request) -> Response:
         state = _state(request)
         key, _ = _keys(state)
         refused = await service.code_refusal(
-            state.database, session, key=key, address=client_address(request),
+            state.database.reader, session, key=key, address=client_address(request),
             now_us=state.clock.now_us(),
         )  # fmt: skip
     return _verify_page(request, session, refused=refused)
@@ -418,10 +423,12 @@ async def verify_submit(request: Request) -> Response:
     connector = registry_of(state).connector_for(env, session.brand)
     if action == "code" and session.method is Method.vehicle_code:
         token = request.cookies.get(COOKIE, "")
-        answer = await service.check_code(
-            state.database, session, settings=state.settings, key=key, token=token,
-            code=form.get("code"), address=client_address(request), now_us=now,
-        )  # fmt: skip
+        # Committed whatever the outcome: a wrong try counts.
+        async with state.database.transaction() as conn:
+            answer = await service.check_code(
+                conn, session, settings=state.settings, key=key, token=token,
+                code=form.get("code"), address=client_address(request), now_us=now,
+            )  # fmt: skip
         if answer.token is not None:
             return _signed_in(request, state, answer.token)
         result = answer.result
@@ -435,25 +442,29 @@ async def verify_submit(request: Request) -> Response:
             return _verify_page(request, session, status=429, refused=locked)
         return _verify_page(request, session, status=422, notice="expired_code")
     if action == "new_code" and session.method is Method.vehicle_code:
-        try:
-            refused = await service.issue_code(
-                state.database, session, settings=state.settings, key=key, connector=connector,
+        async with state.database.transaction() as conn:
+            issued = await service.issue_code(
+                conn, session, settings=state.settings, key=key, connector=connector,
                 address=client_address(request), now_us=now,
             )  # fmt: skip
+        try:
+            refused = await service.show_code(connector, session, issued)
         except service.VehicleUnreachable:
             return _verify_page(request, session, status=503, notice="unreachable")
         if refused is not None:
             return _verify_page(request, session, status=429, refused=refused)
         return _see_other(_url(request, "verify") + "?sent=1")
     if action == "oem_login" and session.method is Method.oem_login:
-        signed = await service.begin_oem_login(
-            state.database, session, key=key, secret=secret, now_us=now
-        )
+        async with state.database.transaction() as conn:
+            signed = await service.begin_oem_login(
+                conn, session, key=key, secret=secret, now_us=now
+            )
         if signed is None:
             raise PageError("signed_out", 401)
-        if isinstance(connector, SandboxConnector):
-            target = f"{_prefix(request)}{OEM}/{session.brand}/login"
-            return _see_other(f"{target}?{urlencode({'state': signed})}")
+        served_here = connector.oem_login_page(session.brand)
+        if served_here is not None:
+            # The sandbox's simulated carmaker (autoport.sandbox.oem_login).
+            return _see_other(f"{_prefix(request)}{served_here}?{urlencode({'state': signed})}")
         try:
             login_url = await connector.oem_login_url(
                 environment=env, vin=session.vin, state=signed,
@@ -484,21 +495,31 @@ async def oem_callback(request: Request) -> Response:
     token = request.cookies.get(COOKIE, "")
     connector = registry_of(state).connector_for(env, session.brand)
     now = state.clock.now_us()
-    if isinstance(connector, SandboxConnector):
-        new = await service.finish_oem_login(
-            state.database, session, settings=state.settings, key=key, secret=secret,
-            token=token, result=request.query_params.get("result"), now_us=now,
-        )  # fmt: skip
+    if connector.oem_login_page(session.brand) is not None:
+        # The simulated carmaker's signed answer (`result`).
+        async with state.database.transaction() as conn:
+            new = await service.finish_oem_login(
+                conn, session, settings=state.settings, key=key, secret=secret,
+                token=token, result=request.query_params.get("result"), now_us=now,
+            )  # fmt: skip
     else:
         try:
-            new = await service.finish_connector_oem_login(
-                state.database, session, settings=state.settings, key=key, secret=secret,
-                token=token, connector=connector, callback=dict(request.query_params),
+            # The carmaker is asked before the transaction that takes its answer.
+            answer = await service.ask_carmaker(
+                session, key=key, secret=secret, connector=connector,
+                callback=dict(request.query_params),
                 redirect_uri=_oem_callback_url(state, env), now_us=now,
             )  # fmt: skip
         except ConnectorError as error:
             log.warning("carmaker login not confirmed", error=str(error))
             return _verify_page(request, session, status=503, notice="oem_unreachable")
+        new = None
+        if answer is not None:
+            async with state.database.transaction() as conn:
+                new = await service.accept_carmaker_answer(
+                    conn, session, answer, settings=state.settings, key=key, token=token,
+                    now_us=now,
+                )  # fmt: skip
     if new is None:
         return _verify_page(request, session, status=403, notice="oem_failed")
     return _signed_in(request, state, new)
@@ -509,13 +530,30 @@ async def sign_out(request: Request) -> Response:
     state = _state(request)
     session = await _session(request, signed_in=False)
     await _checked_form(request)
-    await service.sign_out(state.database, session)
+    async with state.database.transaction() as conn:
+        await service.sign_out(conn, session)
     response = _see_other(_url(request, ""))
     _drop_cookie(request, response, COOKIE)
     return response
 
 
 # ------------------------------------------------------------------------- vehicles
+
+
+async def _grants(state: AppState, env: Environment, vin: str) -> list[service.GrantView]:
+    """The vehicle's grants, with this process's unflushed reads written first so they
+    show."""
+    await reads.flush(state)
+    return await service.grants(state.database.reader, env, vin, now_us=state.clock.now_us())
+
+
+def _told(state: AppState, outcomes: dict[str, service.Outcome]) -> int:
+    """After a withdrawal's commit: open streams check their tokens now. How many grants
+    were withdrawn."""
+    count = sum(1 for outcome in outcomes.values() if outcome is service.Outcome.withdrawn)
+    if count:
+        state.access_changed()
+    return count
 
 
 def _vehicle_url(request: Request) -> Callable[[str], str]:
@@ -526,7 +564,7 @@ def _vehicle_url(request: Request) -> Callable[[str], str]:
 async def vehicles_page(request: Request) -> Response:
     state = _state(request)
     session = await _session(request)
-    vins = await service.vehicles_of(state.database, session)
+    vins = await service.vehicles_of(state.database.reader, session)
     if len(vins) == 1:
         return _see_other(_url(request, f"vehicles/{vins[0]}"))
     locale = _locale(request, session)
@@ -545,7 +583,7 @@ async def _vehicle(request: Request, vin: str) -> tuple[AppState, OwnerSession, 
     state = _state(request)
     session = await _session(request)
     try:
-        await service.require_vehicle(state.database, session, vin)
+        await service.require_vehicle(state.database.reader, session, vin)
     except service.NotYours:
         raise PageError("not_found", 404) from None
     return state, session, vin
@@ -555,9 +593,10 @@ async def _vehicle(request: Request, vin: str) -> tuple[AppState, OwnerSession, 
 async def vehicle_page(request: Request, vin: str) -> Response:
     state, session, vin = await _vehicle(request, vin)
     env = environment_of(request)
-    grants = await service.with_commands(state, env, vin, await service.grants(state, env, vin))
+    reader = state.database.reader
+    grants = await service.with_commands(reader, env, vin, await _grants(state, env, vin))
     locale = _locale(request, session)
-    vins = await service.vehicles_of(state.database, session)
+    vins = await service.vehicles_of(reader, session)
     return pages.render(
         "vehicle.html",
         locale,
@@ -584,7 +623,7 @@ async def withdraw_page(request: Request, vin: str) -> Response:
     state, session, vin = await _vehicle(request, vin)
     env = environment_of(request)
     wanted = request.query_params.get("grant", "")
-    grants = await service.grants(state, env, vin)
+    grants = await _grants(state, env, vin)
     live = [grant for grant in grants if grant.live]
     grant = next((g for g in grants if g.id == wanted), None)
     if wanted != "all" and grant is None:
@@ -614,15 +653,20 @@ async def withdraw_submit(request: Request, vin: str) -> Response:
     wanted = form.get("grant", "")
     back = _url(request, f"vehicles/{vin}")
     if wanted == "all":
-        count = await service.withdraw_all(state, env, vin)
+        async with state.database.transaction() as conn:
+            all_outcomes = await service.withdraw_all(conn, env, vin, now_us=state.clock.now_us())
+        count = _told(state, all_outcomes)
         return _see_other(f"{back}?done={'withdrawn' if count else 'none'}")
-    outcomes = await service.revoke_grant(
-        state,
-        environment=env,
-        authorization_ids=[wanted],
-        detail="the owner withdrew consent in the owner portal",
-        vin=vin,
-    )
+    async with state.database.transaction() as conn:
+        outcomes = await service.revoke_grant(
+            conn,
+            environment=env,
+            authorization_ids=[wanted],
+            detail="the owner withdrew consent in the owner portal",
+            now_us=state.clock.now_us(),
+            vin=vin,
+        )
+    _told(state, outcomes)
     outcome = outcomes[wanted]
     if outcome is service.Outcome.not_found:
         raise PageError("not_found", 404)
@@ -647,21 +691,26 @@ def _download(body: Any, *, filename: str, media_type: str) -> Response:
 @router.get(BASE + "/vehicles/{vin}/data.json")
 async def export_json(request: Request, vin: str) -> Response:
     state, _, vin = await _vehicle(request, vin)
-    body = service.export_json(state, environment_of(request), vin)
+    body = service.export_json(
+        state.database.reader, environment_of(request), vin, now_us=state.clock.now_us()
+    )
     return _download(body, filename=f"{vin}-data.json", media_type="application/json")
 
 
 @router.get(BASE + "/vehicles/{vin}/data.csv")
 async def export_csv(request: Request, vin: str) -> Response:
     state, _, vin = await _vehicle(request, vin)
-    body = service.export_csv(state, environment_of(request), vin)
+    body = service.export_csv(state.database.reader, environment_of(request), vin)
     return _download(body, filename=f"{vin}-data.csv", media_type="text/csv; charset=utf-8")
 
 
 @router.get(BASE + "/vehicles/{vin}/access.json")
 async def export_access(request: Request, vin: str) -> Response:
     state, _, vin = await _vehicle(request, vin)
-    body = await service.access_record(state, environment_of(request), vin)
+    await reads.flush(state)  # this process's unflushed reads show too
+    body = await service.access_record(
+        state.database.reader, environment_of(request), vin, now_us=state.clock.now_us()
+    )
     return _download(body, filename=f"{vin}-access.json", media_type="application/json")
 
 
@@ -677,12 +726,15 @@ async def revoke_authorization(request: Request, authorization_id: str, _: Admin
     stops working at once and `authorization_changed` (`revoked`) is emitted; the same
     as a withdrawal in the owner portal. 409 when it was already revoked or rejected."""
     state = _state(request)
-    outcomes = await service.revoke_grant(
-        state,
-        environment=environment_of(request),
-        authorization_ids=[authorization_id],
-        detail="revoked through the admin API",
-    )
+    async with state.database.transaction() as conn:
+        outcomes = await service.revoke_grant(
+            conn,
+            environment=environment_of(request),
+            authorization_ids=[authorization_id],
+            detail="revoked through the admin API",
+            now_us=state.clock.now_us(),
+        )
+    _told(state, outcomes)
     outcome = outcomes[authorization_id]
     if outcome is service.Outcome.not_found:
         raise ApiError(404, f"no authorization {authorization_id!r}", source="authorization_id")

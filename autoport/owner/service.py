@@ -4,6 +4,12 @@ vehicle's data for download. Routes (routes.py) parse forms and render what this
 
 Access rule: a session reaches only the vehicles its proof covers (`vehicles_of`): the
 VIN signed in with, and for a carmaker login every vehicle granted by that account.
+
+The service boundary (docs/development.md): each function takes a `Connection` first
+(the route's transaction, or `database.reader` for reads) and awaits no network; a code
+is handed to the vehicle (`show_code`) after the transaction that issued it, a team's
+carmaker is asked (`ask_carmaker`) before the one that takes its answer, and open
+streams are told of a withdrawal (`AppState.access_changed`) after its commit.
 """
 
 from __future__ import annotations
@@ -27,10 +33,9 @@ from autoport.consent import verification
 from autoport.consent.verification import CodeCheck, CodeResult, Method, Refusal
 from autoport.kit.clock import to_iso
 from autoport.kit.crypto import new_token, same, token_hash
-from autoport.kit.db import Database, Row
+from autoport.kit.db import Connection, Row
 from autoport.kit.environments import Environment
 from autoport.kit.errors import ApiError
-from autoport.kit.state import AppState
 from autoport.oauth import service as oauth
 from autoport.owner import reads, repository
 from autoport.vehicles.access import sandbox_only_problem
@@ -98,13 +103,13 @@ def _session(row: Row | dict[str, Any]) -> OwnerSession:
 
 
 async def load(
-    db: Database, *, key: bytes, environment: Environment, token: str | None, now_us: int
+    conn: Connection, *, key: bytes, environment: Environment, token: str | None, now_us: int
 ) -> OwnerSession | None:
     """The live session of this cookie in this environment, or None."""
     if not token:
         return None
-    row = await repository.session_by_token(
-        db.reader,
+    row = await repository.get_session_by_token_hash(
+        conn,
         environment=str(environment),
         token_hash=session_token_hash(key, token),
         now_us=now_us,
@@ -112,15 +117,13 @@ async def load(
     return None if row is None else _session(row)
 
 
-async def set_locale(db: Database, session: OwnerSession, locale: str) -> None:
-    async with db.transaction() as conn:
-        await repository.set_locale(conn, session_id=session.id, locale=locale)
+async def set_locale(conn: Connection, session: OwnerSession, locale: str) -> None:
+    await repository.update_locale(conn, session_id=session.id, locale=locale)
 
 
-async def sign_out(db: Database, session: OwnerSession) -> None:
+async def sign_out(conn: Connection, session: OwnerSession) -> None:
     """The session and its codes go at once (not at expiry)."""
-    async with db.transaction() as conn:
-        await repository.delete_session(conn, session_id=session.id)
+    await repository.delete_session(conn, session_id=session.id)
 
 
 class FormProblem(Exception):
@@ -156,7 +159,7 @@ class Started:
 
 
 async def start(
-    db: Database,
+    conn: Connection,
     *,
     settings: Settings,
     key: bytes,
@@ -191,13 +194,12 @@ async def start(
             "subject": verification.vehicle_subject(key, environment, vin),
             "verified_at": now_us,
         }
-    async with db.transaction() as conn:
-        await repository.insert_session(conn, values)
+    await repository.create_session(conn, values)
     return Started(token, _session(values))
 
 
 async def _rotate(
-    db: Database,
+    conn: Connection,
     session: OwnerSession,
     *,
     key: bytes,
@@ -210,17 +212,16 @@ async def _rotate(
     """Proven: a new token replaces the sign-in's (a cookie planted before the proof is
     worth nothing after it); None when the session was proven or changed meanwhile."""
     new = new_token()
-    async with db.transaction() as conn:
-        ok = await repository.prove(
-            conn,
-            session_id=session.id,
-            old_hash=session_token_hash(key, old_token),
-            new_hash=session_token_hash(key, new),
-            subject=subject,
-            expires_at=now_us + settings.owner_session_seconds * MICROS,
-            now_us=now_us,
-            nonce_hash=None if nonce is None else verification.nonce_hash(key, nonce),
-        )
+    ok = await repository.prove(
+        conn,
+        session_id=session.id,
+        old_hash=session_token_hash(key, old_token),
+        new_hash=session_token_hash(key, new),
+        subject=subject,
+        expires_at=now_us + settings.owner_session_seconds * MICROS,
+        now_us=now_us,
+        nonce_hash=None if nonce is None else verification.nonce_hash(key, nonce),
+    )
     return new if ok else None
 
 
@@ -237,7 +238,7 @@ def _claim(key: bytes, session: OwnerSession, address: str) -> verification.Clai
 
 
 async def issue_code(
-    db: Database,
+    conn: Connection,
     session: OwnerSession,
     *,
     settings: Settings,
@@ -245,18 +246,26 @@ async def issue_code(
     connector: BrandConnector,
     address: str,
     now_us: int,
+) -> verification.IssuedCode | Refusal:
+    """A new code for the vehicle's display (the consent flow's counters and limits), or
+    the Refusal; `show_code` shows it after the transaction."""
+    return await verification.issue_vehicle_code(
+        conn,
+        key=key,
+        settings=settings,
+        who=_claim(key, session, address),
+        session_id=session.id,
+        keep_display_code=connector.code_display_in_store,
+        now_us=now_us,
+    )
+
+
+async def show_code(
+    connector: BrandConnector, session: OwnerSession, issued: verification.IssuedCode | Refusal
 ) -> Refusal | None:
-    """A new code on the vehicle's display (the consent flow's counters and limits)."""
-    async with db.transaction() as conn:
-        issued = await verification.issue_vehicle_code(
-            conn,
-            key=key,
-            settings=settings,
-            who=_claim(key, session, address),
-            session_id=session.id,
-            keep_display_code=connector.code_display_in_store,
-            now_us=now_us,
-        )
+    """Put an issued code on the vehicle's display (network: outside any transaction);
+    the Refusal when none was issued, VehicleUnreachable when the vehicle could not be
+    reached."""
     if isinstance(issued, Refusal):
         return issued
     try:
@@ -273,9 +282,9 @@ async def issue_code(
 
 
 async def code_refusal(
-    db: Database, session: OwnerSession, *, key: bytes, address: str, now_us: int
+    conn: Connection, session: OwnerSession, *, key: bytes, address: str, now_us: int
 ) -> Refusal | None:
-    return await verification.refusal(db.reader, _claim(key, session, address), now_us=now_us)
+    return await verification.refusal(conn, _claim(key, session, address), now_us=now_us)
 
 
 @dataclass(frozen=True, slots=True)
@@ -285,7 +294,7 @@ class CodeAnswer:
 
 
 async def check_code(
-    db: Database,
+    conn: Connection,
     session: OwnerSession,
     *,
     settings: Settings,
@@ -295,21 +304,22 @@ async def check_code(
     address: str,
     now_us: int,
 ) -> CodeAnswer:
-    async with db.transaction() as conn:
-        result = await verification.check_vehicle_code(
-            conn,
-            key=key,
-            settings=settings,
-            who=_claim(key, session, address),
-            session_id=session.id,
-            code=code or "",
-            now_us=now_us,
-        )
+    """Check a typed code and, accepted, sign the session in. Every try counts (a wrong
+    one too): the caller commits the transaction whatever the outcome."""
+    result = await verification.check_vehicle_code(
+        conn,
+        key=key,
+        settings=settings,
+        who=_claim(key, session, address),
+        session_id=session.id,
+        code=code or "",
+        now_us=now_us,
+    )
     if result.outcome is not CodeCheck.accepted:
         return CodeAnswer(result)
     subject = verification.vehicle_subject(key, session.environment, session.vin)
     new = await _rotate(
-        db, session, key=key, settings=settings, old_token=token, subject=subject, now_us=now_us
+        conn, session, key=key, settings=settings, old_token=token, subject=subject, now_us=now_us
     )
     if new is None:
         return CodeAnswer(CodeResult(CodeCheck.expired))
@@ -320,17 +330,16 @@ async def check_code(
 
 
 async def begin_oem_login(
-    db: Database, session: OwnerSession, *, key: bytes, secret: bytes, now_us: int
+    conn: Connection, session: OwnerSession, *, key: bytes, secret: bytes, now_us: int
 ) -> str | None:
     """The signed state for the carmaker's login (returns to the owner portal)."""
     nonce = verification.new_oem_nonce()
-    async with db.transaction() as conn:
-        ok = await repository.set_nonce(
-            conn,
-            session_id=session.id,
-            nonce_hash=verification.nonce_hash(key, nonce),
-            now_us=now_us,
-        )
+    ok = await repository.update_nonce(
+        conn,
+        session_id=session.id,
+        nonce_hash=verification.nonce_hash(key, nonce),
+        now_us=now_us,
+    )
     if not ok:
         return None
     return verification.oem_state(
@@ -345,7 +354,7 @@ async def begin_oem_login(
 
 
 async def finish_oem_login(
-    db: Database,
+    conn: Connection,
     session: OwnerSession,
     *,
     settings: Settings,
@@ -367,7 +376,7 @@ async def finish_oem_login(
     ):
         return None
     return await _accept_account(
-        db,
+        conn,
         session,
         settings=settings,
         key=key,
@@ -378,21 +387,20 @@ async def finish_oem_login(
     )
 
 
-async def finish_connector_oem_login(
-    db: Database,
+async def ask_carmaker(
     session: OwnerSession,
     *,
-    settings: Settings,
     key: bytes,
     secret: bytes,
-    token: str,
     connector: BrandConnector,
     callback: dict[str, str],
     redirect_uri: str,
     now_us: int,
-) -> str | None:
+) -> verification.CarmakerAnswer | None:
     """A real carmaker's answer (a team's connector): our state first, then the
-    connector exchanges the answer for the owner's account. ConnectorError propagates."""
+    connector exchanges the answer for the owner's account (network: the caller holds no
+    transaction). None when either refuses; ConnectorError propagates.
+    `accept_carmaker_answer` signs in with it, once."""
     payload = verification.unsign(secret, "oem-state", callback.get("state", ""), now_us=now_us)
     if (
         payload is None
@@ -410,22 +418,35 @@ async def finish_connector_oem_login(
         callback=callback,
         redirect_uri=redirect_uri,
     )
-    if not account:
-        return None
+    return verification.CarmakerAnswer(payload["nonce"], account) if account else None
+
+
+async def accept_carmaker_answer(
+    conn: Connection,
+    session: OwnerSession,
+    answer: verification.CarmakerAnswer,
+    *,
+    settings: Settings,
+    key: bytes,
+    token: str,
+    now_us: int,
+) -> str | None:
+    """Signed in with the carmaker's account: the rotated token, or None when the nonce
+    was taken or replaced meanwhile."""
     return await _accept_account(
-        db,
+        conn,
         session,
         settings=settings,
         key=key,
         token=token,
-        nonce=payload["nonce"],
-        account=account,
+        nonce=answer.nonce,
+        account=answer.account,
         now_us=now_us,
     )
 
 
 async def _accept_account(
-    db: Database,
+    conn: Connection,
     session: OwnerSession,
     *,
     settings: Settings,
@@ -437,7 +458,7 @@ async def _accept_account(
 ) -> str | None:
     subject = verification.account_subject(key, session.environment, session.brand, account)
     return await _rotate(
-        db,
+        conn,
         session,
         key=key,
         settings=settings,
@@ -451,7 +472,7 @@ async def _accept_account(
 # -------------------------------------------------------------------------- vehicles
 
 
-async def vehicles_of(db: Database, session: OwnerSession) -> list[str]:
+async def vehicles_of(conn: Connection, session: OwnerSession) -> list[str]:
     """The vehicles this session may see: the one signed in with, and with a carmaker
     login every vehicle that account granted access to."""
     if not session.signed_in or session.subject is None:
@@ -459,8 +480,8 @@ async def vehicles_of(db: Database, session: OwnerSession) -> list[str]:
     vins = {session.vin}
     if session.method is Method.oem_login:
         vins.update(
-            await repository.vins_of_subject(
-                db.reader,
+            await repository.list_vins_of_subject(
+                conn,
                 environment=str(session.environment),
                 brand=session.brand,
                 subject=session.subject,
@@ -474,8 +495,8 @@ class NotYours(Exception):
     nobody knows: nothing about it is revealed)."""
 
 
-async def require_vehicle(db: Database, session: OwnerSession, vin: str) -> str:
-    if vin not in await vehicles_of(db, session):
+async def require_vehicle(conn: Connection, session: OwnerSession, vin: str) -> str:
+    if vin not in await vehicles_of(conn, session):
         raise NotYours(vin)
     return vin
 
@@ -529,20 +550,21 @@ class GrantView:
         return tuple(p for p in self.properties if ".set." not in p)
 
 
-async def grants(state: AppState, environment: Environment, vin: str) -> list[GrantView]:
+async def grants(
+    conn: Connection, environment: Environment, vin: str, *, now_us: int
+) -> list[GrantView]:
     """Every grant of the vehicle that is live or ended in the last 30 days, with its
-    reads (this process's unflushed counts are written first, so they show)."""
-    db = state.database
-    now = state.clock.now_us()
-    await reads.flush(state)
+    reads (the caller writes this process's unflushed counts first, `reads.flush`, so
+    they show)."""
+    now = now_us
     since = now - RECENT_DAYS * DAY_US
-    rows = await repository.grants_of_vin(
-        db.reader, environment=str(environment), vin=vin, ended_since=since
+    rows = await repository.list_grants_of_vin(
+        conn, environment=str(environment), vin=vin, ended_since=since
     )
     counted = {
         row["authorization_id"]: row
-        for row in await repository.reads_of(
-            db.reader,
+        for row in await repository.list_reads(
+            conn,
             authorization_ids=[row["id"] for row in rows],
             since_day=(now // DAY_US) - RECENT_DAYS + 1,
         )
@@ -574,7 +596,7 @@ async def grants(state: AppState, environment: Environment, vin: str) -> list[Gr
 
 
 async def with_commands(
-    state: AppState,
+    conn: Connection,
     environment: Environment,
     vin: str,
     views: Sequence[GrantView],
@@ -584,8 +606,8 @@ async def with_commands(
     """The grants with the commands their applications sent to this vehicle in this
     environment under them (`latest` per grant, None: all) and how many in all. Only the
     grants the owner sees are asked for; fleet clearances' commands are not the owner's."""
-    rows = await repository.commands_of_grants(
-        state.database.reader,
+    rows = await repository.list_commands_of_grants(
+        conn,
         environment=str(environment),
         vin=vin,
         authorization_ids=[view.id for view in views],
@@ -624,63 +646,62 @@ class Outcome(enum.StrEnum):
 
 
 async def revoke_grant(
-    state: AppState,
+    conn: Connection,
     *,
     environment: Environment,
     authorization_ids: Sequence[str],
     detail: str,
+    now_us: int,
     vin: str | None = None,
 ) -> dict[str, Outcome]:
     """End grants at once: status `revoked`, every access and refresh token of them
-    revoked, `authorization_changed` (`action: revoked`) emitted, and open SSE streams
-    told to check their tokens now. Stream messages are built only for approved grants
-    (autoport.vehicles.access), so none follows. The owner portal (with `vin`: only grants of
-    that vehicle) and the admin API both call this."""
+    revoked, `authorization_changed` (`action: revoked`) emitted. After the commit the
+    caller tells open SSE streams to check their tokens now (`AppState.access_changed`)
+    when one was withdrawn; stream messages are built only for approved grants
+    (autoport.vehicles.access), so none follows. The owner portal (with `vin`: only grants
+    of that vehicle) and the admin API both call this."""
     outcomes: dict[str, Outcome] = {}
-    now = state.clock.now_us()
-    async with state.database.transaction() as conn:
-        for authorization_id in authorization_ids:
-            if vin is not None and (
-                await repository.grant_of_vin(
-                    conn, environment=str(environment), vin=vin, authorization_id=authorization_id
-                )
-                is None
-            ):
-                outcomes[authorization_id] = Outcome.not_found
-                continue
-            try:
-                changed = await oauth.set_authorization_status(
-                    conn,
-                    environment=environment,
-                    authorization_id=authorization_id,
-                    status="revoked",
-                    now_us=now,
-                    detail=detail,
-                )
-            except ApiError as error:
-                # 404: no such grant here; 409: it was rejected (it never started).
-                outcomes[authorization_id] = (
-                    Outcome.not_found if error.status == 404 else Outcome.already
-                )
-                continue
-            outcomes[authorization_id] = Outcome.withdrawn if changed else Outcome.already
-    if Outcome.withdrawn in outcomes.values():
-        state.access_changed()
+    for authorization_id in authorization_ids:
+        if vin is not None and (
+            await repository.get_grant_of_vin(
+                conn, environment=str(environment), vin=vin, authorization_id=authorization_id
+            )
+            is None
+        ):
+            outcomes[authorization_id] = Outcome.not_found
+            continue
+        try:
+            changed = await oauth.set_authorization_status(
+                conn,
+                environment=environment,
+                authorization_id=authorization_id,
+                status="revoked",
+                now_us=now_us,
+                detail=detail,
+            )
+        except ApiError as error:
+            # 404: no such grant here; 409: it was rejected (it never started).
+            outcomes[authorization_id] = (
+                Outcome.not_found if error.status == 404 else Outcome.already
+            )
+            continue
+        outcomes[authorization_id] = Outcome.withdrawn if changed else Outcome.already
     return outcomes
 
 
-async def withdraw_all(state: AppState, environment: Environment, vin: str) -> int:
-    """Withdraw every live grant of the vehicle; how many were withdrawn."""
-    async with state.database.transaction() as conn:
-        ids = await repository.live_grant_ids(conn, environment=str(environment), vin=vin)
-    outcomes = await revoke_grant(
-        state,
+async def withdraw_all(
+    conn: Connection, environment: Environment, vin: str, *, now_us: int
+) -> dict[str, Outcome]:
+    """Withdraw every live grant of the vehicle (`revoke_grant`'s outcomes)."""
+    ids = await repository.list_live_grant_ids(conn, environment=str(environment), vin=vin)
+    return await revoke_grant(
+        conn,
         environment=environment,
         authorization_ids=ids,
         detail="the owner withdrew consent in the owner portal",
+        now_us=now_us,
         vin=vin,
     )
-    return sum(1 for outcome in outcomes.values() if outcome is Outcome.withdrawn)
 
 
 # ------------------------------------------------------------------------- your data
@@ -690,12 +711,14 @@ def _iso(us: int | None) -> str | None:
     return None if us is None else to_iso(us)
 
 
-async def _history(db: Database, environment: Environment, vin: str) -> AsyncIterator[list[Row]]:
+async def _history(
+    conn: Connection, environment: Environment, vin: str
+) -> AsyncIterator[list[Row]]:
     """The whole history in keyset pages: one page in memory at a time."""
     after = repository.HISTORY_START
     while True:
-        page = await repository.history_page(
-            db.reader,
+        page = await repository.list_history_page(
+            conn,
             environment=str(environment),
             vin=vin,
             after=after,
@@ -724,21 +747,22 @@ def _timestamp_of(value: Any) -> Any:
     return value.get("timestamp") if isinstance(value, dict) else None
 
 
-async def export_json(state: AppState, environment: Environment, vin: str) -> AsyncIterator[bytes]:
+async def export_json(
+    conn: Connection, environment: Environment, vin: str, *, now_us: int
+) -> AsyncIterator[bytes]:
     """{"vin", "environment", "exported_at", "latest": {...}, "history": [...]}, written
-    as it is read."""
-    db = state.database
-    latest = await repository.latest_document(db.reader, environment=str(environment), vin=vin)
+    as it is read (`conn`: the database's reader, each page reads what is committed)."""
+    latest = await repository.get_latest_document(conn, environment=str(environment), vin=vin)
     head = {
         "vin": vin,
         "environment": str(environment),
-        "exported_at": to_iso(state.clock.now_us()),
+        "exported_at": to_iso(now_us),
         "brand": None if latest is None else latest["brand"],
         "latest": {} if latest is None else orjson.loads(latest["document"]),
     }
     yield orjson.dumps(head)[:-1] + b',"history":['
     first = True
-    async for page in _history(db, environment, vin):
+    async for page in _history(conn, environment, vin):
         chunk = b",".join(
             orjson.dumps(
                 {
@@ -766,12 +790,11 @@ def _csv_rows(rows: list[Sequence[Any]]) -> bytes:
     return buffer.getvalue().encode()
 
 
-async def export_csv(state: AppState, environment: Environment, vin: str) -> AsyncIterator[bytes]:
+async def export_csv(conn: Connection, environment: Environment, vin: str) -> AsyncIterator[bytes]:
     """One row per value: `latest` rows first, then every `history` row; `value` is the
     stored wrapper as JSON."""
-    db = state.database
     yield _csv_rows([CSV_COLUMNS])
-    latest = await repository.latest_document(db.reader, environment=str(environment), vin=vin)
+    latest = await repository.get_latest_document(conn, environment=str(environment), vin=vin)
     if latest is not None:
         document = orjson.loads(latest["document"])
         yield _csv_rows(
@@ -787,7 +810,7 @@ async def export_csv(state: AppState, environment: Environment, vin: str) -> Asy
                 for capability, name, value in _latest_items(document)
             ]
         )
-    async for page in _history(db, environment, vin):
+    async for page in _history(conn, environment, vin):
         yield _csv_rows(
             [
                 (
@@ -803,14 +826,17 @@ async def export_csv(state: AppState, environment: Environment, vin: str) -> Asy
         )
 
 
-async def access_record(state: AppState, environment: Environment, vin: str) -> bytes:
+async def access_record(
+    conn: Connection, environment: Environment, vin: str, *, now_us: int
+) -> bytes:
     """Every grant of the vehicle the portal shows, with its reads per day and every
-    command its application sent to the vehicle under it."""
+    command its application sent to the vehicle under it (the caller flushes this
+    process's read counts first, as for `grants`)."""
     views = await with_commands(
-        state, environment, vin, await grants(state, environment, vin), latest=None
+        conn, environment, vin, await grants(conn, environment, vin, now_us=now_us), latest=None
     )
-    per_day = await repository.reads_per_day(
-        state.database.reader, authorization_ids=[view.id for view in views]
+    per_day = await repository.list_reads_per_day(
+        conn, authorization_ids=[view.id for view in views]
     )
     days: dict[str, list[dict[str, Any]]] = {}
     for row in per_day:
@@ -824,7 +850,7 @@ async def access_record(state: AppState, environment: Environment, vin: str) -> 
     record = {
         "vin": vin,
         "environment": str(environment),
-        "exported_at": to_iso(state.clock.now_us()),
+        "exported_at": to_iso(now_us),
         "grants": [
             {
                 "authorization_id": view.id,

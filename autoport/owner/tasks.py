@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator
 
 import structlog
 
+from autoport.kit.db import Connection
 from autoport.kit.state import AppState
 from autoport.owner import reads, repository
 
@@ -17,9 +18,8 @@ log = structlog.get_logger("autoport.owner")
 PURGE_EVERY_SECONDS = 300.0
 
 
-async def purge_expired_sessions(state: AppState) -> int:
-    async with state.database.transaction() as conn:
-        return await repository.delete_expired_sessions(conn, before_us=state.clock.now_us())
+async def purge_expired_sessions(conn: Connection, *, now_us: int) -> int:
+    return await repository.delete_expired_sessions(conn, before_us=now_us)
 
 
 async def _flush_forever(state: AppState) -> None:
@@ -36,7 +36,8 @@ async def _flush_forever(state: AppState) -> None:
         if since_purge >= PURGE_EVERY_SECONDS:
             since_purge = 0.0
             try:
-                await purge_expired_sessions(state)
+                async with state.database.transaction() as conn:
+                    await purge_expired_sessions(conn, now_us=state.clock.now_us())
             except Exception:
                 log.exception("purging owner sessions failed")
 

@@ -51,31 +51,34 @@ def consent_until_verification(data_dir: Path, brand: str, *, approve: bool = Fa
         await db.connect()
         try:
             app = await insert_application(db)
-            started = await service.start(
-                db,
+            entry = await service.check_entry(
+                db.reader,
                 settings=settings,
-                key=key,
                 environment=Environment.sandbox,
                 request=entry_request(app.entry_params(brand=brand, vin=VIN)),
                 accept_language=None,
                 now_us=now_us(),
             )
-            assert isinstance(started, service.Started)
+            assert isinstance(entry, service.Entry)
+            async with db.transaction() as conn:
+                started = await service.open_session(conn, entry, key=key)
             ctx = await service.load(
-                db, key=key, environment=Environment.sandbox, token=started.session_token,
+                db.reader, key=key, environment=Environment.sandbox, token=started.session_token,
                 now_us=now_us(),
             )  # fmt: skip
-            await service.enter_vin(
-                db, ctx, settings=settings, key=key, vin=VIN, method=method,
-                connector=connector, address="192.0.2.1", now_us=now_us(),
-            )  # fmt: skip
+            async with db.transaction() as conn:
+                await service.enter_vin(
+                    conn, ctx, settings=settings, key=key, vin=VIN, method=method,
+                    connector=connector, address="192.0.2.1", now_us=now_us(),
+                )  # fmt: skip
             if not approve:
                 return ""
             ctx = await service.load(
-                db, key=key, environment=Environment.sandbox, token=started.session_token,
-                now_us=now_us(),
+                db.reader, key=key, environment=Environment.sandbox,
+                token=started.session_token, now_us=now_us(),
             )  # fmt: skip
-            decision = await service.decide(db, ctx, approve=True, now_us=now_us())
+            async with db.transaction() as conn:
+                decision = await service.decide(conn, ctx, approve=True, now_us=now_us())
             return decision.authorization_id or ""
         finally:
             await db.close()

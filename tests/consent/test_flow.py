@@ -342,6 +342,27 @@ async def test_pages_without_a_session_say_so(browser_client: httpx.AsyncClient)
         assert "No consent in progress" in page.text
 
 
+async def test_one_handler_renders_the_pages_errors_in_the_request_s_language(
+    browser_client: httpx.AsyncClient,
+) -> None:
+    # Every page's ErrorPage goes through the one handler (consent.routes.
+    # install_error_pages): HTML, in the language asked for (query, else the browser's).
+    for step in ("brand", "vehicle", "verify", "review"):
+        german = await browser_client.get(f"{PAGES}/{step}", params={"lang": "de-DE"})
+        assert german.status_code == 400 and german.headers["content-type"].startswith("text/html")
+        assert "Keine Einwilligung in Bearbeitung" in german.text
+        posted = await browser_client.post(
+            f"{PAGES}/{step}", data={"csrf_token": "x"}, headers={"Accept-Language": "de"}
+        )
+        assert posted.status_code == 400 and "Keine Einwilligung in Bearbeitung" in posted.text
+    # The API's errors keep their JSON shapes: the admin call of the same router, and
+    # the authorization server's token endpoint.
+    admin = await browser_client.post("/sandbox/admin/v1/consent/authorizations/x/approve")
+    assert admin.status_code == 401 and "json" in admin.headers["content-type"]
+    token = await browser_client.post("/sandbox/v1/access_tokens", data={"grant_type": "nope"})
+    assert token.status_code in (400, 401) and "error" in token.json()
+
+
 async def test_bad_vin_is_shown_again_with_a_clear_message(
     browser_client: httpx.AsyncClient, db: Database
 ) -> None:
@@ -464,7 +485,7 @@ async def test_busy_database_at_the_entry_point_is_temporarily_unavailable(
     async def locked(*args: object, **kwargs: object) -> None:
         raise sqlite3.OperationalError("database is locked")
 
-    monkeypatch.setattr(repository, "insert_session", locked)
+    monkeypatch.setattr(repository, "create_session", locked)
     query = query_of((await start(browser_client, app)).headers["location"])
     assert query["error"] == "temporarily_unavailable"
     assert query["state"] == "st-42"

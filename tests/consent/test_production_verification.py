@@ -324,3 +324,31 @@ async def test_an_unreachable_carmaker_is_told_to_the_owner_who_may_sign_in_agai
     fake.token_status = 200
     again = await client.get(await sign_in_at_carmaker(client, app, url))
     assert again.status_code == 303 and again.headers["location"].endswith("/review")
+
+
+async def test_the_simulated_carmaker_s_answer_never_verifies_a_real_brand(
+    oem_owner: tuple[httpx.AsyncClient, FastAPI],
+    carmaker: tuple[Carmaker, str],  # noqa: F811
+) -> None:
+    # The attacker takes our production state to the sandbox's simulated login (which
+    # serves bmw in the sandbox environment and signs with the same secret), gets a
+    # signed answer with the public password and brings it to the production callback:
+    # a brand whose connector has its own login (oem_login_page None) never takes it.
+    client, app = oem_owner
+    fake, url = carmaker
+    await to_oem_verify(client, app)
+    sent = await post(client, "verify", action="oem_login")
+    assert sent.status_code == 303 and sent.headers["location"].startswith(url)
+    state = query_of(sent.headers["location"])["state"]
+    simulated = await client.post(
+        "/sandbox/oauth/oem/bmw/login",
+        data={"state": state, "email": "mallory@example.com", "password": "sandbox"},
+    )
+    assert simulated.status_code == 303, simulated.text[:300]
+    result = query_of(simulated.headers["location"])["result"]
+    refused = await client.get(f"{PAGES}/oem-callback", params={"result": result})
+    assert refused.status_code == 403 and "did not confirm" in refused.text
+    review = await client.get(f"{PAGES}/review")
+    assert review.status_code == 303 and review.headers["location"].endswith("/verify")
+    assert fake.token_requests == []
+    assert await authorization_count(app) == 0

@@ -462,7 +462,8 @@ async def test_expired_sessions_are_purged_but_running_lockouts_stay(
     await db.execute("UPDATE consent_throttles SET blocked_until = blocked_until + :more "
                      "WHERE kind = 'vin_tries'", {"more": lockout_us})  # fmt: skip
     clock.advance(900 + 3601)
-    assert await purge_expired_sessions(db, now_us=clock.now_us()) == 2
+    async with db.transaction() as conn:
+        assert await purge_expired_sessions(conn, now_us=clock.now_us()) == 2
     assert await db.fetch_value("SELECT COUNT(*) FROM consent_vehicle_codes") == 0
     assert await db.fetch_value("SELECT kind FROM consent_throttles") == "vin_tries"
     browser_client.cookies.clear()
@@ -470,7 +471,8 @@ async def test_expired_sessions_are_purged_but_running_lockouts_stay(
     page = await browser_client.get(f"{PAGES}/verify")
     assert "Too many wrong codes" in page.text
     clock.advance(10_000)
-    assert await purge_expired_sessions(db, now_us=clock.now_us()) == 1
+    async with db.transaction() as conn:
+        assert await purge_expired_sessions(conn, now_us=clock.now_us()) == 1
     assert await db.fetch_value("SELECT COUNT(*) FROM consent_sessions") == 0
     assert await db.fetch_value("SELECT COUNT(*) FROM consent_throttles") == 0
 

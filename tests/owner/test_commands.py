@@ -160,6 +160,7 @@ async def test_other_vehicles_environments_and_fleet_commands_are_not_listed(
         assert stranger not in repr(record) and stranger not in page.text
 
     state = consent_app.state.autoport
-    views = await service.grants(state, Environment.sandbox, VIN)
-    [view] = await service.with_commands(state, Environment.sandbox, VIN, views, latest=None)
+    reader = state.database.reader
+    views = await service.grants(reader, Environment.sandbox, VIN, now_us=state.clock.now_us())
+    [view] = await service.with_commands(reader, Environment.sandbox, VIN, views, latest=None)
     assert [c.id for c in view.sent_commands] == [own] and view.commands_sent == 1

@@ -46,12 +46,18 @@ async def test_no_stream_message_is_built_for_a_withdrawn_grant(server: LiveServ
         await feed(db, withdrawn_vin, [0.5])
         assert withdrawn_vin in (await sse.next_event())["data"]
 
-        outcomes = await service.revoke_grant(
-            server.app.state.autoport,
-            environment=Environment.sandbox,
-            authorization_ids=[withdrawn],
-            detail="test",
-        )
+        state = server.app.state.autoport
+        # As the portal's and the admin API's routes do: the withdrawal's transaction,
+        # then open streams are told.
+        async with state.database.transaction() as conn:
+            outcomes = await service.revoke_grant(
+                conn,
+                environment=Environment.sandbox,
+                authorization_ids=[withdrawn],
+                detail="test",
+                now_us=state.clock.now_us(),
+            )
+        state.access_changed()
         assert outcomes == {withdrawn: service.Outcome.withdrawn}
         await feed(db, withdrawn_vin, [0.6])
         await feed(db, kept_vin, [0.7])
