@@ -325,10 +325,10 @@ async def main(args: argparse.Namespace) -> int:
             {"app": app_id, "hash": mosquitto.password_hash(password), "now": now},
         )
     await db.close()
-    from autoport.streaming.repository import mqtt_credentials
+    from autoport.streaming.repository import list_mqtt_credentials
 
     await db.connect()
-    rows = await mqtt_credentials(db.reader)
+    rows = await list_mqtt_credentials(db.reader)
     await db.close()
     files = mosquitto.render(
         settings,

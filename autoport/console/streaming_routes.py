@@ -24,7 +24,7 @@ LIVE_MESSAGES = 20
 
 async def _messages(request: Request, application: Application) -> list[dict[str, object]]:
     state, environment = access.where(request)
-    logged = await streaming_repository.latest_messages(
+    logged = await streaming_repository.list_latest_messages(
         state.database.reader,
         environment=environment,
         application_id=application.id,
@@ -53,7 +53,7 @@ async def _page(
         application=application,
         connection=connection,
         mqtt_enabled=bool(state.settings.mqtt_url),
-        issued_at=await streaming_repository.mqtt_credentials_issued(
+        issued_at=await streaming_repository.get_mqtt_credentials_issued_at(
             state.database.reader, application.id
         ),
         issued=issued,
