@@ -204,8 +204,7 @@ class Settings(BaseSettings):
     # Messages stay replayable (SSE Last-Event-ID) this long, and longer while unpublished.
     stream_retention_hours: float = Field(default=72.0, gt=0)
     # How often the worker looks for new outbox events when it cannot hear other
-    # processes' commits (SQLite; PostgreSQL while its listener is down), and the least
-    # time between two of its batches (events committed meanwhile form one batch).
+    # processes' commits (SQLite; PostgreSQL while its listener is down).
     stream_poll_seconds: float = Field(default=0.02, gt=0, le=10)
     # PostgreSQL: the worker and other replicas' SSE streams and MQTT publisher wake on
     # commit notifications; this poll only catches a lost notification.

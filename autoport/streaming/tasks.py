@@ -34,6 +34,8 @@ log = structlog.get_logger("autoport.streaming")
 BATCH = 500
 # What the builder waits on: commits that may have added events.
 OUTBOX_TABLES = frozenset({"outbox"})
+# The least time between the starts of two batches, however often commits wake it.
+BATCH_GAP_SECONDS = 0.02
 PRUNE_EVERY_SECONDS = 60.0
 # The publisher waits this long for a wake-up (StreamHub: this process's messages, and
 # on PostgreSQL other replicas'), then looks anyway.
@@ -140,9 +142,11 @@ class StreamBuilder:
                     else settings.stream_poll_seconds
                 )
                 await wait_for(wake, poll)
-                # At most one batch per stream_poll_seconds: under steady ingestion the
-                # events of many commits share one claim instead of a claim each.
-                rest = started + settings.stream_poll_seconds - loop.time()
+                # Batches at least BATCH_GAP_SECONDS apart (or the poll, if shorter):
+                # under steady ingestion the events of many commits share one claim
+                # instead of a claim each.
+                gap = min(BATCH_GAP_SECONDS, settings.stream_poll_seconds)
+                rest = started + gap - loop.time()
                 if rest > 0:
                     await asyncio.sleep(rest)
         finally:
