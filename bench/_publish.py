@@ -86,6 +86,44 @@ def _runs() -> dict[str, dict[str, Any]]:
     return latest
 
 
+KEPT = "From the previous publication (no run of it under `var/bench-results/` here)."
+_RUNS_HEADING = "## Every benchmark's latest run"
+
+
+def previous_runs(text: str) -> dict[str, list[str]]:
+    """The body of each benchmark's section under "Every benchmark's latest run" of a
+    published docs/benchmarks.md, by name: what a checkout without that run republishes
+    instead of dropping it. Sections saying no run was recorded are left out."""
+    _, found, rest = text.partition(_RUNS_HEADING)
+    if not found:
+        return {}
+    sections: dict[str, list[str]] = {}
+    name: str | None = None
+    for line in rest.splitlines():
+        if line.startswith("## "):
+            break
+        if line.startswith("### "):
+            name = line[4:].split(":", 1)[0]
+            sections[name] = []
+        elif name is not None:
+            sections[name].append(line)
+    bodies = {key: _strip_blank(lines) for key, lines in sections.items()}
+    return {
+        key: body
+        for key, body in bodies.items()
+        if body and not body[0].startswith("No run recorded yet")
+    }
+
+
+def _strip_blank(lines: list[str]) -> list[str]:
+    start, end = 0, len(lines)
+    while start < end and not lines[start].strip():
+        start += 1
+    while end > start and not lines[end - 1].strip():
+        end -= 1
+    return lines[start:end]
+
+
 def _figure_lines(output: str) -> str:
     """A run's output without the runner's own lines and Python's noise."""
     kept = [
@@ -335,10 +373,18 @@ def publish() -> None:
             "",
         ]
     runs = _runs()
+    previous = previous_runs(DOCS.read_text()) if DOCS.exists() else {}
     out += ["## Every benchmark's latest run", ""]
     for name, what in BENCHMARKS.items():
         record = runs.get(name)
         out += [f"### {name}: {what}", ""]
+        if record is None and name in previous:
+            # Measured elsewhere (results are kept per checkout): republished as it was.
+            kept = previous[name]
+            if kept[0] != KEPT:
+                kept = [KEPT, "", *kept]
+            out += [*kept, ""]
+            continue
         if record is None:
             out += [f"No run recorded yet: `python -m bench {name}`.", ""]
             continue
