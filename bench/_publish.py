@@ -86,6 +86,18 @@ def _runs() -> dict[str, dict[str, Any]]:
     return latest
 
 
+def _load_text(summary: dict[str, Any]) -> str:
+    """The machine's 1-minute load average during the run (other work on a shared
+    machine takes cores from both sides: the shares stand, absolute figures drop)."""
+    load = summary.get("load")
+    if not load:
+        return "load not recorded"
+    return (
+        f"load average {load['start']:.1f} at the start, {load['end']:.1f} at the end "
+        f"({load['cores']} cores)"
+    )
+
+
 KEPT = "From the previous publication (no run of it under `var/bench-results/` here)."
 _RUNS_HEADING = "## Every benchmark's latest run"
 
@@ -328,7 +340,7 @@ def publish() -> None:
                 f"### {title}",
                 "",
                 f"`{summary['command']}` — {_when(summary['started_at'])}, "
-                f"{summary['seconds']} s per run.",
+                f"{summary['seconds']} s per run; {_load_text(summary)}.",
                 "",
                 *_pull_table(summary),
                 "",

@@ -614,6 +614,8 @@ def main() -> None:
     # This process (the ingestion thread) shares wrk's core(s), like any client would.
     os.sched_setaffinity(0, {1} if backend.client_cpus == "1" else {0, 1})
     started = time.time()
+    # The machine is shared: what else ran is part of the figures (1-minute load average).
+    load_before = os.getloadavg()[0]
     try:
         results = run(args, backend)
     finally:
@@ -625,6 +627,7 @@ def main() -> None:
         "URL" if "://" in arg else arg for arg in sys.argv[1:]
     )
     summary["started_at"] = started
+    summary["load"] = {"start": load_before, "end": os.getloadavg()[0], "cores": os.cpu_count()}
     if not args.quick:
         path = results_path(backend)
         path.parent.mkdir(parents=True, exist_ok=True)
