@@ -203,9 +203,12 @@ class Settings(BaseSettings):
     mqtt_config_dir: Path | None = None
     # Messages stay replayable (SSE Last-Event-ID) this long, and longer while unpublished.
     stream_retention_hours: float = Field(default=72.0, gt=0)
-    # How often the worker looks for new outbox events when idle (other replicas' SSE
-    # streams also poll the log this often; this process wakes them at once).
+    # How often the worker looks for new outbox events when it cannot hear other
+    # processes' commits (SQLite; PostgreSQL while its listener is down).
     stream_poll_seconds: float = Field(default=0.02, gt=0, le=10)
+    # PostgreSQL: the worker and other replicas' SSE streams and MQTT publisher wake on
+    # commit notifications; this poll only catches a lost notification.
+    stream_safety_poll_seconds: float = Field(default=1.0, gt=0, le=300)
     # SSE keep-alive comment interval.
     stream_keepalive_seconds: float = Field(default=15.0, gt=0, le=300)
     # An open SSE stream verifies its token again at least this often (a revocation or a

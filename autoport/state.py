@@ -46,6 +46,7 @@ def build_state(settings: Settings, database: Database, clock: Clock) -> AppStat
     registry.set_sandbox_behaviour(BehaviourLookup(database, clock))
     state.provide(registry)
     hub = StreamHub()
+    hub.listen(database)  # other replicas' messages wake this one's streams (PostgreSQL)
     state.provide(hub, on_shutdown=hub.close, on_access_changed=hub.access_changed)
     specs = {name: getattr(settings, setting) for name, setting in RATE_LIMITS.items()}
     state.provide(RateLimiters(specs, redis_url=settings.redis_url))

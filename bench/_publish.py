@@ -86,6 +86,56 @@ def _runs() -> dict[str, dict[str, Any]]:
     return latest
 
 
+def _load_text(summary: dict[str, Any]) -> str:
+    """The machine's 1-minute load average during the run (other work on a shared
+    machine takes cores from both sides: the shares stand, absolute figures drop)."""
+    load = summary.get("load")
+    if not load:
+        return "load not recorded"
+    return (
+        f"load average {load['start']:.1f} at the start, {load['end']:.1f} at the end "
+        f"({load['cores']} cores)"
+    )
+
+
+KEPT = "From the previous publication (no run of it under `var/bench-results/` here)."
+_RUNS_HEADING = "## Every benchmark's latest run"
+
+
+def previous_runs(text: str) -> dict[str, list[str]]:
+    """The body of each benchmark's section under "Every benchmark's latest run" of a
+    published docs/benchmarks.md, by name: what a checkout without that run republishes
+    instead of dropping it. Sections saying no run was recorded are left out."""
+    _, found, rest = text.partition(_RUNS_HEADING)
+    if not found:
+        return {}
+    sections: dict[str, list[str]] = {}
+    name: str | None = None
+    for line in rest.splitlines():
+        if line.startswith("## "):
+            break
+        if line.startswith("### "):
+            name = line[4:].split(":", 1)[0]
+            sections[name] = []
+        elif name is not None:
+            sections[name].append(line)
+    bodies = {key: _strip_blank(lines) for key, lines in sections.items()}
+    return {
+        key: body
+        for key, body in bodies.items()
+        if body and not body[0].startswith("No run recorded yet")
+    }
+
+
+def _strip_blank(lines: list[str]) -> list[str]:
+    start, end = 0, len(lines)
+    while start < end and not lines[start].strip():
+        start += 1
+    while end > start and not lines[end - 1].strip():
+        end -= 1
+    return lines[start:end]
+
+
 def _figure_lines(output: str) -> str:
     """A run's output without the runner's own lines and Python's noise."""
     kept = [
@@ -290,7 +340,7 @@ def publish() -> None:
                 f"### {title}",
                 "",
                 f"`{summary['command']}` — {_when(summary['started_at'])}, "
-                f"{summary['seconds']} s per run.",
+                f"{summary['seconds']} s per run; {_load_text(summary)}.",
                 "",
                 *_pull_table(summary),
                 "",
@@ -335,10 +385,18 @@ def publish() -> None:
             "",
         ]
     runs = _runs()
+    previous = previous_runs(DOCS.read_text()) if DOCS.exists() else {}
     out += ["## Every benchmark's latest run", ""]
     for name, what in BENCHMARKS.items():
         record = runs.get(name)
         out += [f"### {name}: {what}", ""]
+        if record is None and name in previous:
+            # Measured elsewhere (results are kept per checkout): republished as it was.
+            kept = previous[name]
+            if kept[0] != KEPT:
+                kept = [KEPT, "", *kept]
+            out += [*kept, ""]
+            continue
         if record is None:
             out += [f"No run recorded yet: `python -m bench {name}`.", ""]
             continue

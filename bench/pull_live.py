@@ -198,6 +198,7 @@ class Server:
 
     process: subprocess.Popen[bytes]
     port: int
+    profiled: bool = False
 
     def pause(self) -> None:
         os.killpg(self.process.pid, signal.SIGSTOP)
@@ -207,7 +208,8 @@ class Server:
 
     def stop(self) -> None:
         self.resume()
-        self.process.send_signal(signal.SIGTERM)
+        # py-spy writes its profile on SIGINT (its child, the server, is then ended below).
+        self.process.send_signal(signal.SIGINT if self.profiled else signal.SIGTERM)
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.process.wait(timeout=30)
         self.kill()  # whatever of the group is left (workers, resource tracker)
@@ -251,7 +253,7 @@ class Backend:
         return env
 
 
-def start_server(data_dir: Path, backend: Backend) -> Server:
+def start_server(data_dir: Path, backend: Backend, profile: Path | None = None) -> Server:
     port = _free_port()
     env = {
         **os.environ,
@@ -267,11 +269,21 @@ def start_server(data_dir: Path, backend: Backend) -> Server:
     command = ["taskset", "-c", backend.server_cpus, sys.executable, "-m", "autoport", "serve"]
     if backend.workers > 1:
         command += ["--workers", str(backend.workers)]
+    if profile is not None:
+        # py-spy cannot attach by pid in these containers: it starts the server (and
+        # follows its worker processes); the raw output is folded stacks per process.
+        spy = shutil.which("py-spy")
+        if spy is None:
+            sys.exit("--profile needs py-spy on PATH (pip install py-spy)")
+        command = [
+            spy, "record", "--subprocesses", "--format", "raw", "--rate", "250",
+            "-o", str(profile.resolve()), "--", *command,
+        ]  # fmt: skip
     # Its output to a file in the data directory: a pipe held by a server left behind
     # would keep whoever reads this benchmark's output waiting.
     log = (data_dir / "server.log").open("ab")
     process = subprocess.Popen(command, env=env, stdout=log, stderr=log, start_new_session=True)
-    return _ready(Server(process, port))
+    return _ready(Server(process, port, profiled=profile is not None))
 
 
 def _ready(server: Server) -> Server:
@@ -432,7 +444,7 @@ def run(args: argparse.Namespace, backend: Backend) -> Results:
     results = Results()
     with tempfile.TemporaryDirectory(prefix="autoport-pull-live-") as tmp:
         setup = asyncio.run(prepare_live(Path(tmp), backend))
-        server = start_server(setup.data_dir, backend)
+        server = start_server(setup.data_dir, backend, args.profile)
         base = f"http://127.0.0.1:{server.port}"
         ingestion = Ingestion(base, setup.provider_secret)
         try:
@@ -583,6 +595,12 @@ def main() -> None:
         help=f"also measure both sides at {', '.join(map(str, SWEEP_CONNECTIONS))} connections",
     )
     parser.add_argument("--sweep-seconds", type=int, default=4)
+    parser.add_argument(
+        "--profile",
+        type=Path,
+        default=None,
+        help="record the server's processes with py-spy into this file (folded stacks)",
+    )
     args = parser.parse_args()
     if shutil.which("wrk") is None or shutil.which("taskset") is None:
         sys.exit("needs wrk and taskset (apt-get install -y wrk util-linux)")
@@ -596,6 +614,8 @@ def main() -> None:
     # This process (the ingestion thread) shares wrk's core(s), like any client would.
     os.sched_setaffinity(0, {1} if backend.client_cpus == "1" else {0, 1})
     started = time.time()
+    # The machine is shared: what else ran is part of the figures (1-minute load average).
+    load_before = os.getloadavg()[0]
     try:
         results = run(args, backend)
     finally:
@@ -607,6 +627,7 @@ def main() -> None:
         "URL" if "://" in arg else arg for arg in sys.argv[1:]
     )
     summary["started_at"] = started
+    summary["load"] = {"start": load_before, "end": os.getloadavg()[0], "cores": os.cpu_count()}
     if not args.quick:
         path = results_path(backend)
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -302,7 +302,7 @@ async def main(args: argparse.Namespace) -> int:
         await conn.execute(
             "INSERT INTO applications (id, environment, account_id, client_id, name, client_type, "
             "redirect_uris, properties, brands, created_at) VALUES (:id, 'sandbox', 'BENCH', "
-            "'bench', 'bench', 'confidential', '[]', :props, '[]', :now)",
+            "'bench', 'bench', 'confidential', '[]', :props, '[\"sandbox\"]', :now)",
             {"id": app_id, "props": orjson.dumps(PROPERTIES).decode(), "now": now},
         )
         for n, vin in enumerate(vins):
@@ -325,10 +325,10 @@ async def main(args: argparse.Namespace) -> int:
             {"app": app_id, "hash": mosquitto.password_hash(password), "now": now},
         )
     await db.close()
-    from autoport.streaming.repository import mqtt_credentials
+    from autoport.streaming.repository import list_mqtt_credentials
 
     await db.connect()
-    rows = await mqtt_credentials(db.reader)
+    rows = await list_mqtt_credentials(db.reader)
     await db.close()
     files = mosquitto.render(
         settings,

@@ -636,7 +636,7 @@ async def newest_stream_messages(
     conn: Connection, *, environment: Environment, application_id: str, limit: int
 ) -> list[dict[str, object]]:
     """The application's newest stream messages, newest first (the Streaming page)."""
-    logged = await streaming_repository.latest_messages(
+    logged = await streaming_repository.list_latest_messages(
         conn, environment=environment, application_id=application_id, limit=limit
     )
     return [{"seq": m.seq, "message": m.message, "ingested_at": m.ingested_at} for m in logged]
@@ -645,7 +645,7 @@ async def newest_stream_messages(
 async def stream_head(conn: Connection, *, environment: Environment, application_id: str) -> int:
     """The sequence number of the application's newest retained stream message (0:
     none)."""
-    newest = await streaming_repository.latest_messages(
+    newest = await streaming_repository.list_latest_messages(
         conn, environment=environment, application_id=application_id, limit=1
     )
     return newest[0].seq if newest else 0
@@ -653,7 +653,7 @@ async def stream_head(conn: Connection, *, environment: Environment, application
 
 async def mqtt_issued_at(conn: Connection, application_id: str) -> int | None:
     """When the application's MQTT password was issued (None: never)."""
-    return await streaming_repository.mqtt_credentials_issued(conn, application_id)
+    return await streaming_repository.get_mqtt_credentials_issued_at(conn, application_id)
 
 
 # ------------------------------------------------- reads the console's pages make

@@ -32,7 +32,7 @@ import sqlite3
 import sys
 import time
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal, Protocol
@@ -198,6 +198,19 @@ class Database(ABC):
         PostgreSQL: commit notifications (PostgresDatabase.data_version)."""
         return None
 
+    @abstractmethod
+    def on_commit(self, tables: frozenset[str], wake: Callable[[], None]) -> Callable[[], None]:
+        """Call `wake` (on the event loop, cheaply: set an asyncio.Event) after each
+        commit that may have written one of `tables`, so a worker waits for work instead
+        of polling for it. Returns the function that stops it. Which commits are seen:
+        `sees_other_processes`."""
+
+    @property
+    def sees_other_processes(self) -> bool:
+        """Whether `on_commit` also hears other processes' commits now (PostgreSQL while
+        its listener is up). Where it does not, a worker must keep polling for them."""
+        return False
+
 
 # --------------------------------------------------------------------------- SQLite
 
@@ -265,6 +278,16 @@ VERSION_REUSE_SECONDS = 0.001
 # Commits by this process per database file, for every SqliteDatabase on the file (two
 # apps in one process, as tests run replicas) to see at once.
 _COMMITS: collections.Counter[str] = collections.Counter()
+# `on_commit` callbacks per database file, for the same reason.
+_WAKES: dict[str, list[Callable[[], None]]] = {}
+
+
+def _call_each(wakes: Iterable[Callable[[], None]]) -> None:
+    for wake in tuple(wakes):  # a callback may stop itself
+        try:
+            wake()
+        except Exception:  # one broken waiter must not fail the commit that woke it
+            log.exception("commit callback failed")
 
 
 class SqliteDatabase(Database):
@@ -336,6 +359,21 @@ class SqliteDatabase(Database):
             else:
                 writer.raw.execute("COMMIT")
                 _COMMITS[self.path] += 1
+                wakes = _WAKES.get(self.path)
+                if wakes:
+                    _call_each(wakes)
+
+    def on_commit(self, tables: frozenset[str], wake: Callable[[], None]) -> Callable[[], None]:
+        # Every commit of this process on the file (which tables is not told apart here);
+        # other processes' commits are not heard: sees_other_processes is False.
+        wakes = _WAKES.setdefault(self.path, [])
+        wakes.append(wake)
+
+        def stop() -> None:
+            with contextlib.suppress(ValueError):
+                wakes.remove(wake)
+
+        return stop
 
     async def _begin_immediate(self, raw: sqlite3.Connection) -> None:
         deadline = time.monotonic() + self.lock_timeout
@@ -462,6 +500,8 @@ class PostgresDatabase(Database):
         self._listener: Any = None
         self._listening = False
         self._relisten: asyncio.Task[None] | None = None
+        # on_commit: (tables, callback), called from _changed.
+        self._wakes: list[tuple[frozenset[str], Callable[[], None]]] = []
 
     async def connect(self) -> None:
         import asyncpg  # imported lazily: the embedded default never needs it
@@ -498,19 +538,45 @@ class PostgresDatabase(Database):
         self._listener = listener
         self._version += 1  # whatever was committed while nobody listened
         self._listening = True
+        _call_each(wake for _, wake in self._wakes)  # the same: look again
 
     def _notified(self, _conn: Any, _pid: int, _channel: str, payload: str) -> None:
         self._changed(payload.split(",") if payload else (ALL_TABLES,))
 
     def _changed(self, tables: Iterable[str]) -> None:
         self._version += 1
-        for table in tables:
+        written = frozenset(tables)
+        for table in written:
             self._table_versions[table] += 1
+        if self._wakes:
+            everything = ALL_TABLES in written
+            _call_each(
+                wake
+                for watched, wake in self._wakes
+                if everything or not watched.isdisjoint(written)
+            )
+
+    def on_commit(self, tables: frozenset[str], wake: Callable[[], None]) -> Callable[[], None]:
+        # This object's commits at once; every process's (this one's included, again) when
+        # their notification arrives, while the listener is up (sees_other_processes).
+        entry = (tables, wake)
+        self._wakes.append(entry)
+
+        def stop() -> None:
+            with contextlib.suppress(ValueError):
+                self._wakes.remove(entry)
+
+        return stop
+
+    @property
+    def sees_other_processes(self) -> bool:
+        return self._listening
 
     def _lost(self, *_: Any) -> None:
         # Commits may now go unseen: no cached read is trusted until listening again.
         self._listening = False
         self._version += 1
+        _call_each(wake for _, wake in self._wakes)  # waiters go back to polling now
         if self._pool is not None and (self._relisten is None or self._relisten.done()):
             self._relisten = asyncio.ensure_future(self._listen_again())
 

@@ -109,7 +109,7 @@ def mosquitto_config(
     async def work(
         db: Database, settings: Settings
     ) -> tuple[mosquitto.MosquittoFiles, mosquitto.BrokerAddress | None]:
-        rows = await repository.mqtt_credentials(db.reader)
+        rows = await repository.list_mqtt_credentials(db.reader)
         return mosquitto.render(
             settings,
             directory=target or Path("mosquitto"),
@@ -143,7 +143,7 @@ def mosquitto_config(
 
 
 async def _issue(db: Database, settings: Settings, application_id: str) -> dict[str, Any]:
-    environment = await repository.application_environment(db.reader, application_id)
+    environment = await repository.get_application_environment(db.reader, application_id)
     if environment is None:
         fail(f"no application with id {application_id}", ExitCode.not_found)
     issued = await issue_mqtt_credentials(

@@ -61,7 +61,7 @@ VALUES (:environment, :application_id, :seq, :message_id, :vin, :message,
 """
 
 
-async def insert_messages(conn: Connection, rows: Sequence[dict[str, Any]]) -> None:
+async def create_messages(conn: Connection, rows: Sequence[dict[str, Any]]) -> None:
     await conn.execute_many(_INSERT_MESSAGE, rows)
 
 
@@ -72,7 +72,7 @@ ORDER BY seq LIMIT :limit
 """
 
 
-async def messages_after(
+async def list_messages_after(
     conn: Connection,
     *,
     environment: Environment,
@@ -92,7 +92,7 @@ async def messages_after(
     return [LoggedMessage(row["seq"], row["message"], row["ingested_at"]) for row in rows]
 
 
-async def last_seq(conn: Connection, *, environment: Environment, application_id: str) -> int:
+async def get_last_seq(conn: Connection, *, environment: Environment, application_id: str) -> int:
     value = await conn.fetch_value(
         "SELECT last_seq FROM stream_cursors "
         "WHERE environment = :environment AND application_id = :application_id",
@@ -101,7 +101,7 @@ async def last_seq(conn: Connection, *, environment: Environment, application_id
     return int(value or 0)
 
 
-async def oldest_seq(
+async def get_oldest_seq(
     conn: Connection, *, environment: Environment, application_id: str
 ) -> int | None:
     value = await conn.fetch_value(
@@ -168,7 +168,7 @@ async def advance_mqtt(
     return changed > 0
 
 
-async def application_disabled(conn: Connection, application_id: str) -> bool:
+async def get_application_disabled(conn: Connection, application_id: str) -> bool:
     value = await conn.fetch_value(
         "SELECT disabled_at FROM applications WHERE id = :id", {"id": application_id}
     )
@@ -262,7 +262,7 @@ async def hold_connection(
     )
 
 
-async def drop_expired_connections(
+async def delete_expired_connections(
     conn: Connection, *, environment: Environment, application_id: str, now_us: int
 ) -> None:
     await conn.execute(
@@ -272,7 +272,7 @@ async def drop_expired_connections(
     )
 
 
-async def live_connections(
+async def get_live_connection_count(
     conn: Connection, *, environment: Environment, application_id: str, now_us: int
 ) -> int:
     value = await conn.fetch_value(
@@ -283,21 +283,21 @@ async def live_connections(
     return int(value or 0)
 
 
-async def close_connection(conn: Connection, connection_id: str) -> None:
+async def delete_connection(conn: Connection, connection_id: str) -> None:
     await conn.execute("DELETE FROM stream_connections WHERE id = :id", {"id": connection_id})
 
 
 # --------------------------------------------------------------- MQTT credentials
 
 
-async def application_environment(conn: Connection, application_id: str) -> Environment | None:
+async def get_application_environment(conn: Connection, application_id: str) -> Environment | None:
     value = await conn.fetch_value(
         "SELECT environment FROM applications WHERE id = :id", {"id": application_id}
     )
     return None if value is None else Environment(value)
 
 
-async def store_mqtt_password(
+async def create_mqtt_password(
     conn: Connection,
     *,
     environment: Environment,
@@ -320,7 +320,7 @@ async def store_mqtt_password(
     )
 
 
-async def mqtt_credentials(conn: Connection) -> list[tuple[Environment, str, str]]:
+async def list_mqtt_credentials(conn: Connection) -> list[tuple[Environment, str, str]]:
     """(environment, application id, password hash) of every enabled application."""
     rows = await conn.fetch_all(
         "SELECT c.environment, c.application_id, c.password_hash "
@@ -330,7 +330,7 @@ async def mqtt_credentials(conn: Connection) -> list[tuple[Environment, str, str
     return [(Environment(r["environment"]), r["application_id"], r["password_hash"]) for r in rows]
 
 
-async def mqtt_credentials_issued(conn: Connection, application_id: str) -> int | None:
+async def get_mqtt_credentials_issued_at(conn: Connection, application_id: str) -> int | None:
     """When the application's current MQTT password was issued (µs), None if never."""
     value = await conn.fetch_value(
         "SELECT updated_at FROM stream_mqtt_credentials WHERE application_id = :id",
@@ -339,7 +339,7 @@ async def mqtt_credentials_issued(conn: Connection, application_id: str) -> int 
     return None if value is None else int(value)
 
 
-async def latest_messages(
+async def list_latest_messages(
     conn: Connection, *, environment: Environment, application_id: str, limit: int
 ) -> list[LoggedMessage]:
     """The application's newest stream messages, newest first."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,6 +35,8 @@ COMMAND_EVENT = "command_changed"
 ACKNOWLEDGED_EVENTS = frozenset({"authorization_changed", "fleet_clearance_changed"})
 
 StreamKey = tuple[Environment, str]  # (environment, application_id)
+# Commits to these are logged messages (StreamHub.listen).
+LOG_TABLES = frozenset({"stream_messages"})
 
 
 def permitted_data(data: Mapping[str, Any], properties: frozenset[str]) -> StreamData:
@@ -219,7 +221,7 @@ async def write_messages(
             )
         latest[app_key] = first + len(messages) - 1
     if rows:
-        await repository.insert_messages(conn, rows)
+        await repository.create_messages(conn, rows)
     ids = [event.id for event in events]
     done = await outbox.complete(conn, event_ids=ids, worker_id=worker_id)
     if len(done) != len(ids):
@@ -232,15 +234,28 @@ async def write_messages(
 
 class StreamHub:
     """Wakes this process's SSE streams and MQTT publisher as soon as messages are
-    committed. Other replicas' writes are found by polling (the fallback)."""
+    committed: this process's at once (`notify`), other replicas' on PostgreSQL's commit
+    notification (`listen`), else by polling (the fallback)."""
 
     def __init__(self) -> None:
+        self._stop_listening: Callable[[], None] | None = None
         self._waiters: dict[StreamKey, asyncio.Event] = {}
         self._any = asyncio.Event()
         # Set by close(): the server is stopping and SSE streams end.
         self.closed = False
         # Bumped by access_changed(): every SSE stream verifies its token again now.
         self.access_generation = 0
+
+    def listen(self, database: Database) -> None:
+        """Wake every waiter when another process logs messages (PostgreSQL's commit
+        notifications; SQLite hears only this process's commits, which `notify` names),
+        until `close`."""
+
+        def logged() -> None:
+            if database.sees_other_processes:
+                self.wake_all()
+
+        self._stop_listening = database.on_commit(LOG_TABLES, logged)
 
     def access_changed(self) -> None:
         """A token was revoked, a grant ended or an application was disabled in this
@@ -267,11 +282,22 @@ class StreamHub:
         once restarted) instead of holding the shutdown for its grace period. The MQTT
         publisher is left alone: the lifespan stops it once requests are done."""
         self.closed = True
+        if self._stop_listening is not None:
+            self._stop_listening()
         for event in self._waiters.values():
             event.set()
 
     def any_waiter(self) -> asyncio.Event:
         return self._any
+
+    def wake_all(self) -> None:
+        """Messages were committed elsewhere, for applications unknown here: every waiter
+        reads its log again (finding nothing new costs it one read)."""
+        waiters, self._waiters = self._waiters, {}
+        for event in waiters.values():
+            event.set()
+        self._any.set()
+        self._any = asyncio.Event()
 
     def notify(self, keys: Iterable[StreamKey]) -> None:
         woke = False
@@ -309,7 +335,7 @@ async def admit_stream(state: AppState, key: StreamKey, *, limit: int) -> str | 
     now = state.clock.now_us()
     db = state.database
     async with db.transaction() as conn:
-        await repository.drop_expired_connections(
+        await repository.delete_expired_connections(
             conn, environment=environment, application_id=application_id, now_us=now
         )
         await repository.hold_connection(
@@ -322,7 +348,7 @@ async def admit_stream(state: AppState, key: StreamKey, *, limit: int) -> str | 
         )
     # Counted once our row is committed: of two streams racing for the last slot, each
     # sees the other, so both may be refused (and retry), never both admitted.
-    count = await repository.live_connections(
+    count = await repository.get_live_connection_count(
         db.reader, environment=environment, application_id=application_id, now_us=now
     )
     if count > limit:
@@ -346,7 +372,7 @@ async def renew_stream(state: AppState, key: StreamKey, connection_id: str) -> N
 
 async def close_stream(state: AppState, connection_id: str) -> None:
     async with state.database.transaction() as conn:
-        await repository.close_connection(conn, connection_id)
+        await repository.delete_connection(conn, connection_id)
 
 
 # ------------------------------------------------------------------ MQTT credentials
@@ -366,7 +392,7 @@ async def issue_mqtt_credentials(
     and nowhere else: shown once."""
     password = mosquitto.new_password()
     async with db.transaction() as conn:
-        await repository.store_mqtt_password(
+        await repository.create_mqtt_password(
             conn,
             environment=environment,
             application_id=application_id,
@@ -376,7 +402,7 @@ async def issue_mqtt_credentials(
     written: list[str] = []
     reloaded = False
     if settings.mqtt_config_dir is not None:
-        rows = await repository.mqtt_credentials(db.reader)
+        rows = await repository.list_mqtt_credentials(db.reader)
         files = mosquitto.render(settings, directory=settings.mqtt_config_dir, applications=rows)
         # Only the credential files: an operator's edits to mosquitto.conf stay.
         paths = mosquitto.write(files, settings.mqtt_config_dir, only=frozenset({"passwd", "acl"}))

@@ -19,8 +19,9 @@ from autoport.streaming.metrics import MESSAGES_PUBLISHED, PUBLISH_LAG
 from autoport.streaming.service import StreamHub, close_stream, renew_stream, wait_for
 
 PAGE = 500
-# Streams of this process are woken at once; messages written by other replicas are
-# found by polling the log this often.
+# Streams are woken at once by messages of this process and, on PostgreSQL, of other
+# replicas (StreamHub.listen); this poll catches what no wake-up announced (SQLite's
+# other processes, a lost notification).
 POLL_SECONDS = 1.0
 RETRY_MS = 2000
 
@@ -61,13 +62,15 @@ async def open_stream(
 async def _start(state: AppState, caller: Caller, after: int | None) -> tuple[int, bytes]:
     reader = state.database.reader
     environment, application_id = caller.environment, caller.application_id
-    head = await repository.last_seq(reader, environment=environment, application_id=application_id)
+    head = await repository.get_last_seq(
+        reader, environment=environment, application_id=application_id
+    )
     preamble = f"retry: {RETRY_MS}\n\n".encode()
     if after is None:
         cursor = head
     else:
         cursor = min(after, head)
-        oldest = await repository.oldest_seq(
+        oldest = await repository.get_oldest_seq(
             reader, environment=environment, application_id=application_id
         )
         first_available = oldest if oldest is not None else head + 1
@@ -122,7 +125,7 @@ async def _events(
             if expires_at is not None and clock.now_us() >= expires_at:
                 yield _end("the access token has expired")
                 return
-            messages = await repository.messages_after(
+            messages = await repository.list_messages_after(
                 state.database.reader,
                 environment=caller.environment,
                 application_id=caller.application_id,

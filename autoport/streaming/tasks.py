@@ -32,8 +32,13 @@ from autoport.streaming.service import (
 log = structlog.get_logger("autoport.streaming")
 
 BATCH = 500
+# What the builder waits on: commits that may have added events.
+OUTBOX_TABLES = frozenset({"outbox"})
+# The least time between the starts of two batches, however often commits wake it.
+BATCH_GAP_SECONDS = 0.02
 PRUNE_EVERY_SECONDS = 60.0
-# Replicas that did not write a message learn about it by polling this often.
+# The publisher waits this long for a wake-up (StreamHub: this process's messages, and
+# on PostgreSQL other replicas'), then looks anyway.
 MQTT_POLL_SECONDS = 1.0
 MQTT_LEASE_SECONDS = 30.0
 MQTT_PUBLISH_TIMEOUT = 10.0
@@ -116,24 +121,54 @@ class StreamBuilder:
 
     async def run(self) -> None:
         loop = asyncio.get_running_loop()
-        poll = self.state.settings.stream_poll_seconds
-        while True:
-            try:
-                handled = await self.run_once()
-                if loop.time() >= self._next_prune:
-                    self._next_prune = loop.time() + PRUNE_EVERY_SECONDS
-                    pruned = await self.prune()
-                    if pruned:
-                        log.info("stream messages pruned", count=pruned)
-            except asyncio.CancelledError:
-                raise
-            except Exception:
-                # The events stay in the outbox (their lease expires); keep serving.
-                log.exception("stream builder batch failed")
-                handled = 0
-                await asyncio.sleep(1.0)
-            if handled < self.batch:
-                await asyncio.sleep(poll)
+        settings = self.state.settings
+        db = self.state.database
+        wake = asyncio.Event()
+        stop = db.on_commit(OUTBOX_TABLES, wake.set)
+        try:
+            while True:
+                # Cleared before looking: a commit from here on ends the wait below.
+                wake.clear()
+                started = loop.time()
+                handled = await self._batch(loop)
+                if handled >= self.batch:
+                    continue
+                # Until an outbox commit: every process's on PostgreSQL, where the poll
+                # only catches a lost notification; on SQLite this process's, and other
+                # processes' (`autoport` commands, replicas on one file) by polling.
+                poll = (
+                    settings.stream_safety_poll_seconds
+                    if db.sees_other_processes
+                    else settings.stream_poll_seconds
+                )
+                await wait_for(wake, poll)
+                # Batches at least BATCH_GAP_SECONDS apart (or the poll, if shorter):
+                # under steady ingestion the events of many commits share one claim
+                # instead of a claim each.
+                gap = min(BATCH_GAP_SECONDS, settings.stream_poll_seconds)
+                rest = started + gap - loop.time()
+                if rest > 0:
+                    await asyncio.sleep(rest)
+        finally:
+            stop()
+
+    async def _batch(self, loop: asyncio.AbstractEventLoop) -> int:
+        """One batch and, when due, the log's pruning; the number of events handled."""
+        try:
+            handled = await self.run_once()
+            if loop.time() >= self._next_prune:
+                self._next_prune = loop.time() + PRUNE_EVERY_SECONDS
+                pruned = await self.prune()
+                if pruned:
+                    log.info("stream messages pruned", count=pruned)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            # The events stay in the outbox (their lease expires); keep serving.
+            log.exception("stream builder batch failed")
+            await asyncio.sleep(1.0)
+            return 0
+        return handled
 
 
 class MqttPublisher:
@@ -238,7 +273,7 @@ class MqttPublisher:
         installed = mosquitto.installed_applications(directory, publisher=self.address.username)
         if installed is None:
             return False  # the operator has not written the broker's files there
-        rows = await repository.mqtt_credentials(self.state.database.reader)
+        rows = await repository.list_mqtt_credentials(self.state.database.reader)
         if installed == {(application_id, hashed) for _, application_id, hashed in rows}:
             return False
         files = mosquitto.render(self.state.settings, directory=directory, applications=rows)
@@ -312,7 +347,7 @@ class MqttPublisher:
 
     async def _publish_app(self, client: object, due: repository.MqttDue) -> int:
         db = self.state.database
-        if await repository.application_disabled(db.reader, due.application_id):
+        if await repository.get_application_disabled(db.reader, due.application_id):
             # Logged before it was disabled: not delivered (the cursor moves past it).
             async with db.transaction() as conn:
                 await repository.advance_mqtt(
@@ -323,7 +358,7 @@ class MqttPublisher:
                     worker_id=self.worker_id,
                 )
             return 0
-        messages = await repository.messages_after(
+        messages = await repository.list_messages_after(
             db.reader,
             environment=due.environment,
             application_id=due.application_id,

@@ -250,6 +250,10 @@ class VersionedReads:
         self.size = size
         # tables -> (the version the entries were read at, the entries)
         self.spaces: dict[frozenset[str], tuple[int, dict[tuple[str, ...], Any]]] = {}
+        # (tables, key) -> (version, the read under way): a commit to `tables` empties
+        # the entries of every key at once, and the pulls in flight then (dozens at 64
+        # connections) share one read of each key instead of one each.
+        self.flights: dict[tuple[frozenset[str], tuple[str, ...]], tuple[int, Any]] = {}
 
     async def get(
         self,
@@ -266,12 +270,37 @@ class VersionedReads:
             space = self.spaces[tables] = (version, {})
         entries = space[1]
         found = entries.get(key, _MISSING)
-        if found is _MISSING:
+        if found is not _MISSING:
+            return found
+        flight_key = (tables, key)
+        while (flight := self.flights.get(flight_key)) is not None and flight[0] == version:
+            try:
+                return await asyncio.shield(flight[1])
+            except asyncio.CancelledError:
+                task = asyncio.current_task()
+                if not flight[1].cancelled() or (task is not None and task.cancelling()):
+                    raise  # this pull itself is being cancelled
+                # The pull that was reading was cancelled (its client went away): the
+                # first of its followers reads now, the others follow it.
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self.flights[flight_key] = (version, future)
+        try:
             found = await load()
-            if version == database.data_version(tables):  # nothing committed meanwhile
-                if len(entries) >= self.size:
-                    entries.clear()
-                entries[key] = found
+        except asyncio.CancelledError:
+            future.cancel()
+            raise
+        except BaseException as error:
+            future.set_exception(error)  # the same answer for the pulls that waited
+            future.exception()  # retrieved: no "never retrieved" warning without them
+            raise
+        finally:
+            if self.flights.get(flight_key, (0, None))[1] is future:
+                del self.flights[flight_key]
+        future.set_result(found)
+        if version == database.data_version(tables):  # nothing committed meanwhile
+            if len(entries) >= self.size:
+                entries.clear()
+            entries[key] = found
         return found
 
 

@@ -24,7 +24,7 @@ def streaming(account: str, app_id: str = "") -> str:
 
 async def message(console: Console, app_id: str, seq: int, text: str) -> None:
     async with console.database.transaction() as conn:
-        await streaming_repository.insert_messages(
+        await streaming_repository.create_messages(
             conn,
             [
                 {
@@ -74,7 +74,9 @@ async def test_a_viewer_only_looks_at_streaming(console: Console, world: World) 
     assert page.status_code == 200 and "/credentials" not in page.text
     assert (await viewer.post(path + "/credentials", {})).status_code == 403
     assert (
-        await streaming_repository.mqtt_credentials_issued(console.database.reader, world.a.app_id)
+        await streaming_repository.get_mqtt_credentials_issued_at(
+            console.database.reader, world.a.app_id
+        )
         is None
     )
 
@@ -96,7 +98,9 @@ async def test_another_accounts_stream_is_a_404(console: Console, world: World, 
     for path in (streaming(world.a.id, world.b.app_id), streaming(world.b.id, world.b.app_id)):
         assert (await browser.post(path + "/credentials", {})).status_code in (403, 404)
     assert (
-        await streaming_repository.mqtt_credentials_issued(console.database.reader, world.b.app_id)
+        await streaming_repository.get_mqtt_credentials_issued_at(
+            console.database.reader, world.b.app_id
+        )
         is None
     )
     picker = await browser.get(streaming(world.a.id))

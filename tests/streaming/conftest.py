@@ -318,7 +318,7 @@ class Broker:
         return f"mqtt://127.0.0.1:{self.port}"
 
     async def write_config(self, db: Database) -> None:
-        rows = await repository.mqtt_credentials(db.reader)
+        rows = await repository.list_mqtt_credentials(db.reader)
         run_as = getpass.getuser() if os.geteuid() == 0 else None
         files = mosquitto.render(
             self.settings,
@@ -373,11 +373,11 @@ class Broker:
 
 async def issue_credentials(db: Database, application_id: str) -> str:
     """What `autoport streaming credentials` does: a new password, only its hash kept."""
-    environment = await repository.application_environment(db.reader, application_id)
+    environment = await repository.get_application_environment(db.reader, application_id)
     assert environment is not None
     password = mosquitto.new_password()
     async with db.transaction() as conn:
-        await repository.store_mqtt_password(
+        await repository.create_mqtt_password(
             conn,
             environment=environment,
             application_id=application_id,
