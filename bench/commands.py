@@ -89,7 +89,9 @@ async def prepare(data_dir: Path, cars: int) -> Setup:
     return Setup(demo.client_id, demo.client_secret or "", vins)
 
 
-def start_server(data_dir: Path) -> tuple[subprocess.Popen[bytes], int]:
+def start_server(
+    data_dir: Path, profile: Path | None = None
+) -> tuple[subprocess.Popen[bytes], int]:
     port = _free_port()
     env = {
         **os.environ,
@@ -101,8 +103,16 @@ def start_server(data_dir: Path) -> tuple[subprocess.Popen[bytes], int]:
         "PYTHONPATH": os.getcwd(),
     }
     pin = ["taskset", "-c", "0"] if shutil.which("taskset") else []
+    # --profile: the server under cProfile (its event loop runs in the main thread).
+    command = (
+        ["-m", "autoport", "serve"]
+        if profile is None
+        else ["-m", "bench._profiled_serve", str(profile.resolve()), "serve"]
+    )
     process = subprocess.Popen(
-        [*pin, sys.executable, "-m", "autoport", "serve"], env=env, stdout=subprocess.DEVNULL
+        [*pin, sys.executable, *command],
+        env=env,
+        stdout=subprocess.DEVNULL,
     )
     _wait_ready(port, process)
     return process, port
@@ -248,6 +258,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="a smoke test: few cars, 2 s")
     parser.add_argument("--cars", type=int, default=None)
+    parser.add_argument(
+        "--profile", type=Path, default=None, help="write the server's cProfile stats here"
+    )
     args = parser.parse_args()
     cars = args.cars or (20 if args.quick else 300)
     seconds = 2.0 if args.quick else 8.0
@@ -255,7 +268,7 @@ def main() -> int:
     data_dir = Path(tempfile.mkdtemp(prefix="bench-commands-"))
     try:
         setup = asyncio.run(prepare(data_dir, cars))
-        process, port = start_server(data_dir)
+        process, port = start_server(data_dir, args.profile)
         try:
             if shutil.which("taskset"):
                 os.sched_setaffinity(0, {1})

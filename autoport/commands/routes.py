@@ -41,25 +41,32 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
 _WAIT_DOC = (
     "`Prefer: wait=N` (RFC 7240) waits up to N seconds for the command to finish: "
     "answered `200` with the finished command and `Preference-Applied`; still unfinished "
-    "after N seconds, `202`."
+    "after N seconds, `202`. An executed command carries `state`: the properties it "
+    "wrote, as stored now, that the application may read."
 )
 
 
 async def _answer(
     state: AppState,
+    caller: Caller,
     row: CommandRow,
     prefer: str | None,
     headers: dict[str, str],
     *,
     unfinished_status: int,
+    access: tuple[frozenset[str], str] | None = None,
 ) -> Response:
     wait = service.wanted_wait(prefer, state.settings.vehicle_command_max_wait_seconds)
     if wait is not None:
-        row = await service.wait_finished(state, row, wait)
+        poll = min(0.1, state.settings.vehicle_command_poll_seconds)
+        row = await service.wait_finished(
+            state.database.reader, service.hub_of(state), row, wait, poll=poll
+        )
         headers = {**headers, "Preference-Applied": f"wait={int(wait)}"}
     headers["Location"] = f"{service.PATH}/{row.id}"
     status = 200 if row.finished else unfinished_status
-    return json_response(row.as_dict(), status_code=status, headers=headers)
+    body = await service.view(state, caller, row, access=access)
+    return json_response(body, status_code=status, headers=headers)
 
 
 SEND_PATH = "/v1/vehicle-commands/autoapi-13/{vin}"
@@ -107,14 +114,22 @@ async def _send(request: Request, vin: str, body: CommandIn, caller: Caller) -> 
     if accepted.replayed:
         headers["Idempotent-Replayed"] = "true"
     return await _answer(
-        state, accepted.command, request.headers.get("prefer"), headers, unfinished_status=202
+        state,
+        caller,
+        accepted.command,
+        request.headers.get("prefer"),
+        headers,
+        unfinished_status=202,
+        access=(accepted.readable, accepted.brand),
     )
 
 
 async def _read(request: Request, command_id: str, caller: Caller) -> Response:
     state = state_of(request)
-    row = await service.get_for(state, caller, command_id)
-    return await _answer(state, row, request.headers.get("prefer"), {}, unfinished_status=200)
+    row = await service.get_for(state.database.reader, caller, command_id)
+    return await _answer(
+        state, caller, row, request.headers.get("prefer"), {}, unfinished_status=200
+    )
 
 
 async def send_endpoint(request: Request) -> Response:

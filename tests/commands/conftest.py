@@ -24,6 +24,7 @@ from autoport.kit.db import Database
 from autoport.kit.environments import Environment
 from autoport.kit.state import AppState
 from autoport.sandbox.demo import approve_fleet_clearances
+from autoport.webhooks import repository as webhooks_repository
 from tests.factories import (
     AppCredentials,
     bearer,
@@ -108,6 +109,21 @@ class Harness:
                 commands=list(commands),
             )
         return creds
+
+    async def subscribe(self, app_id: str, events: Sequence[str]) -> None:
+        """A webhook of the application subscribing to `events` (nothing is delivered
+        here: the outbox rows are what the tests read)."""
+        async with self.db.transaction() as conn:
+            await webhooks_repository.upsert_webhook(
+                conn,
+                environment=SANDBOX,
+                application_id=app_id,
+                url="https://hooks.example.com/autoport",
+                secret_sealed="not-delivered-here",
+                events=list(events),
+                signature_scheme="default",
+                now_us=self.clock.now_us(),
+            )
 
     async def vehicle_token(
         self,
