@@ -144,7 +144,11 @@ async def measure(data_dir: Path, cars: int, profile: bool) -> None:
                     claimed.extend(await tasks.claim(state, "profile", 64))
 
             async def execute() -> None:
-                await asyncio.gather(*(tasks.execute(state, row) for row in claimed))
+                # As the worker runs them: side by side, the answers recorded in batches.
+                finisher = tasks.Finisher(state)
+                await asyncio.gather(
+                    *(tasks.execute_batched(state, finisher, row) for row in claimed)
+                )
 
             await _phase("accept", n, send, statements, outbox_rows, profile)
             await _phase("claim", n, claim, statements, outbox_rows, profile)

@@ -143,7 +143,8 @@ async def execute(state: AppState, row: CommandRow) -> CommandRow | None:
     return done[0]
 
 
-async def _execute_batched(state: AppState, finisher: Finisher, row: CommandRow) -> None:
+async def execute_batched(state: AppState, finisher: Finisher, row: CommandRow) -> None:
+    """`execute` as the worker runs it: the answer recorded with others (`Finisher`)."""
     outcome = await call_connector(state, row)
     if not await finisher.record(row, outcome):
         log.warning("command answer after the sweep; kept the sweep's", command_id=row.id)
@@ -214,7 +215,7 @@ async def run_loop(state: AppState, worker_id: str, stop: asyncio.Event) -> None
             rows, room = [], 1
             await asyncio.sleep(settings.vehicle_command_poll_seconds)
         for row in rows:
-            task = asyncio.create_task(_execute_batched(state, finisher, row))
+            task = asyncio.create_task(execute_batched(state, finisher, row))
             running.add(task)
             task.add_done_callback(freed)
         full = len(running) >= settings.vehicle_command_concurrency
