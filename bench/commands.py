@@ -15,7 +15,9 @@ Beside each, in the same run and alternating with it, the floor
 (`bench._pull_apps.command_floor`, also on core 0): a minimal Starlette app taking the
 same POSTs with one sqlite3 insert each, under the same load (the other server paused
 meanwhile). The machine is shared: autoport's share of the floor says more than its
-absolute figures when the load drifts.
+absolute figures when the load drifts. Less sensitive still: the CPU time the server
+process spent per command (/proc/<pid>/stat), which the load barely moves; its inverse
+is what one core would accept (or execute end to end) with nothing else to do.
 
     python -m bench commands            # 300 cars, 8 s of latency measurement
     python -m bench commands --quick    # 20 cars, 2 s: a smoke test
@@ -148,6 +150,15 @@ def start_floor(data_dir: Path) -> tuple[subprocess.Popen[bytes], int]:
     return process, port
 
 
+def cpu_seconds(process: subprocess.Popen[bytes]) -> float:
+    """User + system CPU time of a process so far (Linux; 0 elsewhere)."""
+    try:
+        fields = Path(f"/proc/{process.pid}/stat").read_text().rpartition(")")[2].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 class Paused:
     """SIGSTOP a server while the other one is measured (its background work would
     otherwise take the core they share)."""
@@ -233,7 +244,12 @@ def _percentile(values: list[float], share: float) -> float:
 
 
 async def accepted_phase(
-    client: httpx.AsyncClient, base: str, headers: dict[str, str], vins: list[str], round_: int
+    client: httpx.AsyncClient,
+    base: str,
+    headers: dict[str, str],
+    vins: list[str],
+    round_: int,
+    server: subprocess.Popen[bytes],
 ) -> dict[str, Any]:
     slots = [(vin, kind) for vin in vins for kind in KINDS]
     queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
@@ -266,6 +282,7 @@ async def accepted_phase(
     started = time.perf_counter()
     await asyncio.gather(*(sender() for _ in range(64)))
     elapsed = time.perf_counter() - started
+    cpu_at_last_answer = cpu_seconds(server)
     # Every accepted command finishes, executed.
     statuses: dict[str, int] = {}
     deadline = time.monotonic() + 60
@@ -292,6 +309,7 @@ async def accepted_phase(
         "accepted_per_s": round(len(ids) / elapsed, 1),
         "finished": statuses,
         "unfinished": len(pending),
+        "cpu_at_last_answer": cpu_at_last_answer,
     }
 
 
@@ -371,11 +389,23 @@ async def measure(
             with Paused(server):
                 floors.append(await floor_accepted(client, floor_base, setup.vins, number))
             with Paused(floor):
-                accepted.append(await accepted_phase(client, base, headers, setup.vins, number))
+                cpu = cpu_seconds(server)
+                run = await accepted_phase(client, base, headers, setup.vins, number, server)
+                # The POST window only (the worker executes meanwhile, on the same core).
+                run["server_cpu_ms_per_accepted"] = round(
+                    (run.pop("cpu_at_last_answer") - cpu) * 1000 / max(run["accepted"], 1), 3
+                )
+                accepted.append(run)
         with Paused(server):
             floor_wait = await floor_latency(client, floor_base, setup.vins, seconds)
         with Paused(floor):
+            cpu = cpu_seconds(server)
             latency = await latency_phase(client, base, headers, setup.vins, seconds)
+            # Everything a command costs: accept, claim, the car, the answer, the outbox
+            # consumers (streams, webhooks) and the waited-for answer with its state.
+            latency["server_cpu_ms_per_executed"] = round(
+                (cpu_seconds(server) - cpu) * 1000 / max(latency["executed"], 1), 3
+            )
     return {
         "accepted": accepted,
         "latency": latency,
@@ -432,19 +462,22 @@ def main() -> int:
         print(
             f"accepted round {number}: {run['accepted']} of {run['commands']} in "
             f"{run['seconds']} s = {run['accepted_per_s']} commands/s ({share:.0%} of the "
-            f"floor's {base['accepted_per_s']}/s); finished {run['finished']}, unfinished "
-            f"{run['unfinished']}, refused {run['refused']}"
+            f"floor's {base['accepted_per_s']}/s); server CPU "
+            f"{run['server_cpu_ms_per_accepted']} ms per accepted command; finished "
+            f"{run['finished']}, unfinished {run['unfinished']}, refused {run['refused']}"
         )
     print(
         f"accepted: {best['accepted_per_s']} commands/s (best round; target >= "
         f"{TARGET_ACCEPTED_PER_S:g}); share of the floor: median "
         f"{sorted(shares)[len(shares) // 2]:.0%}"
     )
+    cpu_ms = latency["server_cpu_ms_per_executed"]
     print(
         f"request -> executed (Prefer: wait, 32 clients): p50 {latency['p50_ms']} ms, "
         f"p99 {latency['p99_ms']} ms (target < {TARGET_P99_MS:g} ms), max "
         f"{latency['max_ms']} ms, {latency['executed_per_s']} executed/s, outcomes "
-        f"{latency['outcomes']}"
+        f"{latency['outcomes']}; server CPU {cpu_ms} ms per executed command (one core: "
+        f"{1000 / max(cpu_ms, 0.001):.0f} commands/s end to end)"
     )
     print(
         f"floor, 32 clients one POST after the other: p50 {floor['latency']['p50_ms']} ms, "
