@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import orjson
+
 from autoport.commands.schemas import CommandRow
 from autoport.kit.db import Connection
 from autoport.kit.environments import Environment
@@ -27,6 +29,28 @@ VALUES (:id, :environment, :application_id, :authorization_id, :vin, :brand, :ca
 ON CONFLICT DO NOTHING
 RETURNING id
 """
+
+
+async def list_webhook_subscriptions(
+    conn: Connection, application_ids: Sequence[str]
+) -> dict[tuple[str, str], tuple[str, ...]]:
+    """(environment, application id) -> the events its webhook subscribes to, for the
+    applications that have one. Plain SQL on the webhooks table (read only): the
+    webhooks feature's own lookup is a SQLAlchemy Core statement compiled on each call
+    (0.4 ms), and this runs with every command change."""
+    ids = sorted(set(application_ids))
+    if not ids:
+        return {}
+    placeholders = ", ".join(f":a{i}" for i in range(len(ids)))
+    rows = await conn.fetch_all(
+        "SELECT environment, application_id, events FROM webhooks "  # noqa: S608
+        f"WHERE application_id IN ({placeholders})",
+        {f"a{i}": app_id for i, app_id in enumerate(ids)},
+    )
+    return {
+        (row["environment"], row["application_id"]): tuple(orjson.loads(row["events"]))
+        for row in rows
+    }
 
 
 def inflight_key(vin: str, capability: str) -> str:

@@ -43,7 +43,6 @@ from autoport.kit.state import AppState
 from autoport.vehicle_data import repository as data_repository
 from autoport.vehicle_data.service import by_capability, check_vin, readable_properties, visible
 from autoport.vehicles.access import brand_serves
-from autoport.webhooks import repository as webhooks_repository
 
 COMMAND_EVENT = "command_changed"
 IDEMPOTENCY_WINDOW_US = 24 * 3600 * MICROS
@@ -179,10 +178,8 @@ async def emit(conn: Connection, commands: Sequence[CommandRow], now_us: int) ->
     gets it."""
     if not commands:
         return
-    hooks = await webhooks_repository.webhooks_of(conn, [c.application_id for c in commands])
-    subscribed = {
-        (hook.environment, hook.application_id) for hook in hooks if COMMAND_EVENT in hook.events
-    }
+    hooks = await repository.list_webhook_subscriptions(conn, [c.application_id for c in commands])
+    subscribed = {key for key, events in hooks.items() if COMMAND_EVENT in events}
     await outbox.emit_many(
         conn,
         [
@@ -193,7 +190,7 @@ async def emit(conn: Connection, commands: Sequence[CommandRow], now_us: int) ->
                 vin=command.vin,
                 application_id=command.application_id,
                 consumers=None
-                if (command.environment, command.application_id) in subscribed
+                if (str(command.environment), command.application_id) in subscribed
                 else _STREAM_ONLY,
             )
             for command in commands
