@@ -154,3 +154,27 @@ def live_floor(data_dir: Path = DATA_DIR) -> Starlette:
         ],
         lifespan=lifespan,
     )
+
+
+def command_floor(data_dir: Path = DATA_DIR) -> Starlette:
+    """The floor of `bench.commands`: a minimal Starlette app that takes the same POST
+    (JSON body), stores one row with sqlite3 (WAL, one commit per request, like the
+    command's insert) and answers 202 with a small JSON body: what one Python process
+    can accept at best here, measured in the same run as autoport."""
+    path = data_dir / "floor.db"
+    conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA synchronous=NORMAL")
+    conn.execute("CREATE TABLE IF NOT EXISTS commands (id TEXT PRIMARY KEY, vin TEXT, body TEXT)")
+
+    async def accept(request: Request) -> Response:
+        body = orjson.loads(await request.body())
+        command_id = str(uuid.uuid4())
+        conn.execute(
+            "INSERT INTO commands (id, vin, body) VALUES (?, ?, ?)",
+            (command_id, request.path_params["vin"], orjson.dumps(body).decode()),
+        )
+        answer = {"id": command_id, "status": "pending", **body}
+        return Response(orjson.dumps(answer), status_code=202, media_type="application/json")
+
+    return Starlette(routes=[Route("/floor/{vin}", accept, methods=["POST"])])

@@ -11,6 +11,14 @@ Two phases, from a client on core 1:
 - latency: 32 clients, each sending a command with `Prefer: wait=10` and the next one when
   it finished: the time from request to `executed` (p50, p99) and the executed rate.
 
+Beside each, in the same run and alternating with it, the floor
+(`bench._pull_apps.command_floor`, also on core 0): a minimal Starlette app taking the
+same POSTs with one sqlite3 insert each, under the same load (the other server paused
+meanwhile). The machine is shared: autoport's share of the floor says more than its
+absolute figures when the load drifts. Less sensitive still: the CPU time the server
+process spent per command (/proc/<pid>/stat), which the load barely moves; its inverse
+is what one core would accept (or execute end to end) with nothing else to do.
+
     python -m bench commands            # 300 cars, 8 s of latency measurement
     python -m bench commands --quick    # 20 cars, 2 s: a smoke test
 """
@@ -89,7 +97,9 @@ async def prepare(data_dir: Path, cars: int) -> Setup:
     return Setup(demo.client_id, demo.client_secret or "", vins)
 
 
-def start_server(data_dir: Path) -> tuple[subprocess.Popen[bytes], int]:
+def start_server(
+    data_dir: Path, profile: Path | None = None
+) -> tuple[subprocess.Popen[bytes], int]:
     port = _free_port()
     env = {
         **os.environ,
@@ -101,11 +111,131 @@ def start_server(data_dir: Path) -> tuple[subprocess.Popen[bytes], int]:
         "PYTHONPATH": os.getcwd(),
     }
     pin = ["taskset", "-c", "0"] if shutil.which("taskset") else []
+    # --profile: the server under cProfile (its event loop runs in the main thread).
+    command = (
+        ["-m", "autoport", "serve"]
+        if profile is None
+        else ["-m", "bench._profiled_serve", str(profile.resolve()), "serve"]
+    )
     process = subprocess.Popen(
-        [*pin, sys.executable, "-m", "autoport", "serve"], env=env, stdout=subprocess.DEVNULL
+        [*pin, sys.executable, *command],
+        env=env,
+        stdout=subprocess.DEVNULL,
     )
     _wait_ready(port, process)
     return process, port
+
+
+def start_floor(data_dir: Path) -> tuple[subprocess.Popen[bytes], int]:
+    port = _free_port()
+    pin = ["taskset", "-c", "0"] if shutil.which("taskset") else []
+    process = subprocess.Popen(
+        [
+            *pin,
+            sys.executable,
+            "-m",
+            "uvicorn",
+            "--factory",
+            "bench._pull_apps:command_floor",
+            "--port",
+            str(port),
+            "--no-access-log",
+            "--log-level",
+            "warning",
+        ],
+        env={**os.environ, "BENCH_DATA_DIR": str(data_dir), "PYTHONPATH": os.getcwd()},
+        stdout=subprocess.DEVNULL,
+    )
+    _wait_ready(port, process)
+    return process, port
+
+
+def cpu_seconds(process: subprocess.Popen[bytes]) -> float:
+    """User + system CPU time of a process so far (Linux; 0 elsewhere)."""
+    try:
+        fields = Path(f"/proc/{process.pid}/stat").read_text().rpartition(")")[2].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+class Paused:
+    """SIGSTOP a server while the other one is measured (its background work would
+    otherwise take the core they share)."""
+
+    def __init__(self, process: subprocess.Popen[bytes]) -> None:
+        self.process = process
+
+    def __enter__(self) -> None:
+        self.process.send_signal(signal.SIGSTOP)
+
+    def __exit__(self, *_: object) -> None:
+        self.process.send_signal(signal.SIGCONT)
+
+
+async def floor_accepted(
+    client: httpx.AsyncClient, base: str, vins: list[str], round_: int
+) -> dict[str, Any]:
+    """The accepted phase against the floor: the same POSTs, 64 connections."""
+    slots = [(vin, kind) for vin in vins for kind in KINDS]
+    queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
+    for slot in slots:
+        queue.put_nowait(slot)
+    accepted = 0
+
+    async def sender() -> None:
+        nonlocal accepted
+        while not queue.empty():
+            vin, (capability, command, arguments) = queue.get_nowait()
+            answer = await client.post(
+                f"{base}/floor/{vin}",
+                json={
+                    "capability": capability,
+                    "command": command,
+                    "arguments": arguments[round_ % 2],
+                },
+            )
+            accepted += answer.status_code == 202
+
+    started = time.perf_counter()
+    await asyncio.gather(*(sender() for _ in range(64)))
+    elapsed = time.perf_counter() - started
+    return {
+        "accepted": accepted,
+        "seconds": round(elapsed, 3),
+        "accepted_per_s": round(accepted / elapsed, 1),
+    }
+
+
+async def floor_latency(
+    client: httpx.AsyncClient, base: str, vins: list[str], seconds: float
+) -> dict[str, Any]:
+    """The latency phase against the floor: 32 clients, one POST after the other."""
+    latencies: list[float] = []
+    ends = time.monotonic() + seconds
+    capability, command, arguments = KINDS[0]
+
+    async def runner(index: int) -> None:
+        mine = vins[index::32] or vins
+        turn = 0
+        while time.monotonic() < ends:
+            started = time.perf_counter()
+            answer = await client.post(
+                f"{base}/floor/{mine[turn % len(mine)]}",
+                json={"capability": capability, "command": command, "arguments": arguments[0]},
+            )
+            if answer.status_code == 202:
+                latencies.append((time.perf_counter() - started) * 1000)
+            turn += 1
+
+    started = time.perf_counter()
+    await asyncio.gather(*(runner(i) for i in range(32)))
+    elapsed = time.perf_counter() - started
+    return {
+        "answered_per_s": round(len(latencies) / elapsed, 1),
+        "p50_ms": round(_percentile(latencies, 0.50), 1),
+        "p99_ms": round(_percentile(latencies, 0.99), 1),
+    }
 
 
 def _percentile(values: list[float], share: float) -> float:
@@ -114,7 +244,12 @@ def _percentile(values: list[float], share: float) -> float:
 
 
 async def accepted_phase(
-    client: httpx.AsyncClient, base: str, headers: dict[str, str], vins: list[str], round_: int
+    client: httpx.AsyncClient,
+    base: str,
+    headers: dict[str, str],
+    vins: list[str],
+    round_: int,
+    server: subprocess.Popen[bytes],
 ) -> dict[str, Any]:
     slots = [(vin, kind) for vin in vins for kind in KINDS]
     queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
@@ -147,6 +282,7 @@ async def accepted_phase(
     started = time.perf_counter()
     await asyncio.gather(*(sender() for _ in range(64)))
     elapsed = time.perf_counter() - started
+    cpu_at_last_answer = cpu_seconds(server)
     # Every accepted command finishes, executed.
     statuses: dict[str, int] = {}
     deadline = time.monotonic() + 60
@@ -173,6 +309,7 @@ async def accepted_phase(
         "accepted_per_s": round(len(ids) / elapsed, 1),
         "finished": statuses,
         "unfinished": len(pending),
+        "cpu_at_last_answer": cpu_at_last_answer,
     }
 
 
@@ -222,8 +359,18 @@ async def latency_phase(
     }
 
 
-async def measure(port: int, setup: Setup, *, seconds: float, rounds: int) -> dict[str, Any]:
+async def measure(
+    server: subprocess.Popen[bytes],
+    port: int,
+    floor: subprocess.Popen[bytes],
+    floor_port: int,
+    setup: Setup,
+    *,
+    seconds: float,
+    rounds: int,
+) -> dict[str, Any]:
     base = f"http://127.0.0.1:{port}"
+    floor_base = f"http://127.0.0.1:{floor_port}"
     limits = httpx.Limits(max_connections=64, max_keepalive_connections=64)
     async with httpx.AsyncClient(limits=limits, timeout=30) as client:
         token = await client.post(
@@ -236,18 +383,43 @@ async def measure(port: int, setup: Setup, *, seconds: float, rounds: int) -> di
         )
         token.raise_for_status()
         headers = {"Authorization": f"Bearer {token.json()['access_token']}"}
-        accepted = [
-            await accepted_phase(client, base, headers, setup.vins, number)
-            for number in range(rounds)
-        ]
-        latency = await latency_phase(client, base, headers, setup.vins, seconds)
-    return {"accepted": accepted, "latency": latency}
+        accepted, floors = [], []
+        for number in range(rounds):
+            # Alternating rounds: the floor (autoport paused), then autoport (floor paused).
+            with Paused(server):
+                floors.append(await floor_accepted(client, floor_base, setup.vins, number))
+            with Paused(floor):
+                cpu = cpu_seconds(server)
+                run = await accepted_phase(client, base, headers, setup.vins, number, server)
+                # The POST window only (the worker executes meanwhile, on the same core).
+                run["server_cpu_ms_per_accepted"] = round(
+                    (run.pop("cpu_at_last_answer") - cpu) * 1000 / max(run["accepted"], 1), 3
+                )
+                accepted.append(run)
+        with Paused(server):
+            floor_wait = await floor_latency(client, floor_base, setup.vins, seconds)
+        with Paused(floor):
+            cpu = cpu_seconds(server)
+            latency = await latency_phase(client, base, headers, setup.vins, seconds)
+            # Everything a command costs: accept, claim, the car, the answer, the outbox
+            # consumers (streams, webhooks) and the waited-for answer with its state.
+            latency["server_cpu_ms_per_executed"] = round(
+                (cpu_seconds(server) - cpu) * 1000 / max(latency["executed"], 1), 3
+            )
+    return {
+        "accepted": accepted,
+        "latency": latency,
+        "floor": {"accepted": floors, "latency": floor_wait},
+    }
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="a smoke test: few cars, 2 s")
     parser.add_argument("--cars", type=int, default=None)
+    parser.add_argument(
+        "--profile", type=Path, default=None, help="write the server's cProfile stats here"
+    )
     args = parser.parse_args()
     cars = args.cars or (20 if args.quick else 300)
     seconds = 2.0 if args.quick else 8.0
@@ -255,37 +427,61 @@ def main() -> int:
     data_dir = Path(tempfile.mkdtemp(prefix="bench-commands-"))
     try:
         setup = asyncio.run(prepare(data_dir, cars))
-        process, port = start_server(data_dir)
+        process, port = start_server(data_dir, args.profile)
+        floor, floor_port = start_floor(data_dir)
         try:
             if shutil.which("taskset"):
                 os.sched_setaffinity(0, {1})
-            figures = asyncio.run(measure(port, setup, seconds=seconds, rounds=rounds))
+            load = os.getloadavg()[0]
+            figures = asyncio.run(
+                measure(process, port, floor, floor_port, setup, seconds=seconds, rounds=rounds)
+            )
         finally:
-            process.send_signal(signal.SIGTERM)
-            process.wait(timeout=30)
+            for server in (process, floor):
+                server.send_signal(signal.SIGCONT)
+                server.send_signal(signal.SIGTERM)
+                server.wait(timeout=30)
     finally:
         shutil.rmtree(data_dir, ignore_errors=True)
     best = max(figures["accepted"], key=lambda r: r["accepted_per_s"])
     latency = figures["latency"]
+    floor = figures["floor"]
+    shares = [
+        run["accepted_per_s"] / base["accepted_per_s"]
+        for run, base in zip(figures["accepted"], floor["accepted"], strict=True)
+    ]
+    figures["accepted_share_of_floor"] = [round(share, 3) for share in shares]
     print(f"cars: {cars} sandbox cars, zero latency, SQLite, real `autoport serve`")
     print(
-        f"machine load average during the run: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"
+        f"machine load average: {load:.1f} at the start, {os.getloadavg()[0]:.1f} at the end, "
+        f"on {os.cpu_count()} cores"
     )
-    for number, run in enumerate(figures["accepted"], 1):
+    for number, (run, base, share) in enumerate(
+        zip(figures["accepted"], floor["accepted"], shares, strict=True), 1
+    ):
         print(
             f"accepted round {number}: {run['accepted']} of {run['commands']} in "
-            f"{run['seconds']} s = {run['accepted_per_s']} commands/s; finished "
+            f"{run['seconds']} s = {run['accepted_per_s']} commands/s ({share:.0%} of the "
+            f"floor's {base['accepted_per_s']}/s); server CPU "
+            f"{run['server_cpu_ms_per_accepted']} ms per accepted command; finished "
             f"{run['finished']}, unfinished {run['unfinished']}, refused {run['refused']}"
         )
     print(
         f"accepted: {best['accepted_per_s']} commands/s (best round; target >= "
-        f"{TARGET_ACCEPTED_PER_S:g})"
+        f"{TARGET_ACCEPTED_PER_S:g}); share of the floor: median "
+        f"{sorted(shares)[len(shares) // 2]:.0%}"
     )
+    cpu_ms = latency["server_cpu_ms_per_executed"]
     print(
         f"request -> executed (Prefer: wait, 32 clients): p50 {latency['p50_ms']} ms, "
         f"p99 {latency['p99_ms']} ms (target < {TARGET_P99_MS:g} ms), max "
         f"{latency['max_ms']} ms, {latency['executed_per_s']} executed/s, outcomes "
-        f"{latency['outcomes']}"
+        f"{latency['outcomes']}; server CPU {cpu_ms} ms per executed command (one core: "
+        f"{1000 / max(cpu_ms, 0.001):.0f} commands/s end to end)"
+    )
+    print(
+        f"floor, 32 clients one POST after the other: p50 {floor['latency']['p50_ms']} ms, "
+        f"p99 {floor['latency']['p99_ms']} ms, {floor['latency']['answered_per_s']}/s"
     )
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps({"cars": cars, **figures}, indent=2))

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
+
+import orjson
 
 from autoport.commands.schemas import CommandRow
 from autoport.kit.db import Connection
@@ -28,11 +31,33 @@ RETURNING id
 """
 
 
+async def list_webhook_subscriptions(
+    conn: Connection, application_ids: Sequence[str]
+) -> dict[tuple[str, str], tuple[str, ...]]:
+    """(environment, application id) -> the events its webhook subscribes to, for the
+    applications that have one. Plain SQL on the webhooks table (read only): the
+    webhooks feature's own lookup is a SQLAlchemy Core statement compiled on each call
+    (0.4 ms), and this runs with every command change."""
+    ids = sorted(set(application_ids))
+    if not ids:
+        return {}
+    placeholders = ", ".join(f":a{i}" for i in range(len(ids)))
+    rows = await conn.fetch_all(
+        "SELECT environment, application_id, events FROM webhooks "  # noqa: S608
+        f"WHERE application_id IN ({placeholders})",
+        {f"a{i}": app_id for i, app_id in enumerate(ids)},
+    )
+    return {
+        (row["environment"], row["application_id"]): tuple(orjson.loads(row["events"]))
+        for row in rows
+    }
+
+
 def inflight_key(vin: str, capability: str) -> str:
     return f"{vin}/{capability}"
 
 
-async def insert(conn: Connection, values: dict[str, Any]) -> bool:
+async def create(conn: Connection, values: dict[str, Any]) -> bool:
     """False when the idempotency key or the vehicle's capability is taken."""
     return await conn.fetch_value(_INSERT, values) is not None
 
@@ -46,7 +71,7 @@ async def get(conn: Connection, environment: Environment, command_id: str) -> Co
     return None if row is None else CommandRow.from_row(row)
 
 
-async def by_idempotency_key(
+async def get_by_idempotency_key(
     conn: Connection, environment: Environment, application_id: str, key: str
 ) -> CommandRow | None:
     row = await conn.fetch_one(
@@ -58,14 +83,16 @@ async def by_idempotency_key(
     return None if row is None else CommandRow.from_row(row)
 
 
-async def forget_idempotency_key(conn: Connection, command_id: str) -> None:
-    """The key's 24 hours are over: it may name a new command."""
+async def update(conn: Connection, command_id: str, *, idempotency_key: str | None) -> None:
+    """The one column changed outside the status paths: a key whose 24 hours are over is
+    cleared (None), so that it may name a new command."""
     await conn.execute(
-        "UPDATE vehicle_commands SET idempotency_key = NULL WHERE id = :id", {"id": command_id}
+        "UPDATE vehicle_commands SET idempotency_key = :key WHERE id = :id",
+        {"id": command_id, "key": idempotency_key},
     )
 
 
-async def in_flight(
+async def get_by_inflight(
     conn: Connection, environment: Environment, vin: str, capability: str
 ) -> CommandRow | None:
     row = await conn.fetch_one(
@@ -101,34 +128,38 @@ async def claim_pending(
 async def finish(
     conn: Connection,
     *,
-    command_id: str,
+    command_ids: Sequence[str],
     status: str,
     reason: str | None,
     description: str | None,
     now_us: int,
     expected: tuple[str, ...] = ("sent",),
-) -> CommandRow | None:
-    """Record the outcome, only from an `expected` status (a command finished by the
-    timeout sweep keeps that answer). None when it was not in one."""
-    placeholders = ", ".join(f":s{i}" for i in range(len(expected)))
-    row = await conn.fetch_one(
+) -> set[str]:
+    """Record one outcome for many commands in one statement, each only from an
+    `expected` status (a command finished by the timeout sweep keeps that answer). The
+    ids of the commands it finished; the caller holds their rows."""
+    if not command_ids:
+        return set()
+    ids = ", ".join(f":i{i}" for i in range(len(command_ids)))
+    states = ", ".join(f":s{i}" for i in range(len(expected)))
+    rows = await conn.fetch_all(
         f"""
         UPDATE vehicle_commands
         SET status = :status, failure_reason = :reason, failure_description = :description,
             finished_at = :now, updated_at = :now, inflight = NULL
-        WHERE id = :id AND status IN ({placeholders})
-        RETURNING {COLUMNS}
-        """,  # noqa: S608 - generated placeholders and a fixed column list
+        WHERE id IN ({ids}) AND status IN ({states})
+        RETURNING id
+        """,  # noqa: S608 - generated placeholders
         {
-            "id": command_id,
             "status": status,
             "reason": reason,
             "description": description,
             "now": now_us,
+            **{f"i{i}": command_id for i, command_id in enumerate(command_ids)},
             **{f"s{i}": s for i, s in enumerate(expected)},
         },
     )
-    return None if row is None else CommandRow.from_row(row)
+    return {row["id"] for row in rows}
 
 
 async def overdue(conn: Connection, *, now_us: int, grace_us: int, limit: int) -> list[CommandRow]:
@@ -144,7 +175,7 @@ async def overdue(conn: Connection, *, now_us: int, grace_us: int, limit: int) -
     return [CommandRow.from_row(row) for row in rows]
 
 
-async def of_vehicle(
+async def list_of_vehicle(
     conn: Connection, environment: Environment, vin: str, *, limit: int = 100
 ) -> list[CommandRow]:
     """The vehicle's commands, newest first (the owner's access record)."""

@@ -7,17 +7,20 @@ command's cost); the FastAPI routes below document them and answer the same."""
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping, Sequence
 from typing import Annotated, Any
 
 import orjson
 from fastapi import Header, Request
+from pydantic import ValidationError
 from starlette.responses import Response
 
 from autoport.catalog.commands import COMMANDS
 from autoport.commands import service
 from autoport.commands.schemas import CommandCatalog, CommandIn, CommandRow, CommandView
 from autoport.kit.auth import Caller, CallerDep, current_caller
-from autoport.kit.errors import ApiError
+from autoport.kit.errors import ApiError, validation_items
 from autoport.kit.routing import HotRoute, api_router, is_json_content_type, json_response
 from autoport.kit.state import AppState, state_of
 
@@ -41,61 +44,76 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
 _WAIT_DOC = (
     "`Prefer: wait=N` (RFC 7240) waits up to N seconds for the command to finish: "
     "answered `200` with the finished command and `Preference-Applied`; still unfinished "
-    "after N seconds, `202`."
+    "after N seconds, `202`. An executed command carries `state`: the properties it "
+    "wrote, as stored now, that the application may read."
 )
 
 
 async def _answer(
     state: AppState,
+    caller: Caller,
     row: CommandRow,
     prefer: str | None,
     headers: dict[str, str],
     *,
     unfinished_status: int,
+    access: tuple[frozenset[str], str] | None = None,
 ) -> Response:
     wait = service.wanted_wait(prefer, state.settings.vehicle_command_max_wait_seconds)
     if wait is not None:
-        row = await service.wait_finished(state, row, wait)
+        poll = min(0.1, state.settings.vehicle_command_poll_seconds)
+        row = await service.wait_finished(
+            state.database.reader, service.hub_of(state), row, wait, poll=poll
+        )
         headers = {**headers, "Preference-Applied": f"wait={int(wait)}"}
     headers["Location"] = f"{service.PATH}/{row.id}"
     status = 200 if row.finished else unfinished_status
-    return json_response(row.as_dict(), status_code=status, headers=headers)
+    body = await service.view(state, caller, row, access=access)
+    return json_response(body, status_code=status, headers=headers)
 
 
 SEND_PATH = "/v1/vehicle-commands/autoapi-13/{vin}"
 READ_PATH = "/v1/vehicle-commands/{command_id}"
-_FIELDS = ("capability", "command", "arguments")
+# FastAPI's message for a body that is no object (its own wording, kept by the twin test).
+_NOT_AN_OBJECT = "Input should be a valid dictionary or object to extract fields from"
+
+
+def _invalid(errors: Sequence[Mapping[str, Any]]) -> ApiError:
+    """Validation errors answered as FastAPI's handler answers them (kit.errors)."""
+    status, items = validation_items(errors)
+    first, *more = items
+    return ApiError(status, first.detail, title=first.title, source=first.source, more=more)
 
 
 async def _parse(request: Request) -> CommandIn:
-    """The body, checked as FastAPI would (415, 400, 422 naming the field)."""
-    content_type = request.headers.get("content-type", "")
-    if not is_json_content_type(content_type):
-        raise ApiError(415, f"Content-Type must be application/json, got {content_type or 'none'}")
+    """The body, checked exactly as the twin's FastAPI and JsonApiRoute check it (415,
+    400 for a missing or malformed body, 422 naming the field: the same answers, held
+    by tests/commands/test_hot_route_twin.py), without FastAPI's machinery."""
     raw = await request.body()
+    content_type = request.headers.get("content-type", "")
+    if raw and not is_json_content_type(content_type):
+        raise ApiError(
+            415,
+            f"Content-Type must be application/json, got {content_type or 'none'}",
+            source="Content-Type",
+        )
     if not raw:
-        raise ApiError(400, "the request body is empty; send a JSON object", source="body")
+        raise _invalid([{"type": "missing", "loc": ("body",)}])
     try:
         data = orjson.loads(raw)
     except orjson.JSONDecodeError:
-        raise ApiError(400, "the request body is not valid JSON", source="body") from None
+        try:  # the standard library's reading and message, as FastAPI's
+            data = json.loads(raw)
+        except json.JSONDecodeError as error:
+            raise _invalid(
+                [{"type": "json_invalid", "loc": ("body", error.pos), "ctx": {"error": error.msg}}]
+            ) from None
     if not isinstance(data, dict):
-        raise ApiError(422, "body: expected a JSON object", source="body")
-    for name in data:
-        if name not in _FIELDS:
-            raise ApiError(
-                422, f"{name}: unknown field (fields: {', '.join(_FIELDS)})", source=name
-            )
-    for name in ("capability", "command"):
-        value = data.get(name)
-        if not isinstance(value, str) or not 0 < len(value) <= 100:
-            raise ApiError(422, f"{name}: required, a string of 1 to 100 characters", source=name)
-    arguments = data.get("arguments", {})
-    if not isinstance(arguments, dict):
-        raise ApiError(422, "arguments: expected a JSON object", source="arguments")
-    return CommandIn.model_construct(
-        capability=data["capability"], command=data["command"], arguments=arguments
-    )
+        raise _invalid([{"type": "model_attributes_type", "loc": ("body",), "msg": _NOT_AN_OBJECT}])
+    try:
+        return CommandIn.model_validate(data)
+    except ValidationError as error:
+        raise _invalid(error.errors()) from None
 
 
 async def _send(request: Request, vin: str, body: CommandIn, caller: Caller) -> Response:
@@ -107,14 +125,22 @@ async def _send(request: Request, vin: str, body: CommandIn, caller: Caller) -> 
     if accepted.replayed:
         headers["Idempotent-Replayed"] = "true"
     return await _answer(
-        state, accepted.command, request.headers.get("prefer"), headers, unfinished_status=202
+        state,
+        caller,
+        accepted.command,
+        request.headers.get("prefer"),
+        headers,
+        unfinished_status=202,
+        access=(accepted.readable, accepted.brand),
     )
 
 
 async def _read(request: Request, command_id: str, caller: Caller) -> Response:
     state = state_of(request)
-    row = await service.get_for(state, caller, command_id)
-    return await _answer(state, row, request.headers.get("prefer"), {}, unfinished_status=200)
+    row = await service.get_for(state.database.reader, caller, command_id)
+    return await _answer(
+        state, caller, row, request.headers.get("prefer"), {}, unfinished_status=200
+    )
 
 
 async def send_endpoint(request: Request) -> Response:

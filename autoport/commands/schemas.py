@@ -121,6 +121,13 @@ class CommandView(BaseModel):
     sent_at: str | None
     finished_at: str | None
     expires_at: str = Field(description="an unfinished command times out then")
+    state: dict[str, Any] | None = Field(
+        description="Once executed: the properties the command wrote, as stored now "
+        "(the pull's layout: capability -> property -> {data, timestamp}), only those the "
+        "application may read; `{}` when none. Null until executed. Not in webhook and "
+        "stream messages (the data arrives there as vehicle data).",
+        examples=[{"doors": {"locks_state": {"data": "locked", "timestamp": "…"}}}],
+    )
 
 
 class CommandArgumentView(BaseModel):

@@ -9,7 +9,11 @@ the owner granted; a client_credentials token those of the commands the applicat
 registered, which an approved fleet clearance allows. Another application's command is
 404 (it does not exist for the caller).
 
-Execution happens in autoport.commands.tasks; this module only accepts commands.
+Execution happens in autoport.commands.tasks; this module accepts commands, records
+their status changes (with their `command_changed` events) and answers them.
+
+Service boundary (docs/development.md): the functions that touch the database take a
+`Connection` first, except `submit` and `view` (see their comments).
 """
 
 from __future__ import annotations
@@ -18,14 +22,17 @@ import asyncio
 import contextlib
 import hashlib
 import uuid
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 import orjson
 
+from autoport.brands.base import CommandOutcome
 from autoport.catalog.commands import COMMANDS, Command
 from autoport.catalog.validation import DataPointError
 from autoport.commands import repository
-from autoport.commands.schemas import CommandIn, CommandRow
+from autoport.commands.schemas import EXECUTED, CommandIn, CommandRow
 from autoport.kit import outbox
 from autoport.kit.auth import Caller, CallerKind
 from autoport.kit.clock import MICROS
@@ -33,7 +40,9 @@ from autoport.kit.db import Connection
 from autoport.kit.errors import ApiError
 from autoport.kit.ratelimit import RateLimiter, rate_limiter
 from autoport.kit.state import AppState
-from autoport.vehicle_data.service import check_vin, readable_properties
+from autoport.vehicle_data import repository as data_repository
+from autoport.vehicle_data.service import by_capability, check_vin, readable_properties, visible
+from autoport.vehicles.access import brand_serves
 
 COMMAND_EVENT = "command_changed"
 IDEMPOTENCY_WINDOW_US = 24 * 3600 * MICROS
@@ -44,31 +53,42 @@ PATH = "/v1/vehicle-commands"
 # ------------------------------------------------------------------ in-process wake-ups
 
 
+@dataclass(eq=False)
+class Waiter:
+    """One `Prefer: wait` request's wake-up, with the command as it changed (in hand: no
+    read of it again)."""
+
+    event: asyncio.Event = field(default_factory=asyncio.Event)
+    row: CommandRow | None = None
+
+
 @dataclass
 class CommandHub:
     """Wakes this process's worker when a command is accepted here, and `Prefer: wait`
-    requests when one finishes here. Other processes' changes are found by polling."""
+    requests when one changes here (handing them the changed command). Other processes'
+    changes are found by polling."""
 
     work: asyncio.Event = field(default_factory=asyncio.Event)
-    waiters: dict[str, list[asyncio.Event]] = field(default_factory=dict)
+    waiters: dict[str, list[Waiter]] = field(default_factory=dict)
 
     def accepted(self) -> None:
         self.work.set()
 
-    def changed(self, command_id: str) -> None:
-        for event in self.waiters.pop(command_id, ()):
-            event.set()
+    def changed(self, row: CommandRow) -> None:
+        for waiter in self.waiters.pop(row.id, ()):
+            waiter.row = row
+            waiter.event.set()
 
-    def waiter(self, command_id: str) -> asyncio.Event:
-        event = asyncio.Event()
-        self.waiters.setdefault(command_id, []).append(event)
-        return event
+    def waiter(self, command_id: str) -> Waiter:
+        waiter = Waiter()
+        self.waiters.setdefault(command_id, []).append(waiter)
+        return waiter
 
-    def forget(self, command_id: str, event: asyncio.Event) -> None:
-        events = self.waiters.get(command_id)
-        if events is not None and event in events:
-            events.remove(event)
-            if not events:
+    def forget(self, command_id: str, waiter: Waiter) -> None:
+        waiters = self.waiters.get(command_id)
+        if waiters is not None and waiter in waiters:
+            waiters.remove(waiter)
+            if not waiters:
                 del self.waiters[command_id]
 
 
@@ -107,10 +127,12 @@ def check_arguments(command: Command, arguments: object) -> dict[str, object]:
         raise ApiError(422, str(error), source=error.path) from None
 
 
-async def authorize(state: AppState, caller: Caller, vin: str, command: Command) -> str:
-    """The brand the caller reaches `vin` through; 403 saying why not (the missing scope
-    named)."""
-    _, brand = await readable_properties(state, caller, vin)
+async def authorize(
+    state: AppState, caller: Caller, vin: str, command: Command
+) -> tuple[frozenset[str], str]:
+    """What the caller may read of `vin` and the brand it reaches `vin` through; 403
+    saying why not (the missing scope named)."""
+    readable, brand = await readable_properties(state, caller, vin)
     for scope in command.scopes:
         if not caller.has_scope(scope):
             how = (
@@ -123,7 +145,7 @@ async def authorize(state: AppState, caller: Caller, vin: str, command: Command)
                 f"the access token lacks the scope '{scope}' ({how}: {command.key})",
                 source="scope",
             )
-    return brand
+    return readable, brand
 
 
 def check_idempotency_key(key: str | None) -> str | None:
@@ -146,17 +168,88 @@ def request_hash(vin: str, capability: str, command: str, arguments: dict[str, o
     return hashlib.sha256(body).hexdigest()
 
 
-async def emit(conn: Connection, command: CommandRow, now_us: int) -> None:
-    """`command_changed` to webhooks and streams, in the transaction of the change."""
-    await outbox.emit(
+async def emit(conn: Connection, commands: Sequence[CommandRow], now_us: int) -> None:
+    """`command_changed` of each command to webhooks and streams, in the transaction of
+    the change, in one statement. Every status change reaches the stream (its log is
+    read back by SSE clients resuming); the webhooks consumer gets the event only when
+    the application's webhook subscribes to it (otherwise it would consume the row
+    without a delivery: a third of a command's outbox rows, written and read for
+    nothing). Read in the same transaction, so a subscription committed before the change
+    gets it."""
+    if not commands:
+        return
+    hooks = await repository.list_webhook_subscriptions(conn, [c.application_id for c in commands])
+    subscribed = {key for key, events in hooks.items() if COMMAND_EVENT in events}
+    await outbox.emit_many(
         conn,
-        environment=command.environment,
-        event_type=COMMAND_EVENT,
-        payload={"vin": command.vin, "brand": command.brand, "command": command.as_dict()},
+        [
+            outbox.NewEvent(
+                environment=command.environment,
+                event_type=COMMAND_EVENT,
+                payload={"vin": command.vin, "brand": command.brand, "command": command.as_dict()},
+                vin=command.vin,
+                application_id=command.application_id,
+                consumers=None
+                if (str(command.environment), command.application_id) in subscribed
+                else _STREAM_ONLY,
+            )
+            for command in commands
+        ],
         now_us=now_us,
-        vin=command.vin,
-        application_id=command.application_id,
     )
+
+
+_STREAM_ONLY = ("streaming",)
+
+
+async def claim(conn: Connection, *, worker_id: str, now_us: int, limit: int) -> list[CommandRow]:
+    """Move up to `limit` due pending commands to `sent` (see repository.claim_pending)."""
+    rows = await repository.claim_pending(conn, worker_id=worker_id, now_us=now_us, limit=limit)
+    await emit(conn, rows, now_us)
+    return rows
+
+
+async def finish(
+    conn: Connection,
+    results: Sequence[tuple[CommandRow, CommandOutcome]],
+    *,
+    now_us: int,
+    expected: tuple[str, ...],
+) -> list[CommandRow]:
+    """Record the outcomes of many commands: one UPDATE per distinct outcome (nearly
+    always one: `executed`) and one statement for their events. Only commands still in
+    an `expected` status change; the finished ones are returned, built from the rows in
+    hand."""
+    groups: dict[tuple[str, str | None, str | None], list[CommandRow]] = {}
+    for row, outcome in results:
+        reason = None if outcome.status == EXECUTED else (outcome.reason or "unknown")
+        description = None if reason is None else outcome.description
+        groups.setdefault((outcome.status, reason, description), []).append(row)
+    finished: list[CommandRow] = []
+    for (status, reason, description), rows in groups.items():
+        done = await repository.finish(
+            conn,
+            command_ids=[row.id for row in rows],
+            status=status,
+            reason=reason,
+            description=description,
+            now_us=now_us,
+            expected=expected,
+        )
+        finished.extend(
+            replace(
+                row,
+                status=status,
+                failure_reason=reason,
+                failure_description=description,
+                updated_at=now_us,
+                finished_at=now_us,
+            )
+            for row in rows
+            if row.id in done
+        )
+    await emit(conn, finished, now_us)
+    return finished
 
 
 # --------------------------------------------------------------------------- accept
@@ -167,6 +260,9 @@ class Accepted:
     command: CommandRow
     replayed: bool  # the Idempotency-Key named a command accepted before
     rate_headers: dict[str, str]
+    # What the caller may read of the vehicle, checked while authorizing (for `view`).
+    readable: frozenset[str]
+    brand: str
 
 
 async def submit(
@@ -177,12 +273,18 @@ async def submit(
     *,
     idempotency_key: str | None,
 ) -> Accepted:
-    """Accept a command (pending) or find the one its Idempotency-Key names."""
+    """Accept a command (pending) or find the one its Idempotency-Key names.
+
+    AppState, not a Connection (the measured hot path, bench/commands.py): the access
+    check is the pull's (`readable_properties`, on AppState with its cached reads), the
+    rate limiter may ask Redis (network I/O, never inside a transaction) and a rejected
+    insert is explained by reads on the reader; only the insert and its event need the
+    write transaction, which stays two statements long (`create`)."""
     check_vin(vin)
     key = check_idempotency_key(idempotency_key)
     command = find_command(body.capability, body.command)
     arguments = check_arguments(command, body.arguments)
-    brand = await authorize(state, caller, vin, command)
+    readable, brand = await authorize(state, caller, vin, command)
     digest = request_hash(vin, command.capability, command.name, arguments)
     environment = caller.environment
     now = state.clock.now_us()
@@ -190,7 +292,7 @@ async def submit(
     if key is not None:
         found = await _replay(state, caller, key, digest, now)
         if found is not None:
-            return Accepted(found, True, {})
+            return Accepted(found, True, {}, readable, brand)
     verdict = await limiter_of(state).hit(f"{environment}:{vin}")
     headers = verdict.headers()
     if not verdict.allowed:
@@ -200,60 +302,38 @@ async def submit(
             f"retry in {headers['Retry-After']} s",
             headers=headers,
         )
-    command_id = str(uuid.uuid4())
-    authorization_id = caller.grant.authorization_id if caller.grant is not None else None
-    deadline = now + int(state.settings.vehicle_command_timeout_seconds * MICROS)
-    values: dict[str, object] = {
-        "id": command_id,
-        "environment": str(environment),
-        "application_id": caller.application_id,
-        "authorization_id": authorization_id,
-        "vin": vin,
-        "brand": brand,
-        "capability": command.capability,
-        "command": command.name,
-        "arguments": orjson.dumps(arguments).decode(),
-        "idempotency_key": key,
-        "request_hash": digest,
-        "inflight": repository.inflight_key(vin, command.capability),
-        "created_at": now,
-        "deadline_at": deadline,
-    }
-    row: CommandRow | None = None
+    row = CommandRow(
+        id=str(uuid.uuid4()),
+        environment=environment,
+        application_id=caller.application_id,
+        authorization_id=caller.grant.authorization_id if caller.grant is not None else None,
+        vin=vin,
+        brand=brand,
+        capability=command.capability,
+        command=command.name,
+        arguments=arguments,
+        status="pending",
+        failure_reason=None,
+        failure_description=None,
+        idempotency_key=key,
+        request_hash=digest,
+        created_at=now,
+        updated_at=now,
+        sent_at=None,
+        finished_at=None,
+        deadline_at=now + int(state.settings.vehicle_command_timeout_seconds * MICROS),
+    )
     async with db.transaction() as conn:
-        if await repository.insert(conn, values):
-            # What was stored, without reading it back.
-            row = CommandRow(
-                id=command_id,
-                environment=environment,
-                application_id=caller.application_id,
-                authorization_id=authorization_id,
-                vin=vin,
-                brand=brand,
-                capability=command.capability,
-                command=command.name,
-                arguments=arguments,
-                status="pending",
-                failure_reason=None,
-                failure_description=None,
-                idempotency_key=key,
-                request_hash=digest,
-                created_at=now,
-                updated_at=now,
-                sent_at=None,
-                finished_at=None,
-                deadline_at=deadline,
-            )
-            await emit(conn, row, now)
-    if row is not None:
+        created = await create(conn, row)
+    if created:
         hub_of(state).accepted()
-        return Accepted(row, False, headers)
+        return Accepted(row, False, headers, readable, brand)
     # A concurrent request with the same key won the insert, or the capability is busy.
     if key is not None:
         found = await _replay(state, caller, key, digest, now)
         if found is not None:
-            return Accepted(found, True, headers)
-    busy = await repository.in_flight(db.reader, environment, vin, command.capability)
+            return Accepted(found, True, headers, readable, brand)
+    busy = await repository.get_by_inflight(db.reader, environment, vin, command.capability)
     if busy is None:
         raise ApiError(409, "the command collided with another one; send it again", source="vin")
     mine = busy.application_id == caller.application_id
@@ -268,6 +348,33 @@ async def submit(
     )
 
 
+async def create(conn: Connection, row: CommandRow) -> bool:
+    """Store a new pending command and its event; False when its Idempotency-Key or its
+    vehicle's capability is taken (nothing is written then)."""
+    stored = await repository.create(
+        conn,
+        {
+            "id": row.id,
+            "environment": str(row.environment),
+            "application_id": row.application_id,
+            "authorization_id": row.authorization_id,
+            "vin": row.vin,
+            "brand": row.brand,
+            "capability": row.capability,
+            "command": row.command,
+            "arguments": orjson.dumps(row.arguments).decode(),
+            "idempotency_key": row.idempotency_key,
+            "request_hash": row.request_hash,
+            "inflight": repository.inflight_key(row.vin, row.capability),
+            "created_at": row.created_at,
+            "deadline_at": row.deadline_at,
+        },
+    )
+    if stored:
+        await emit(conn, [row], row.created_at)
+    return stored
+
+
 async def _replay(
     state: AppState, caller: Caller, key: str, digest: str, now: int
 ) -> CommandRow | None:
@@ -275,14 +382,14 @@ async def _replay(
     key came with another request (a key names one request, RFC draft
     ietf-httpapi-idempotency-key-header §2.7). An older key is forgotten."""
     db = state.database
-    found = await repository.by_idempotency_key(
+    found = await repository.get_by_idempotency_key(
         db.reader, caller.environment, caller.application_id, key
     )
     if found is None:
         return None
     if found.created_at + IDEMPOTENCY_WINDOW_US <= now:
         async with db.transaction() as conn:
-            await repository.forget_idempotency_key(conn, found.id)
+            await repository.update(conn, found.id, idempotency_key=None)
         return None
     if found.request_hash != digest:
         raise ApiError(
@@ -297,10 +404,10 @@ async def _replay(
 # --------------------------------------------------------------------------- read
 
 
-async def get_for(state: AppState, caller: Caller, command_id: str) -> CommandRow:
+async def get_for(conn: Connection, caller: Caller, command_id: str) -> CommandRow:
     """The caller's command; 404 for another application's, another environment's, and
     (for a vehicle token) another vehicle's."""
-    row = await repository.get(state.database.reader, caller.environment, command_id)
+    row = await repository.get(conn, caller.environment, command_id)
     if (
         row is None
         or row.application_id != caller.application_id
@@ -326,25 +433,73 @@ def wanted_wait(prefer: str | None, settings_max: float) -> float | None:
     return None
 
 
-async def wait_finished(state: AppState, row: CommandRow, seconds: float) -> CommandRow:
-    """The command once finished, or as it is after `seconds`."""
+async def wait_finished(
+    conn: Connection, hub: CommandHub, row: CommandRow, seconds: float, *, poll: float
+) -> CommandRow:
+    """The command once finished, or as it is after `seconds`. `row` is current (just
+    stored or read): a change made in this process is handed over by the hub; one made
+    by another process is found by reading every `poll` seconds."""
     if row.finished or seconds <= 0:
         return row
-    hub = hub_of(state)
     loop = asyncio.get_running_loop()
     ends = loop.time() + seconds
-    poll = min(0.1, state.settings.vehicle_command_poll_seconds)
+    current = row
     while True:
-        event = hub.waiter(row.id)
+        left = ends - loop.time()
+        if left <= 0:
+            return current
+        waiter = hub.waiter(row.id)
         try:
-            current = await repository.get(state.database.reader, row.environment, row.id)
-            if current is None or current.finished:
-                return current or row
-            left = ends - loop.time()
-            if left <= 0:
-                return current
-            # Finished here: woken at once; finished by another process: polled.
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(event.wait(), timeout=min(poll, left))
+                await asyncio.wait_for(waiter.event.wait(), timeout=min(poll, left))
         finally:
-            hub.forget(row.id, event)
+            hub.forget(row.id, waiter)
+        if waiter.row is not None:
+            current = waiter.row
+        else:
+            current = await repository.get(conn, row.environment, row.id) or current
+        if current.finished:
+            return current
+
+
+def written_properties(row: CommandRow) -> frozenset[str]:
+    """ "capability.property" of what the command wrote: its arguments and the properties
+    it sets to a fixed value."""
+    command = COMMANDS.get(row.capability, row.command)
+    constants = command.constants if command is not None else ()
+    return frozenset(f"{row.capability}.{name}" for name in (*row.arguments, *constants))
+
+
+async def view(
+    state: AppState,
+    caller: Caller,
+    row: CommandRow,
+    *,
+    access: tuple[frozenset[str], str] | None = None,
+) -> dict[str, Any]:
+    """The command as its answers show it: with `state`, once it is executed, the stored
+    values of the properties it wrote that the caller may read now (the pull's layout;
+    `{}` when none), like the capability's new state the carmakers' own APIs answer.
+    `access` is the caller's (readable properties, brand) when already checked.
+
+    AppState: the read access is the pull's (`readable_properties`, on AppState)."""
+    body = row.as_dict()
+    if row.status != EXECUTED:
+        body["state"] = None
+        return body
+    if access is None:
+        try:
+            access = await readable_properties(state, caller, row.vin)
+        except ApiError:
+            access = (frozenset(), row.brand)  # no read access now: no values
+    readable, brand = access
+    wanted = written_properties(row) & readable
+    found: dict[str, Any] = {}
+    if wanted:
+        stored = await data_repository.vehicle(
+            state.database, environment=str(row.environment), vin=row.vin
+        )
+        if stored is not None and brand_serves(brand, stored["brand"], row.environment):
+            found = visible(orjson.loads(stored["document"]), by_capability(wanted))
+    body["state"] = found
+    return body

@@ -6,6 +6,11 @@ writer), and only then is the connector called. A command found in `sent` is nev
 again, by anyone: if its process died (kill -9) before the answer was recorded, the
 sweep marks it `timed_out` once its deadline has passed; the vehicle may or may not have
 obeyed, and the application decides what to do (the state arrives through ingestion).
+
+The answers of many commands are recorded together (`Finisher`): while one batch is
+being written, the answers arriving meanwhile wait for the next, so under load one
+transaction of a few statements records dozens of commands, and a lone command waits
+for nothing but its own.
 """
 
 from __future__ import annotations
@@ -19,9 +24,9 @@ import structlog
 
 from autoport.brands.base import CommandOutcome, CommandRequest
 from autoport.brands.registry import registry_of
-from autoport.commands import repository
+from autoport.commands import repository, service
 from autoport.commands.schemas import PENDING, SENT, CommandRow
-from autoport.commands.service import emit, hub_of
+from autoport.commands.service import hub_of
 from autoport.kit.clock import MICROS
 from autoport.kit.errors import ApiError
 from autoport.kit.state import AppState
@@ -41,28 +46,65 @@ NOT_SENT = "the command could not be sent before its deadline; it was never sent
 
 
 async def _finish(
-    state: AppState, row: CommandRow, outcome: CommandOutcome, expected: tuple[str, ...]
-) -> CommandRow | None:
+    state: AppState,
+    results: list[tuple[CommandRow, CommandOutcome]],
+    expected: tuple[str, ...],
+) -> list[CommandRow]:
+    """Record outcomes in one transaction; the commands that changed (the others were
+    finished already, by the sweep)."""
     now = state.clock.now_us()
-    reason = None if outcome.status == "executed" else (outcome.reason or "unknown")
     async with state.database.transaction() as conn:
-        done = await repository.finish(
-            conn,
-            command_id=row.id,
-            status=outcome.status,
-            reason=reason,
-            description=None if reason is None else outcome.description,
-            now_us=now,
-            expected=expected,
-        )
-        if done is not None:
-            await emit(conn, done, now)
-    if done is not None:
-        hub_of(state).changed(row.id)
+        done = await service.finish(conn, results, now_us=now, expected=expected)
+    hub = hub_of(state)
+    for row in done:
+        hub.changed(row)
     return done
 
 
-async def execute(state: AppState, row: CommandRow) -> CommandRow | None:
+# Bounds one transaction of answers (the write lock is held while it is written).
+MAX_BATCH = 256
+
+
+class Finisher:
+    """Records the answers of executed commands in batches (a group commit): the first
+    answer starts a flush; answers arriving while it writes are taken by its next round.
+    Each caller learns what became of its own command once its batch committed."""
+
+    def __init__(self, state: AppState) -> None:
+        self.state = state
+        self.pending: list[tuple[CommandRow, CommandOutcome, asyncio.Future[bool]]] = []
+        self.flushing: asyncio.Task[None] | None = None
+
+    async def record(self, row: CommandRow, outcome: CommandOutcome) -> bool:
+        """True when the answer was recorded; False when the command was finished
+        otherwise (the sweep's timed_out stands)."""
+        done: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        self.pending.append((row, outcome, done))
+        if self.flushing is None or self.flushing.done():
+            self.flushing = asyncio.create_task(self._flush())
+        return await done
+
+    async def _flush(self) -> None:
+        while self.pending:
+            batch, self.pending = self.pending[:MAX_BATCH], self.pending[MAX_BATCH:]
+            try:
+                done = await _finish(
+                    self.state, [(row, outcome) for row, outcome, _ in batch], (SENT,)
+                )
+            except Exception as error:
+                # Nothing of the batch was recorded: each caller hears of it (the sweep
+                # times the commands out after their deadline, never sending them again).
+                for _, _, future in batch:
+                    if not future.done():
+                        future.set_exception(error)
+                continue
+            finished = {row.id for row in done}
+            for row, _, future in batch:
+                if not future.done():
+                    future.set_result(row.id in finished)
+
+
+async def call_connector(state: AppState, row: CommandRow) -> CommandOutcome:
     """Call the connector once for a command already committed as `sent`."""
     request = CommandRequest(
         environment=row.environment,
@@ -77,31 +119,44 @@ async def execute(state: AppState, row: CommandRow) -> CommandRow | None:
     try:
         connector = registry_of(state).connector_for(row.environment, row.brand)
         async with asyncio.timeout(max(left, 0.0)):
-            outcome = await connector.execute_command(request)
+            return await connector.execute_command(request)
     except TimeoutError:
-        outcome = CommandOutcome(
+        return CommandOutcome(
             "timed_out", "execution_timeout", "the carmaker did not answer before the deadline"
         )
     except ApiError as error:
-        outcome = CommandOutcome("failed", "oem_error", error.detail)
+        return CommandOutcome("failed", "oem_error", error.detail)
     except Exception as error:
         log.exception("connector failed executing a command", command_id=row.id)
         # It may have reached the vehicle: not a plain failure.
-        outcome = CommandOutcome("timed_out", "unknown", f"the connector failed: {error}")
-    done = await _finish(state, row, outcome, (SENT,))
-    if done is None:
+        return CommandOutcome("timed_out", "unknown", f"the connector failed: {error}")
+
+
+async def execute(state: AppState, row: CommandRow) -> CommandRow | None:
+    """Call the connector once for a command already committed as `sent` and record its
+    answer alone; the finished command, None when the sweep had finished it."""
+    outcome = await call_connector(state, row)
+    done = await _finish(state, [(row, outcome)], (SENT,))
+    if not done:
         log.warning("command answer after the sweep; kept the sweep's", command_id=row.id)
-    return done
+        return None
+    return done[0]
+
+
+async def execute_batched(state: AppState, finisher: Finisher, row: CommandRow) -> None:
+    """`execute` as the worker runs it: the answer recorded with others (`Finisher`)."""
+    outcome = await call_connector(state, row)
+    if not await finisher.record(row, outcome):
+        log.warning("command answer after the sweep; kept the sweep's", command_id=row.id)
 
 
 async def claim(state: AppState, worker_id: str, limit: int) -> list[CommandRow]:
     now = state.clock.now_us()
     async with state.database.transaction() as conn:
-        rows = await repository.claim_pending(conn, worker_id=worker_id, now_us=now, limit=limit)
-        for row in rows:
-            await emit(conn, row, now)
+        rows = await service.claim(conn, worker_id=worker_id, now_us=now, limit=limit)
+    hub = hub_of(state)
     for row in rows:
-        hub_of(state).changed(row.id)
+        hub.changed(row)
     return rows
 
 
@@ -114,24 +169,39 @@ async def sweep(state: AppState, *, limit: int = 500) -> int:
         grace_us=int(SWEEP_GRACE_SECONDS * MICROS),
         limit=limit,
     )
-    swept = 0
-    for row in overdue:
-        text = LOST if row.status == SENT else NOT_SENT
-        done = await _finish(
-            state, row, CommandOutcome("timed_out", "execution_timeout", text), (PENDING, SENT)
+    if not overdue:
+        return 0
+    results = [
+        (
+            row,
+            CommandOutcome(
+                "timed_out", "execution_timeout", LOST if row.status == SENT else NOT_SENT
+            ),
         )
-        swept += done is not None
+        for row in overdue
+    ]
+    swept = len(await _finish(state, results, (PENDING, SENT)))
     if swept:
         log.warning("commands timed out by the sweep", count=swept)
     return swept
 
 
 async def run_loop(state: AppState, worker_id: str, stop: asyncio.Event) -> None:
+    """Claim when woken: by a command accepted in this process (at once), by a finished
+    execution when every slot was taken, or by the poll (other processes' commands)."""
     settings = state.settings
     hub = hub_of(state)
-    running: set[asyncio.Task[CommandRow | None]] = set()
+    finisher = Finisher(state)
+    running: set[asyncio.Task[None]] = set()
     loop = asyncio.get_running_loop()
     next_sweep = 0.0
+    full = False
+
+    def freed(task: asyncio.Task[None]) -> None:
+        running.discard(task)
+        if full:
+            hub.work.set()  # room again for what waits
+
     while not stop.is_set():
         hub.work.clear()
         try:
@@ -142,15 +212,14 @@ async def run_loop(state: AppState, worker_id: str, stop: asyncio.Event) -> None
             rows = await claim(state, worker_id, room) if room > 0 else []
         except Exception:
             log.exception("command worker round failed")
-            rows = []
+            rows, room = [], 1
             await asyncio.sleep(settings.vehicle_command_poll_seconds)
         for row in rows:
-            task = asyncio.create_task(execute(state, row))
+            task = asyncio.create_task(execute_batched(state, finisher, row))
             running.add(task)
-            task.add_done_callback(running.discard)
-            # Freed room means more may be claimed.
-            task.add_done_callback(lambda _: hub.work.set())
-        if rows and len(rows) == room:
+            task.add_done_callback(freed)
+        full = len(running) >= settings.vehicle_command_concurrency
+        if rows and len(rows) == room and not full:
             continue  # more may be waiting
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(hub.work.wait(), timeout=settings.vehicle_command_poll_seconds)

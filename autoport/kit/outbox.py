@@ -78,25 +78,49 @@ async def emit(
     application_id: str | None = None,
 ) -> None:
     """Record an event inside the caller's transaction."""
-    consumers = CONSUMERS.get(event_type)
-    if consumers is None:
-        raise ValueError(f"no consumer is registered for event type {event_type!r}")
-    body = orjson.dumps(payload).decode()
-    await conn.execute_many(
-        _INSERT,
-        [
+    await emit_many(
+        conn, [NewEvent(environment, event_type, payload, vin, application_id)], now_us=now_us
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class NewEvent:
+    environment: Environment
+    event_type: str
+    payload: dict[str, Any]
+    vin: str | None = None
+    application_id: str | None = None
+    # Some of the event type's consumers, when the emitter knows the others have no use
+    # for it (e.g. no webhook subscribes to it); None: all of them.
+    consumers: tuple[str, ...] | None = None
+
+
+async def emit_many(conn: Connection, events: Sequence[NewEvent], *, now_us: int) -> None:
+    """Record events inside the caller's transaction, in one statement."""
+    rows: list[dict[str, Any]] = []
+    for event in events:
+        consumers = CONSUMERS.get(event.event_type)
+        if consumers is None:
+            raise ValueError(f"no consumer is registered for event type {event.event_type!r}")
+        if event.consumers is not None:
+            unknown = set(event.consumers) - set(consumers)
+            if unknown:
+                raise ValueError(f"{event.event_type} has no consumer {sorted(unknown)}")
+            consumers = event.consumers
+        body = orjson.dumps(event.payload).decode()
+        rows.extend(
             {
-                "environment": str(environment),
+                "environment": str(event.environment),
                 "consumer": consumer,
-                "event_type": event_type,
-                "vin": vin,
-                "application_id": application_id,
+                "event_type": event.event_type,
+                "vin": event.vin,
+                "application_id": event.application_id,
                 "payload": body,
                 "now": now_us,
             }
             for consumer in consumers
-        ],
-    )
+        )
+    await conn.execute_many(_INSERT, rows)
 
 
 # An event is due for its consumer once available and not leased (or its lease ran out):

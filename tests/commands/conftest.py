@@ -24,6 +24,7 @@ from autoport.kit.db import Database
 from autoport.kit.environments import Environment
 from autoport.kit.state import AppState
 from autoport.sandbox.demo import approve_fleet_clearances
+from autoport.webhooks import repository as webhooks_repository
 from tests.factories import (
     AppCredentials,
     bearer,
@@ -91,11 +92,12 @@ class Harness:
         environment: Environment = SANDBOX,
         commands: Sequence[str] = ALL_SANDBOX,
         brands: Sequence[str] | None = None,
+        properties: Sequence[str] = PROPERTIES,
     ) -> AppCredentials:
         creds = await create_app_credentials(
             self.db,
             environment=environment,
-            properties=PROPERTIES,
+            properties=properties,
             brands=brands,
             now_us=self.clock.now_us(),
         )
@@ -109,6 +111,21 @@ class Harness:
             )
         return creds
 
+    async def subscribe(self, app_id: str, events: Sequence[str]) -> None:
+        """A webhook of the application subscribing to `events` (nothing is delivered
+        here: the outbox rows are what the tests read)."""
+        async with self.db.transaction() as conn:
+            await webhooks_repository.upsert_webhook(
+                conn,
+                environment=SANDBOX,
+                application_id=app_id,
+                url="https://hooks.example.com/autoport",
+                secret_sealed="not-delivered-here",
+                events=list(events),
+                signature_scheme="default",
+                now_us=self.clock.now_us(),
+            )
+
     async def vehicle_token(
         self,
         creds: AppCredentials,
@@ -117,6 +134,7 @@ class Harness:
         commands: Sequence[str] = ALL_SANDBOX,
         brand: str | None = None,
         status: str = "approved",
+        properties: Sequence[str] = PROPERTIES,
     ) -> tuple[dict[str, str], dict[str, Any]]:
         """A consent token (authorization row with granted commands + code + exchange):
         its headers and the token response."""
@@ -133,7 +151,7 @@ class Harness:
                 "app": creds.app_id,
                 "vin": vin,
                 "brand": brand or creds.brands[0],
-                "props": orjson.dumps(list(PROPERTIES)).decode(),
+                "props": orjson.dumps(list(properties)).decode(),
                 "status": status,
                 "now": now,
                 "commands": orjson.dumps(list(commands)).decode(),
@@ -156,12 +174,14 @@ class Harness:
         body["authorization_id"] = authorization_id
         return bearer(body["access_token"]), body
 
-    async def fleet_token(self, creds: AppCredentials, vins: Sequence[str]) -> dict[str, str]:
+    async def fleet_token(
+        self, creds: AppCredentials, vins: Sequence[str], *, properties: Sequence[str] = PROPERTIES
+    ) -> dict[str, str]:
         await approve_fleet_clearances(
             self.db,
             application_id=creds.app_id,
             client_id=creds.client_id,
-            properties=list(PROPERTIES),
+            properties=list(properties),
             vins=list(vins),
             now_us=self.clock.now_us(),
         )

@@ -19,6 +19,7 @@ async def test_webhook_body_and_stream_message_of_a_command(harness: Harness) ->
     other = await harness.application()
     headers = await harness.fleet_token(creds, [vin])
     await harness.fleet_token(other, [vin])
+    await harness.subscribe(creds.app_id, ["command_changed"])
     done = await harness.run(headers, vin, "doors", "lock_unlock_doors", locks_state="unlocked")
 
     events = await outbox.claim(
@@ -56,3 +57,21 @@ async def test_webhook_body_and_stream_message_of_a_command(harness: Harness) ->
     assert [m["command"]["status"] for m in messages] == ["pending", "sent", "executed"]
     assert {m["type"] for m in messages} == {"command_changed"}
     assert streaming_repository  # the stream log the SSE and MQTT transports read
+
+
+async def test_without_a_subscription_only_the_stream_gets_the_changes(harness: Harness) -> None:
+    """The webhooks consumer would consume an event its application does not subscribe
+    to without a delivery: such rows are not written; the stream still gets every one."""
+    vin = await harness.sandbox_vehicle()
+    silent, other_events = await harness.application(), await harness.application()
+    headers = await harness.fleet_token(silent, [vin])
+    other_headers = await harness.fleet_token(other_events, [vin])
+    await harness.subscribe(other_events.app_id, ["fleet_clearance_changed"])
+    await harness.run(headers, vin, "doors", "lock_unlock_doors", locks_state="unlocked")
+    await harness.run(other_headers, vin, "doors", "lock_unlock_doors", locks_state="locked")
+    rows = await harness.db.fetch_all(
+        "SELECT consumer, application_id FROM outbox WHERE event_type = 'command_changed'"
+    )
+    assert sorted((r["consumer"], r["application_id"]) for r in rows) == sorted(
+        [("streaming", silent.app_id)] * 3 + [("streaming", other_events.app_id)] * 3
+    )

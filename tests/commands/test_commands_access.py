@@ -4,9 +4,10 @@ revoked token, no token)."""
 
 from __future__ import annotations
 
+from autoport.commands.tasks import command_worker
 from autoport.kit.environments import Environment
 from autoport.oauth import service as oauth_service
-from tests.commands.conftest import LOCK, PROD, SANDBOX, Harness, new_vin
+from tests.commands.conftest import LOCK, PROD, PROPERTIES, SANDBOX, Harness, new_vin
 
 ARGS = {"locks_state": "locked"}
 
@@ -137,3 +138,51 @@ async def test_a_brand_no_longer_activated_is_refused(harness: Harness) -> None:
     refused = await harness.send(headers, vin, "doors", "lock_unlock_doors", ARGS, environment=PROD)
     assert refused.status_code == 403, refused.text
     assert "audi" in refused.json()["errors"][0]["detail"]
+
+
+WITHOUT_LOCKS = tuple(p for p in PROPERTIES if p != "doors.locks_state")
+
+
+async def test_the_new_state_is_shown_only_to_who_may_read_it(harness: Harness) -> None:
+    """An application allowed to lock the doors (doors.set.locks_state) but not to read
+    their lock state (doors.get.locks_state) learns nothing of it from the command's
+    answer, neither waited for nor read back; a reader of it sees the new state."""
+    vin = await harness.sandbox_vehicle()
+    blind = await harness.application(properties=WITHOUT_LOCKS, commands=[LOCK])
+    reader = await harness.application(commands=[LOCK])
+    blind_fleet = await harness.fleet_token(blind, [vin], properties=WITHOUT_LOCKS)
+    reader_fleet = await harness.fleet_token(reader, [vin])
+    consent, body = await harness.vehicle_token(
+        blind, vin, commands=[LOCK], properties=WITHOUT_LOCKS
+    )
+    assert "doors.set.locks_state" in body["scope"].split()
+    assert "doors.get.locks_state" not in body["scope"].split()
+    async with command_worker(harness.state):
+        for headers, wanted in ((blind_fleet, "unlocked"), (consent, "locked")):
+            harness.clock.advance(1)
+            sent = await harness.send(
+                headers,
+                vin,
+                "doors",
+                "lock_unlock_doors",
+                {"locks_state": wanted},
+                extra={"Prefer": "wait=5"},
+            )
+            assert sent.status_code == 200 and sent.json()["status"] == "executed", sent.text
+            assert sent.json()["state"] == {}, sent.text
+            read = await harness.get(headers, sent.json()["id"])
+            assert read.json()["status"] == "executed" and read.json()["state"] == {}
+        harness.clock.advance(1)
+        seen = await harness.send(
+            reader_fleet,
+            vin,
+            "doors",
+            "lock_unlock_doors",
+            {"locks_state": "unlocked"},
+            extra={"Prefer": "wait=5"},
+        )
+    assert seen.status_code == 200, seen.text
+    state = seen.json()["state"]
+    assert state["doors"]["locks_state"]["data"] == "unlocked"
+    assert state["doors"]["locks_state"]["timestamp"]
+    assert set(state) == {"doors"} and set(state["doors"]) == {"locks_state"}

@@ -24,9 +24,11 @@ async def _locked(harness: Harness, vin: str) -> str:
 async def test_lock_goes_pending_sent_executed_and_the_car_locks(harness: Harness) -> None:
     vin = await harness.sandbox_vehicle()
     creds = await harness.application()
+    await harness.subscribe(creds.app_id, ["command_changed"])
     headers, _ = await harness.vehicle_token(creds, vin)
     await harness.run(headers, vin, "doors", "lock_unlock_doors", locks_state="unlocked")
     assert await _locked(harness, vin) == "unlocked"
+    harness.clock.advance(1)  # the next state carries a later instant than the last one
 
     sent = await harness.send(headers, vin, "doors", "lock_unlock_doors", {"locks_state": "locked"})
     assert sent.status_code == 202, sent.text
@@ -44,8 +46,11 @@ async def test_lock_goes_pending_sent_executed_and_the_car_locks(harness: Harnes
     done = (await harness.get(headers, body["id"])).json()
     assert done["status"] == "executed" and done["failure"] is None
     assert done["sent_at"] and done["finished_at"]
-    # The resulting state arrived through ingestion: the pull serves it.
+    # The resulting state arrived through ingestion: the pull serves it, and the
+    # executed command shows it.
     assert await _locked(harness, vin) == "locked"
+    assert done["state"]["doors"]["locks_state"]["data"] == "locked"
+    assert body["state"] is None  # pending: no state yet
     # Every status change went to webhooks and streams through the outbox.
     events = await harness.db.fetch_all(
         "SELECT consumer, payload FROM outbox WHERE event_type = 'command_changed' AND vin = :vin",
