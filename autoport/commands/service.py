@@ -496,7 +496,7 @@ async def view(
     wanted = written_properties(row) & readable
     found: dict[str, Any] = {}
     if wanted:
-        stored = await data_repository.vehicle(
+        stored = await data_repository.get_vehicle(
             state.database, environment=str(row.environment), vin=row.vin
         )
         if stored is not None and brand_serves(brand, stored["brand"], row.environment):
