@@ -144,8 +144,8 @@ USAGE_DAYS = 14
 DELIVERIES = 10_000
 
 
-async def seed_console2(db: Any, account: str, first_app: str, now: int) -> None:
-    """The Fleet/Sandbox/Streaming/Usage pages' data (branch console2): 14 days of usage
+async def seed_data_pages(db: Any, account: str, first_app: str, now: int) -> None:
+    """The Fleet/Sandbox/Streaming/Usage pages' data: 14 days of usage
     for every application of the account, 10,000 webhook deliveries, 100 stream messages,
     and a sandbox car of the account with 300 steps of history."""
     from autoport.ingestion.service import ingest_vehicle_data
@@ -255,7 +255,7 @@ async def main(quick: bool) -> int:
             db = app.state.autoport.database
             started = time.perf_counter()
             account, first_app = await seed(db, app.state.autoport.clock.now_us())
-            await seed_console2(db, account, first_app, app.state.autoport.clock.now_us())
+            await seed_data_pages(db, account, first_app, app.state.autoport.clock.now_us())
             seeded = time.perf_counter() - started
             owner = await sign_in(app, {"email": "owner@bench.example.com",
                                         "password": "bench password 1"})  # fmt: skip
@@ -276,7 +276,7 @@ async def main(quick: bool) -> int:
                 ("audit log (5,000 of the account)", f"{base}/audit", "", owner),
                 ("audit log, operator (10,000)", "/sandbox/console/audit", "", operator),
                 ("applications as the operator", f"{base}/applications", "", operator),
-                # Branch console2: Fleet, Sandbox vehicles, Streaming, Usage.
+                # Fleet, Sandbox vehicles, Streaming, Usage.
                 ("fleet (200 vehicles), page 1", f"{base}/fleet/{first_app}", "", owner),
                 (
                     "fleet, filtered by status",

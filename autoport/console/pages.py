@@ -161,7 +161,7 @@ def action_name(locale: str, code: str) -> str:
 NAV: tuple[NavEntry, ...] = (
     NavEntry(10, "applications", _("Applications")),
     NavEntry(20, "webhooks", _("Webhooks"), also=("/webhook",)),
-    # 30..60: Fleet, Sandbox vehicles (sandbox only), Streaming, Usage (branch console2).
+    # 30..60: Fleet, Sandbox vehicles (sandbox only), Streaming, Usage.
     NavEntry(30, "fleet", _("Fleet")),
     NavEntry(40, "sandbox", _("Sandbox vehicles"), environments=(DeploymentEnvironment.sandbox,)),
     NavEntry(50, "streaming", _("Streaming")),

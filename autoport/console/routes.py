@@ -61,7 +61,7 @@ PAGE_MODULES: tuple[str, ...] = (
     "autoport.console.apps_routes",
     "autoport.console.webhooks_routes",
     "autoport.console.users_routes",
-    # Fleet, Sandbox vehicles, Streaming, Usage (branch console2) go below this line.
+    # Fleet, Sandbox vehicles, Streaming, Usage go below this line.
     "autoport.console.fleet_routes",
     "autoport.console.sandbox_routes",
     "autoport.console.streaming_routes",
@@ -95,7 +95,7 @@ _STATIC_TYPES = {".js": "text/javascript", ".css": "text/css"}
 _STATIC_FILES = frozenset(
     {"base.css", "console.css", "console.js", "htmx/htmx.min.js"}
 ) | frozenset(
-    # The Fleet/Sandbox/Usage pages' charts (branch console2).
+    # The Fleet/Sandbox/Usage pages' charts.
     {"sandbox_charts.js", "usage_charts.js", "vendor/uplot.iife.min.js", "vendor/uplot.min.css"}
 )
 

@@ -24,7 +24,7 @@ ACCOUNT_PAGES = (
     "/console/a/{account}/applications/{app}/webhook/deliveries",
     "/console/a/{account}/users",
     "/console/a/{account}/audit",
-    # Fleet, Sandbox vehicles, Streaming, Usage (branch console2).
+    # Fleet, Sandbox vehicles, Streaming, Usage.
     "/console/a/{account}/fleet",
     "/console/a/{account}/fleet/{app}",
     "/console/a/{account}/sandbox",
@@ -45,7 +45,7 @@ CHANGES: tuple[tuple[str, dict[str, object]], ...] = (
     ("/console/a/{account}/applications/{app}/webhook/test", {}),
     ("/console/a/{account}/applications/{app}/webhook/remove", {}),
     ("/console/a/{account}/users/invite", {"email": "x@example.com", "role": "owner"}),
-    # Branch console2 (their own tests check the rows too).
+    # Fleet, sandbox, streaming and usage (their own tests check the rows too).
     ("/console/a/{account}/fleet/{app}/add", {"vins": "SBX00000000000001", "brand": "sandbox"}),
     ("/console/a/{account}/fleet/{app}/remove", {"vin": "SBX00000000000001"}),
     ("/console/a/{account}/sandbox", {"vin": "SBX00000000000002", "scenario": "parked"}),

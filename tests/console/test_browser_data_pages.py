@@ -4,7 +4,7 @@ running (the sandbox runner moves the car, the usage flusher writes the counts).
 developer adds fleet vehicles from a CSV file, creates a sandbox car, scripts it and
 watches its chart and track move, issues MQTT credentials, reads the usage; a viewer
 only looks. axe-core (tests/vendor) reports 0 violations on every page in en-GB and
-de-DE; screenshots go to test-artifacts/console2/ (gitignored)."""
+de-DE; screenshots go to test-artifacts/console-data-pages/ (gitignored)."""
 
 from __future__ import annotations
 
@@ -39,9 +39,9 @@ from tests.factories import bearer
 pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).resolve().parents[2]
-ARTIFACTS = ROOT / "test-artifacts" / "console2"
+ARTIFACTS = ROOT / "test-artifacts" / "console-data-pages"
 AXE = ROOT / "tests" / "vendor" / "axe-core" / "axe.min.js"
-ADMIN_TOKEN = "ap_admin_console2-browser-test"
+ADMIN_TOKEN = "ap_admin_console-data-pages-browser-test"
 PASSWORD = "correct horse battery"
 CSV = (
     "vin,brand,depot\n"
@@ -104,7 +104,7 @@ async def _seed(db: Database) -> World:
 
 @pytest.fixture(scope="module")
 def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
-    data_dir = tmp_path_factory.mktemp("console2-browser")
+    data_dir = tmp_path_factory.mktemp("console-data-pages-browser")
     database_url = f"sqlite:///{data_dir / 'autoport.db'}"
     with ThreadPoolExecutor(max_workers=1) as pool:  # away from any running event loop
         pool.submit(upgrade_sync, database_url).result()
