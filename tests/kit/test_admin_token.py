@@ -36,13 +36,17 @@ def statuses(base: str, token: str, count: int) -> set[int]:
     }
 
 
-def wait_for(base: str, token: str, status: int, timeout: float = 2.0) -> float:
-    """Seconds until `token` gets `status` on every one of 20 requests."""
-    started = time.monotonic()
+def rounds_until(base: str, token: str, status: int, timeout: float = 30.0) -> int:
+    """Rounds of 20 requests until `token` gets `status` on every one of a round: how many
+    rounds did not (0 when the first did). Counted, not timed: how long a round takes
+    depends on how busy the machine is, how many rounds it takes does not."""
+    deadline = time.monotonic() + timeout
+    missed = 0
     while statuses(base, token, 20) != {status}:
-        assert time.monotonic() - started < timeout, f"token not {status} after {timeout}s"
+        assert time.monotonic() < deadline, f"token not {status} after {timeout}s"
+        missed += 1
         time.sleep(0.05)
-    return time.monotonic() - started
+    return missed
 
 
 @pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
@@ -60,10 +64,13 @@ def test_rotation_reaches_the_running_server(
     try:
         wait_until_up(f"{base}/readyz", process)
         first = rotate(env)
-        wait_for(base, first, 200)
+        rounds_until(base, first, 200)
         second = rotate(env)
-        # The new token works and the old one is refused, in every process, within ~1 s.
-        assert wait_for(base, second, 200) < 2.0
+        # The new token works and the old one is refused, in every process, at once: each
+        # request reads the secrets file again when it changed, so the first round after
+        # the command returns is already all 200 (no interval to wait out, on a machine
+        # however busy).
+        assert rounds_until(base, second, 200) == 0
         assert statuses(base, first, 20) == {401}
         assert statuses(base, "ap_admin_guessed", 5) == {401}
     finally:
