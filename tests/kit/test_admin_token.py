@@ -16,12 +16,19 @@ import pytest
 from tests.cli.test_serve import serve, wait_until_up
 
 
-def rotate(env: dict[str, str]) -> str:
-    result = subprocess.run(
+def rotate(env: dict[str, str], base: str, in_use: str) -> str:
+    """`admin-token --rotate`, while the server keeps answering requests with the token
+    `in_use`: whatever each worker process holds of the token is fresh up to the moment
+    the command returns (a cache kept for a while would still hold the old token then)."""
+    command = subprocess.Popen(
         [sys.executable, "-m", "autoport", "admin-token", "--rotate"],
-        env=env, capture_output=True, text=True, timeout=60, check=True,
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
-    token = result.stdout.strip()
+    while command.poll() is None:
+        statuses(base, in_use, 2)
+    out, err = command.communicate(timeout=60)
+    assert command.returncode == 0, err
+    token = out.strip()
     assert token.startswith("ap_admin_")
     return token
 
@@ -63,9 +70,9 @@ def test_rotation_reaches_the_running_server(
     process, base = serve(tmp_path, *args, **extra)
     try:
         wait_until_up(f"{base}/readyz", process)
-        first = rotate(env)
+        first = rotate(env, base, "ap_admin_guessed")
         rounds_until(base, first, 200)
-        second = rotate(env)
+        second = rotate(env, base, first)
         # The new token works and the old one is refused, in every process, at once: each
         # request reads the secrets file again when it changed, so the first round after
         # the command returns is already all 200 (no interval to wait out, on a machine
