@@ -17,9 +17,12 @@ run: check-python
 	@echo "==> starting autoport (Ctrl-C stops it)"
 	$(BIN)/autoport serve
 
+# The whole suite, in parallel worker processes (`-n auto` in pyproject.toml's addopts);
+# PYTEST_ARGS adds options, e.g. `make test PYTEST_ARGS="-n 0"` for a serial run.
+PYTEST_ARGS ?=
 test: check-python
 	@$(MAKE) --no-print-directory install-dev
-	$(BIN)/pytest
+	$(BIN)/pytest $(PYTEST_ARGS)
 
 # No usable Python: one clear line. A .venv whose Python is gone or too old (built by
 # another interpreter, since upgraded or removed) is rebuilt rather than failing later.

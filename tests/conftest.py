@@ -39,9 +39,68 @@ _SUITE_VARIABLES = {
     "AUTOPORT_TEST_POSTGRES_URL",
     "AUTOPORT_REQUIRE_SERVICES",
     "AUTOPORT_REFERENCE_DIR",
+    # tests/deployment's load length (docs/operations.md, "Sizing"): read when its module
+    # is imported, after this one.
+    "AUTOPORT_DEPLOYMENT_LOAD_SECONDS",
 }
 for _name in [n for n in os.environ if n.startswith("AUTOPORT_") and n not in _SUITE_VARIABLES]:
     del os.environ[_name]
+
+
+# `-n auto` (addopts): one worker per CPU this process may use, at most this many. Each
+# worker holds PostgreSQL connections (its own pools, the servers its tests start): more
+# workers than this on a big machine would mostly add connections, not speed.
+MAX_WORKERS = 4
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    """How many workers `-n auto` starts. `-s` asks to see the tests' output, which xdist's
+    workers do not pass on: serially then (`pytest tests/deployment -s` prints the
+    figures). PYTEST_XDIST_AUTO_NUM_WORKERS, when set, decides (xdist's own hook)."""
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
+        return None
+    if config.option.capture == "no":
+        return 0
+    return max(1, min(len(os.sched_getaffinity(0)), MAX_WORKERS))
+
+
+# Tests that must not run side by side go to one xdist group (`--dist loadgroup`: one
+# worker runs a group's tests one after the other; docs/development.md, "Tests"):
+# - "heavy": the tests that load the whole machine (the benchmark smoke runs, the
+#   deployment under load) and those whose waits assert on the wall clock (the key
+#   rotation window, the kill -9 restart within a command's deadline): never two at once.
+# - "browser": one Chromium at a time, and a module's server and browser (module-scoped
+#   fixtures) started once, on one worker.
+# Tests with these markers join the group without saying so; others carry
+# `pytest.mark.xdist_group("heavy")` themselves.
+GROUP_OF_MARKER = {"deployment": "heavy", "browser": "browser"}
+
+
+@pytest.hookimpl(trylast=True)  # after xdist's own hook (see _join_group)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        for marker, group in GROUP_OF_MARKER.items():
+            if item.get_closest_marker(marker) is not None:
+                item.add_marker(pytest.mark.xdist_group(group))
+        if getattr(config.option, "loadgroup", False):  # an xdist worker under loadgroup
+            _join_group(item)
+
+
+def _join_group(item: pytest.Item) -> None:
+    """xdist's loadgroup learns a test's group from its id, `path::name@group`, which its
+    worker appends. pytest 9.2 keeps ids structured (`Node._id`) and xdist 3.8.0 still
+    writes the old `_nodeid`, so nothing is appended and every group is silently spread
+    over all workers (pytest-dev/pytest-xdist#1386). Appended here, as xdist would, until
+    a release of xdist does it (then the id already ends with the group: left alone)."""
+    from _pytest.nodeid import NodeId
+
+    names = sorted({str(mark.args[0] if mark.args else mark.kwargs.get("name", "default"))
+                    for mark in item.iter_markers("xdist_group")})  # fmt: skip
+    if not names:
+        return
+    suffix = "@" + "_".join(names)
+    if not item.nodeid.endswith(suffix):
+        item._id = NodeId.parse(item.nodeid + suffix)
 
 
 def service_missing(reason: str) -> NoReturn:

@@ -15,6 +15,10 @@ import pytest
 
 from bench.__main__ import BENCHMARKS
 
+# Each smoke run starts servers and loads them: never beside the other heavy tests, and
+# all on one worker (the module's runs are started together, by one fixture).
+pytestmark = pytest.mark.xdist_group("heavy")
+
 ROOT = Path(__file__).resolve().parents[2]
 # A figure: a number followed by a unit of time or of rate (µs, ms, s, req/s, points/s).
 FIGURE = re.compile(r"\d[\d.,]*\s*(?:[A-Za-z]*/s|µs|us|ms|s)(?![A-Za-z])")

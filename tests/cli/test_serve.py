@@ -20,7 +20,9 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def wait_until_up(url: str, process: subprocess.Popen[bytes], timeout: float = 30) -> None:
+# A process's start-up is a few seconds of CPU: on two cores shared with other test
+# workers (and other suites) 30 s were seen to pass before it answered.
+def wait_until_up(url: str, process: subprocess.Popen[bytes], timeout: float = 60) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process.poll() is not None:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 
 from tests.cli.test_serve import free_port, wait_until_up
 from tests.sandbox.test_serve_demo import read_demo
@@ -38,6 +39,9 @@ def _poll(fetch: Any, until: Any, timeout: float) -> Any:
         time.sleep(0.1)
 
 
+# The restarted server must come back well before the command's deadline (wall clock):
+# not beside the tests that load the machine.
+@pytest.mark.xdist_group("heavy")
 def test_kill_nine_between_sent_and_the_answer_never_executes_twice(tmp_path: Path) -> None:
     port = free_port()
     env = {

@@ -1,6 +1,7 @@
 """The multi-process deployment under load, with processes killed (docs/operations.md).
 
-The topology of deploy/ (tests/deployment/topology.py) takes, for LOAD_SECONDS (60):
+The topology of deploy/ (tests/deployment/topology.py) takes, for LOAD_SECONDS (30 in the
+suite; the figures of docs/operations.md are of 60-second runs):
 ingestion at 1,000 data points per second (POST /v1/ingest, 20 points per request),
 vehicle data pulls, fleet clearance requests whose changes become webhook events
 delivered to a local receiver, and SSE clients reading the application's stream, all
@@ -44,9 +45,13 @@ from tests.conftest import POSTGRES_URL, service_missing
 
 from .topology import MOSQUITTO, NGINX, Topology, free_port
 
-pytestmark = [pytest.mark.deployment, pytest.mark.postgres]
+# Start-up (eight processes), the load, the drain: 86-96 s alone with a 60 s load, and
+# past the suite's 120 s under a loaded machine (48 s start-up + 95 s seen in a parallel run).
+pytestmark = [pytest.mark.deployment, pytest.mark.postgres, pytest.mark.timeout(360)]
 
-LOAD_SECONDS = float(os.environ.get("AUTOPORT_DEPLOYMENT_LOAD_SECONDS", "60"))
+# 30 s hold both kills, both restarts and the 10 s after them (the kill window ends at
+# 26.5 s) and keep the suite short; AUTOPORT_DEPLOYMENT_LOAD_SECONDS=60 is the documented run.
+LOAD_SECONDS = float(os.environ.get("AUTOPORT_DEPLOYMENT_LOAD_SECONDS", "30"))
 POINTS_PER_SECOND = 1000
 POINTS_PER_REQUEST = 20
 PULLS_PER_SECOND = 10
