@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import ast
+import asyncio
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -142,10 +143,19 @@ async def test_fleet_clearance_and_reads_async(server: LiveServer) -> None:
         assert await client.app_token() == token
         data = await client.get_vehicle_data(demo.vins["charging"])
         assert isinstance(data.charging.battery_level.value, float)
-        points = [
-            p
-            async for p in client.history(demo.vins["driving"], "diagnostics.odometer", page_size=1)
-        ]
+        # The demo car's odometer gains a point about every second: wait for a second one
+        # (this test may be the first to run against a freshly started server).
+        points: list[object] = []
+        for _ in range(100):
+            points = [
+                p
+                async for p in client.history(
+                    demo.vins["driving"], "diagnostics.odometer", page_size=1
+                )
+            ]
+            if len(points) >= 2:
+                break
+            await asyncio.sleep(0.2)
         assert len(points) >= 2
         vin = new_vin()
         assert (await client.check_eligibility(vin, "sandbox")).eligible

@@ -2,8 +2,8 @@
 generator): SQL statements, outbox rows and CPU time of the accept (POST), the claim
 and the execution (connector + finish), with an optional cProfile of each phase.
 
-    python -m bench.commands_profile               # 300 sandbox cars, one command each
-    python -m bench.commands_profile --profile     # and the top functions of each phase
+    python -m bench._commands_profile               # 300 sandbox cars, one command each
+    python -m bench._commands_profile --profile     # and the top functions of each phase
 
 The worker functions are the real ones (autoport.commands.tasks), driven here one phase
 at a time so that each phase is measured alone.
