@@ -223,7 +223,11 @@ def _percentile(values: list[float], share: float) -> float:
 # The script hands out every slot once, in order; after the last one, each connection
 # sends GET /healthz (200, cheap, and told apart from the 202s) until the last slot is
 # answered, when the thread stops. Its globals (accepted, refused, started, finished) are
-# read in done(), in wrk's main Lua state, through thread:get.
+# read in done(), in wrk's main Lua state, through thread:get. The time is taken in the
+# script (CLOCK_MONOTONIC through LuaJIT's ffi), from the first slot handed out to the
+# last slot answered: wrk's own summary.duration is its whole -d, however early the
+# thread stops. One thread holds the whole slot list; it pushes the floor to several
+# thousand requests/s, many times autoport's rate, so -t1 leaves the server the limit.
 WRK_SCRIPT = r"""
 local ffi = require("ffi")
 ffi.cdef[[
