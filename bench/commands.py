@@ -12,10 +12,10 @@ Two phases, from clients on core 1:
   last slot's answer, timed in the script. Then every one must reach `executed` (read
   from the server's SQLite database). A client in Python (httpx) tops out near 150-300
   requests/s here, under the server: wrk is far faster, so the server is measured.
-- latency: 32 clients (httpx: each waits for its command, so they need little of the
-  client), each sending a command with `Prefer: wait=10` and the next one when it
-  finished: the time from request to `executed` (p50, p99) and the executed rate. The
-  same 32 clients against the floor show the client's own ceiling, printed beside it.
+- latency: wrk again, 32 connections, each sending a command with `Prefer: wait=10` and
+  the next one when it finished: the time from request to `executed` (p50, p99) and the
+  executed rate. (32 httpx clients in one Python process, as before, took ~130 ms a
+  round trip against the floor on a loaded machine: their own latency, not the server's.)
 
 Beside each, in the same run and alternating with it, the floor
 (`bench._pull_apps.command_floor`, also on core 0): a minimal Starlette app taking the
@@ -181,42 +181,6 @@ class Paused:
         self.process.send_signal(signal.SIGCONT)
 
 
-async def floor_latency(
-    client: httpx.AsyncClient, base: str, vins: list[str], seconds: float
-) -> dict[str, Any]:
-    """The latency phase against the floor: 32 clients, one POST after the other."""
-    latencies: list[float] = []
-    ends = time.monotonic() + seconds
-    capability, command, arguments = KINDS[0]
-
-    async def runner(index: int) -> None:
-        mine = vins[index::32] or vins
-        turn = 0
-        while time.monotonic() < ends:
-            started = time.perf_counter()
-            answer = await client.post(
-                f"{base}/floor/{mine[turn % len(mine)]}",
-                json={"capability": capability, "command": command, "arguments": arguments[0]},
-            )
-            if answer.status_code == 202:
-                latencies.append((time.perf_counter() - started) * 1000)
-            turn += 1
-
-    started = time.perf_counter()
-    await asyncio.gather(*(runner(i) for i in range(32)))
-    elapsed = time.perf_counter() - started
-    return {
-        "answered_per_s": round(len(latencies) / elapsed, 1),
-        "p50_ms": round(_percentile(latencies, 0.50), 1),
-        "p99_ms": round(_percentile(latencies, 0.99), 1),
-    }
-
-
-def _percentile(values: list[float], share: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(share * len(ordered)))] if ordered else 0.0
-
-
 # The accepted phase's load: wrk (C, one thread, 64 connections, pinned to core 1), far
 # faster than the server, so the server's rate is what is measured. httpx from one Python
 # process tops out near 150-300 requests/s, which the floor then merely equals.
@@ -330,6 +294,11 @@ def _lua_string(text: str) -> str:
     return f"[==[{text}]==]"
 
 
+def _lua_headers(headers: dict[str, str]) -> str:
+    # "[ [==[" with spaces: "[[" would open a long string.
+    return ",\n".join(f"  [ {_lua_string(k)} ] = {_lua_string(v)}" for k, v in headers.items())
+
+
 def wrk_script(
     data_dir: Path, name: str, slots: list[tuple[str, str]], headers: dict[str, str]
 ) -> Path:
@@ -341,9 +310,7 @@ def wrk_script(
             "slots": ",\n".join(
                 f"  {{{_lua_string(url)}, {_lua_string(body)}}}" for url, body in slots
             ),
-            "headers": ",\n".join(
-                f"  [ {_lua_string(key)} ] = {_lua_string(value)}" for key, value in headers.items()
-            ),
+            "headers": _lua_headers(headers),
         }
     )
     return path
@@ -478,49 +445,134 @@ async def accepted_phase(
     }
 
 
-async def latency_phase(
-    client: httpx.AsyncClient, base: str, headers: dict[str, str], vins: list[str], seconds: float
+# The latency phase's load: wrk again, 32 connections, each sending a command with
+# `Prefer: wait=10` and the next one when it is answered (finished): wrk's latency is then
+# request -> executed. Slots go round in order (a slot comes back after all the others,
+# long after its command finished), with the other arguments each time round.
+LATENCY_SCRIPT = r"""
+local SLOTS = {
+%(slots)s
+}
+local HEADERS = {
+%(headers)s
+}
+local prepared = {}
+local sent = 0
+finished = 0
+others = ""
+
+function init(args)
+  for i, slot in ipairs(SLOTS) do
+    prepared[i] = {
+      wrk.format("POST", slot[1], HEADERS, slot[2]),
+      wrk.format("POST", slot[1], HEADERS, slot[3]),
+    }
+  end
+end
+
+function request()
+  local slot = sent %% #prepared + 1
+  local turn = math.floor(sent / #prepared) %% 2 + 1
+  sent = sent + 1
+  return prepared[slot][turn]
+end
+
+function response(status, headers, body)
+  if string.find(body, %(success)s) then
+    finished = finished + 1
+  else
+    others = others .. status .. " "
+  end
+end
+
+local threads = {}
+
+function setup(thread)
+  table.insert(threads, thread)
+end
+
+function done(summary, latency, requests)
+  local e = summary.errors
+  for _, t in ipairs(threads) do
+    io.write(string.format(
+      "bench finished=%%d seconds=%%.6f p50_us=%%d p99_us=%%d max_us=%%d socket_errors=%%d"
+        .. " others=%%s\n",
+      t:get("finished"), summary.duration / 1e6, latency:percentile(50),
+      latency:percentile(99), latency.max, e.connect + e.read + e.write + e.timeout,
+      t:get("others")
+    ))
+  end
+end
+"""
+LATENCY_CONNECTIONS = 32
+
+
+def latency_run(
+    data_dir: Path,
+    name: str,
+    port: int,
+    prefix: str,
+    vins: list[str],
+    headers: dict[str, str],
+    success: str,
+    seconds: float,
 ) -> dict[str, Any]:
-    latencies: list[float] = []
-    outcomes: dict[str, int] = {}
-    ends = time.monotonic() + seconds
-    slots = [(vin, kind) for vin in vins for kind in KINDS]
-
-    async def runner(index: int) -> None:
-        mine = slots[index::32]
-        turn = 0
-        while time.monotonic() < ends and mine:
-            vin, (capability, command, arguments) = mine[turn % len(mine)]
-            started = time.perf_counter()
-            try:
-                answer = await client.post(
-                    f"{base}/sandbox/v1/vehicle-commands/autoapi-13/{vin}",
-                    headers={**headers, "Prefer": "wait=10"},
-                    json={
-                        "capability": capability,
-                        "command": command,
-                        "arguments": arguments[(turn // len(mine)) % 2],
-                    },
-                )
-                status = answer.json().get("status", str(answer.status_code))
-            except httpx.HTTPError as error:
-                status = type(error).__name__
-            took = time.perf_counter() - started
-            outcomes[status] = outcomes.get(status, 0) + 1
-            if status == "executed":
-                latencies.append(took * 1000)
-            turn += 1
-
-    started = time.perf_counter()
-    await asyncio.gather(*(runner(i) for i in range(32)))
-    elapsed = time.perf_counter() - started
+    """`seconds` of the latency phase: the answers whose body holds `success` (a Lua
+    pattern) count as finished; wrk's latency percentiles cover every answer."""
+    slots = [
+        (url, body, other)
+        for (url, body), (_, other) in zip(
+            slot_requests(prefix, vins, 0), slot_requests(prefix, vins, 1), strict=True
+        )
+    ]
+    script = data_dir / f"{name}.lua"
+    script.write_text(
+        LATENCY_SCRIPT
+        % {
+            "slots": ",\n".join(
+                "  {" + ", ".join(_lua_string(text) for text in slot) + "}" for slot in slots
+            ),
+            "headers": _lua_headers(headers),
+            "success": _lua_string(success),
+        }
+    )
+    pin = ["taskset", "-c", "1"] if shutil.which("taskset") else []
+    done = subprocess.run(
+        [
+            *pin,
+            "wrk",
+            "-t1",
+            f"-c{LATENCY_CONNECTIONS}",
+            "--timeout",
+            "30s",
+            f"-d{max(1, round(seconds))}s",
+            "-s",
+            str(script),
+            f"http://127.0.0.1:{port}",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=seconds + 60,
+    )
+    found = re.search(
+        r"bench finished=(\d+) seconds=([\d.]+) p50_us=(\d+) p99_us=(\d+) max_us=(\d+) "
+        r"socket_errors=(\d+) others=(.*)",
+        done.stdout,
+    )
+    if found is None:
+        raise RuntimeError(f"wrk printed no figures: {done.stdout[-2000:]} {done.stderr[-2000:]}")
+    others: dict[str, int] = {}
+    for status in found.group(7).split():
+        others[status] = others.get(status, 0) + 1
+    finished, elapsed = int(found.group(1)), float(found.group(2))
     return {
-        "executed": len(latencies),
-        "outcomes": outcomes,
-        "executed_per_s": round(len(latencies) / elapsed, 1),
-        "p50_ms": round(_percentile(latencies, 0.50), 1),
-        "p99_ms": round(_percentile(latencies, 0.99), 1),
-        "max_ms": round(max(latencies, default=0.0), 1),
+        "finished": finished,
+        "others": others,
+        "socket_errors": int(found.group(6)),
+        "finished_per_s": round(finished / elapsed, 1),
+        "p50_ms": round(int(found.group(3)) / 1000, 1),
+        "p99_ms": round(int(found.group(4)) / 1000, 1),
+        "max_ms": round(int(found.group(5)) / 1000, 1),
     }
 
 
@@ -536,7 +588,6 @@ async def measure(
     rounds: int,
 ) -> dict[str, Any]:
     base = f"http://127.0.0.1:{port}"
-    floor_base = f"http://127.0.0.1:{floor_port}"
     limits = httpx.Limits(max_connections=64, max_keepalive_connections=64)
     async with httpx.AsyncClient(limits=limits, timeout=30) as client:
         token = await client.post(
@@ -566,11 +617,35 @@ async def measure(
                     (run.pop("cpu_at_last_answer") - cpu) * 1000 / max(run["accepted"], 1), 3
                 )
                 accepted.append(run)
+        json_headers = {"Content-Type": "application/json"}
         with Paused(server):
-            floor_wait = await floor_latency(client, floor_base, setup.vins, seconds)
+            run = await asyncio.to_thread(
+                latency_run, data_dir, "floor-latency", floor_port, "/floor", setup.vins,
+                json_headers, '"status":%s*"pending"', seconds,
+            )  # fmt: skip
+            floor_wait = {
+                "answered_per_s": run["finished_per_s"],
+                "p50_ms": run["p50_ms"],
+                "p99_ms": run["p99_ms"],
+            }
         with Paused(floor):
             cpu = cpu_seconds(server)
-            latency = await latency_phase(client, base, headers, setup.vins, seconds)
+            run = await asyncio.to_thread(
+                latency_run, data_dir, "autoport-latency", port,
+                "/sandbox/v1/vehicle-commands/autoapi-13", setup.vins,
+                {**headers, **json_headers, "Prefer": "wait=10"}, '"status":%s*"executed"',
+                seconds,
+            )  # fmt: skip
+            latency = {
+                "executed": run["finished"],
+                # Not executed within the wait: the answer's status code, or a lost socket.
+                "outcomes": {"executed": run["finished"], **run["others"]}
+                | ({"socket_errors": run["socket_errors"]} if run["socket_errors"] else {}),
+                "executed_per_s": run["finished_per_s"],
+                "p50_ms": run["p50_ms"],
+                "p99_ms": run["p99_ms"],
+                "max_ms": run["max_ms"],
+            }
             # Everything a command costs: accept, claim, the car, the answer, the outbox
             # consumers (streams, webhooks) and the waited-for answer with its state.
             latency["server_cpu_ms_per_executed"] = round(
@@ -662,32 +737,16 @@ def main() -> int:
     )
     cpu_ms = latency["server_cpu_ms_per_executed"]
     print(
-        f"request -> executed (Prefer: wait, 32 clients): p50 {latency['p50_ms']} ms, "
+        f"request -> executed (Prefer: wait, wrk, 32 connections): p50 {latency['p50_ms']} ms, "
         f"p99 {latency['p99_ms']} ms (target < {TARGET_P99_MS:g} ms), max "
         f"{latency['max_ms']} ms, {latency['executed_per_s']} executed/s, outcomes "
         f"{latency['outcomes']}; server CPU {cpu_ms} ms per executed command (one core: "
         f"{1000 / max(cpu_ms, 0.001):.0f} commands/s end to end)"
     )
     print(
-        f"floor, 32 clients one POST after the other: p50 {floor['latency']['p50_ms']} ms, "
+        f"floor, wrk, 32 connections one POST after the other: "
+        f"p50 {floor['latency']['p50_ms']} ms, "
         f"p99 {floor['latency']['p99_ms']} ms, {floor['latency']['answered_per_s']}/s"
-    )
-    # The latency phase's 32 clients are httpx in this one process: against the floor they
-    # reach at most its answered/s, well under what wrk gets from the same floor. When
-    # autoport's executed/s comes near that ceiling, the client limits this phase.
-    ceiling = floor["latency"]["answered_per_s"]
-    floor_wrk = max(base["accepted_per_s"] for base in floor["accepted"])
-    used = latency["executed_per_s"] / max(ceiling, 0.001)
-    figures["latency_share_of_client_ceiling"] = round(used, 3)
-    print(
-        f"latency phase client (32 httpx clients): {ceiling}/s at most against the floor "
-        f"(wrk: {floor_wrk}/s); autoport's {latency['executed_per_s']} executed/s is "
-        f"{used:.0%} of it: "
-        + (
-            "the client limits this phase (its latencies include the client's queueing)"
-            if used >= 0.8
-            else "autoport, not the client, limits this phase"
-        )
     )
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps({"cars": cars, **figures}, indent=2))
