@@ -569,6 +569,7 @@ def latency_run(
         "finished": finished,
         "others": others,
         "socket_errors": int(found.group(6)),
+        "seconds": elapsed,
         "finished_per_s": round(finished / elapsed, 1),
         "p50_ms": round(int(found.group(3)) / 1000, 1),
         "p99_ms": round(int(found.group(4)) / 1000, 1),
@@ -613,9 +614,10 @@ async def measure(
                 cpu = cpu_seconds(server)
                 run = await accepted_phase(data_dir, port, headers, setup.vins, number, server)
                 # The POST window only (the worker executes meanwhile, on the same core).
-                run["server_cpu_ms_per_accepted"] = round(
-                    (run.pop("cpu_at_last_answer") - cpu) * 1000 / max(run["accepted"], 1), 3
-                )
+                used = run.pop("cpu_at_last_answer") - cpu
+                run["server_cpu_ms_per_accepted"] = round(used * 1000 / max(run["accepted"], 1), 3)
+                # The share of a core the server had: near 1, it is CPU-bound.
+                run["server_busy"] = round(used / max(run["seconds"], 0.001), 2)
                 accepted.append(run)
         json_headers = {"Content-Type": "application/json"}
         with Paused(server):
@@ -648,9 +650,12 @@ async def measure(
             }
             # Everything a command costs: accept, claim, the car, the answer, the outbox
             # consumers (streams, webhooks) and the waited-for answer with its state.
+            used = cpu_seconds(server) - cpu
             latency["server_cpu_ms_per_executed"] = round(
-                (cpu_seconds(server) - cpu) * 1000 / max(latency["executed"], 1), 3
+                used * 1000 / max(latency["executed"], 1), 3
             )
+            # Under 1: the server waits part of the time (a command's hops, not its CPU).
+            latency["server_busy"] = round(used / run["seconds"], 2)
     return {
         "accepted": accepted,
         "latency": latency,
@@ -726,7 +731,8 @@ def main() -> int:
             f"accepted round {number}: {run['accepted']} of {run['commands']} in "
             f"{run['seconds']} s = {run['accepted_per_s']} commands/s ({share:.0%} of the "
             f"floor's {base['accepted_per_s']}/s); server CPU "
-            f"{run['server_cpu_ms_per_accepted']} ms per accepted command; finished "
+            f"{run['server_cpu_ms_per_accepted']} ms per accepted command, busy "
+            f"{run['server_busy']:.0%} of a core; finished "
             f"{run['finished']}, unfinished {run['unfinished']}, refused {run['refused']}, "
             f"unanswered {run['unanswered']}"
         )
@@ -741,7 +747,8 @@ def main() -> int:
         f"p99 {latency['p99_ms']} ms (target < {TARGET_P99_MS:g} ms), max "
         f"{latency['max_ms']} ms, {latency['executed_per_s']} executed/s, outcomes "
         f"{latency['outcomes']}; server CPU {cpu_ms} ms per executed command (one core: "
-        f"{1000 / max(cpu_ms, 0.001):.0f} commands/s end to end)"
+        f"{1000 / max(cpu_ms, 0.001):.0f} commands/s end to end), busy "
+        f"{latency['server_busy']:.0%} of a core"
     )
     print(
         f"floor, wrk, 32 connections one POST after the other: "
