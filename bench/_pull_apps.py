@@ -177,4 +177,14 @@ def command_floor(data_dir: Path = DATA_DIR) -> Starlette:
         answer = {"id": command_id, "status": "pending", **body}
         return Response(orjson.dumps(answer), status_code=202, media_type="application/json")
 
-    return Starlette(routes=[Route("/floor/{vin}", accept, methods=["POST"])])
+    async def healthz(request: Request) -> Response:
+        return Response(b'{"status":"ok"}', media_type="application/json")
+
+    # /healthz: what the bench's wrk script sends, answered 200, once every slot is
+    # handed out (as it does to autoport's own /healthz).
+    return Starlette(
+        routes=[
+            Route("/floor/{vin}", accept, methods=["POST"]),
+            Route("/healthz", healthz),
+        ]
+    )
