@@ -25,6 +25,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
+import os
 import secrets
 import time
 from dataclasses import dataclass
@@ -64,19 +66,38 @@ class Keyring:
 
 # Secrets file -> (its identity when read, its content).
 _FILES: dict[Path, tuple[tuple[int, int, int], dict[str, Any]]] = {}
+# Data directory -> its secrets file's path as a string: every request asks for the
+# current token key, and building the path with pathlib each time cost more than the stat.
+_FILE_PATHS: dict[Path, str] = {}
+# (name, configured key, the file's identity) -> (the keyring, when it must be rebuilt):
+# a keyring changes only when the file changes or a previous key's window ends, so the
+# per-request cost is one stat (bench/vehicle_data_pull.py: the rebuild per request was
+# about a fifth of an in-process pull).
+_KEYRINGS: dict[tuple[str, str | None, tuple[int, int, int] | None], tuple[Keyring, float]] = {}
 # Current key -> ((previous key, accepted until), ...) and its stable key, as last read:
 # for `accepted` and `stable`, called where only the key bytes are at hand.
 _PREVIOUS: dict[bytes, tuple[tuple[bytes, float], ...]] = {}
 _STABLE: dict[bytes, bytes] = {}
 
 
-def stored_file(data_dir: Path) -> dict[str, Any]:
-    path = data_dir / SECRETS_FILE_NAME
+def _file_identity(data_dir: Path) -> tuple[int, int, int] | None:
+    """The secrets file's (inode, mtime, size), None when there is none: what tells a
+    rotation (a rewrite) from the file as last read."""
+    path = _FILE_PATHS.get(data_dir)
+    if path is None:
+        path = _FILE_PATHS[data_dir] = str(data_dir / SECRETS_FILE_NAME)
     try:
-        info = path.stat()
+        info = os.stat(path)
     except OSError:
+        return None
+    return (info.st_ino, info.st_mtime_ns, info.st_size)
+
+
+def stored_file(data_dir: Path) -> dict[str, Any]:
+    identity = _file_identity(data_dir)
+    if identity is None:
         return {}
-    identity = (info.st_ino, info.st_mtime_ns, info.st_size)
+    path = data_dir / SECRETS_FILE_NAME
     cached = _FILES.get(path)
     if cached is not None and cached[0] == identity:
         return cached[1]
@@ -103,6 +124,10 @@ def current_keyring(settings: Settings, name: Rotatable) -> Keyring:
     (AUTOPORT_TOKEN_HMAC_KEY) that the file does not know is a keyring of one."""
     configured_secret = getattr(settings, name)
     configured = None if configured_secret is None else configured_secret.get_secret_value()
+    cache_key = (name, configured, _file_identity(settings.data_dir))
+    cached = _KEYRINGS.get(cache_key)
+    if cached is not None and time.time() < cached[1]:
+        return cached[0]
     stored = stored_file(settings.data_dir)
     file_current = stored.get(name)
     entries = previous_entries(stored, name)
@@ -125,7 +150,10 @@ def current_keyring(settings: Settings, name: Rotatable) -> Keyring:
         raise RuntimeError("secrets were not loaded (config.ensure_secrets)")
     _PREVIOUS[current] = live
     _STABLE[current] = stable
-    return Keyring(current, tuple(key for key, _ in live), stable)
+    keyring = Keyring(current, tuple(key for key, _ in live), stable)
+    # Rebuilt when the first previous key's window ends (it must stop being accepted then).
+    _KEYRINGS[cache_key] = (keyring, min((until for _, until in live), default=math.inf))
+    return keyring
 
 
 def accepted(key: bytes) -> tuple[bytes, ...]:
