@@ -17,12 +17,6 @@ ROOT = Path(autoport.__file__).parent
 # Modules that still read repositories directly, each with why; remove a line when its
 # module goes through services.
 KNOWN: dict[str, str] = {
-    "autoport/console/routes.py": "the console's pages are being reworked (its own helper)",
-    "autoport/console/apps_routes.py": "the console's pages are being reworked",
-    "autoport/console/streaming_routes.py": "the console's pages are being reworked",
-    "autoport/console/usage_routes.py": "the console's pages are being reworked",
-    "autoport/console/users_routes.py": "the console's pages are being reworked",
-    "autoport/console/webhooks_routes.py": "the console's pages are being reworked",
     "autoport/streaming/cli.py": "MQTT credentials are listed straight from the table",
 }
 
