@@ -27,7 +27,7 @@ from typing import Any
 
 import httpx
 
-from bench.commands import KINDS, prepare
+from bench.commands import KINDS, bearer_headers, prepare
 
 
 class Statements:
@@ -102,16 +102,7 @@ async def measure(data_dir: Path, cars: int, profile: bool) -> None:
 
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
-            token = await client.post(
-                "/sandbox/v1/access_tokens",
-                data={
-                    "grant_type": "client_credentials",
-                    "client_id": setup.client_id,
-                    "client_secret": setup.client_secret,
-                },
-            )
-            token.raise_for_status()
-            headers = {"Authorization": f"Bearer {token.json()['access_token']}"}
+            headers = await bearer_headers(client, "", setup)
             capability, command, arguments = KINDS[0]
             # One warm-up command (caches, prepared statements), executed.
             await client.post(

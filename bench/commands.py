@@ -69,6 +69,20 @@ class Setup:
     vins: list[str]
 
 
+async def bearer_headers(client: httpx.AsyncClient, base: str, setup: Setup) -> dict[str, str]:
+    """The demo application's app token (client_credentials) as request headers."""
+    token = await client.post(
+        f"{base}/sandbox/v1/access_tokens",
+        data={
+            "grant_type": "client_credentials",
+            "client_id": setup.client_id,
+            "client_secret": setup.client_secret,
+        },
+    )
+    token.raise_for_status()
+    return {"Authorization": f"Bearer {token.json()['access_token']}"}
+
+
 async def prepare(data_dir: Path, cars: int) -> Setup:
     from autoport.app import create_app
     from autoport.ingestion.service import ingest_vehicle_data
@@ -591,16 +605,7 @@ async def measure(
     base = f"http://127.0.0.1:{port}"
     limits = httpx.Limits(max_connections=64, max_keepalive_connections=64)
     async with httpx.AsyncClient(limits=limits, timeout=30) as client:
-        token = await client.post(
-            f"{base}/sandbox/v1/access_tokens",
-            data={
-                "grant_type": "client_credentials",
-                "client_id": setup.client_id,
-                "client_secret": setup.client_secret,
-            },
-        )
-        token.raise_for_status()
-        headers = {"Authorization": f"Bearer {token.json()['access_token']}"}
+        headers = await bearer_headers(client, base, setup)
         accepted, floors = [], []
         for number in range(rounds):
             # Alternating rounds: the floor (autoport paused), then autoport (floor paused).
