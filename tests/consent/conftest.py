@@ -183,3 +183,16 @@ async def browser_client(consent_app: FastAPI) -> AsyncIterator[httpx.AsyncClien
 
 def query_of(location: str) -> dict[str, str]:
     return {k: v[-1] for k, v in parse_qs(urlsplit(location).query).items()}
+
+
+async def simulated_carmaker_answer(client: httpx.AsyncClient, carmaker_location: str) -> str:
+    """What an attacker gets by taking the `state` of a redirect to a real carmaker to
+    the sandbox's simulated login (it serves bmw and its password is public): the signed
+    `result` that login sends back."""
+    state = query_of(carmaker_location)["state"]
+    simulated = await client.post(
+        "/sandbox/oauth/oem/bmw/login",
+        data={"state": state, "email": "mallory@example.com", "password": "sandbox"},
+    )
+    assert simulated.status_code == 303, simulated.text[:300]
+    return query_of(simulated.headers["location"])["result"]

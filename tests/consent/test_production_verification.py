@@ -25,7 +25,7 @@ from autoport.kit.clock import FrozenClock
 from autoport.kit.environments import Environment
 from tests.fleet.test_template_connector import VIN, Carmaker, carmaker  # noqa: F401
 
-from .conftest import ConsentApp, exchange, insert_application, query_of
+from .conftest import ConsentApp, exchange, insert_application, query_of, simulated_carmaker_answer
 from .test_flow import csrf_of
 
 PAGES = "/oauth/consent"
@@ -339,13 +339,7 @@ async def test_the_simulated_carmaker_s_answer_never_verifies_a_real_brand(
     await to_oem_verify(client, app)
     sent = await post(client, "verify", action="oem_login")
     assert sent.status_code == 303 and sent.headers["location"].startswith(url)
-    state = query_of(sent.headers["location"])["state"]
-    simulated = await client.post(
-        "/sandbox/oauth/oem/bmw/login",
-        data={"state": state, "email": "mallory@example.com", "password": "sandbox"},
-    )
-    assert simulated.status_code == 303, simulated.text[:300]
-    result = query_of(simulated.headers["location"])["result"]
+    result = await simulated_carmaker_answer(client, sent.headers["location"])
     refused = await client.get(f"{PAGES}/oem-callback", params={"result": result})
     assert refused.status_code == 403 and "did not confirm" in refused.text
     review = await client.get(f"{PAGES}/review")

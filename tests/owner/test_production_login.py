@@ -7,7 +7,7 @@ from __future__ import annotations
 import httpx
 from fastapi import FastAPI
 
-from tests.consent.conftest import query_of
+from tests.consent.conftest import simulated_carmaker_answer
 from tests.consent.test_production_verification import oem_owner  # noqa: F401
 from tests.fleet.test_template_connector import VIN, Carmaker, carmaker  # noqa: F401
 
@@ -32,13 +32,7 @@ async def test_the_simulated_carmaker_s_answer_never_signs_in_to_a_real_brand(
         f"{OWNER}/verify", data={"csrf_token": csrf_of(page), "action": "oem_login"}
     )
     assert sent.status_code == 303 and sent.headers["location"].startswith(url)
-    state = query_of(sent.headers["location"])["state"]
-    simulated = await client.post(
-        "/sandbox/oauth/oem/bmw/login",
-        data={"state": state, "email": "mallory@example.com", "password": "sandbox"},
-    )
-    assert simulated.status_code == 303, simulated.text[:300]
-    result = query_of(simulated.headers["location"])["result"]
+    result = await simulated_carmaker_answer(client, sent.headers["location"])
     refused = await client.get(f"{OWNER}/oem-callback", params={"result": result})
     assert refused.status_code == 403
     assert (await client.get(f"{OWNER}/vehicles")).status_code == 401
