@@ -351,6 +351,7 @@ class SqliteDatabase(Database):
         async with self._write_lock:
             writer = self._writer
             await self._begin_immediate(writer.raw)
+            changes = writer.raw.total_changes
             try:
                 yield writer
             except BaseException:
@@ -358,6 +359,10 @@ class SqliteDatabase(Database):
                 raise
             else:
                 writer.raw.execute("COMMIT")
+                if writer.raw.total_changes == changes:
+                    # Nothing written (a worker's claim that found no work): the caches
+                    # stay valid and no waiter has anything new to see.
+                    return
                 _COMMITS[self.path] += 1
                 wakes = _WAKES.get(self.path)
                 if wakes:
@@ -420,18 +425,40 @@ def written_tables(sql: str) -> frozenset[str]:
     return frozenset(found)
 
 
+@lru_cache(maxsize=2048)
+def _returns_rows(sql: str) -> bool:
+    """Whether a write returns its rows (RETURNING): then no row returned, no row written."""
+    return re.search(r"\bRETURNING\b", sql, re.I) is not None
+
+
+@lru_cache(maxsize=2048)
+def _counts_its_writes(sql: str) -> bool:
+    """Whether a count of 0 rows (the command tag, or no RETURNING row) means the
+    statement wrote nothing: so for a plain INSERT/UPDATE/DELETE; not for one with a
+    WITH clause, whose other parts may have written what the count leaves out."""
+    return not sql.lstrip().upper().startswith("WITH")
+
+
 class PostgresConnection(Connection):
     dialect: Dialect = "postgresql"
 
     def __init__(self, raw: Any, written: set[str] | None = None) -> None:
         self.raw = raw  # an asyncpg Connection or Pool: both have fetch/execute
-        # Inside a transaction: the tables its statements write (`written_tables`).
+        # Inside a transaction: the tables its statements wrote (`written_tables`).
         self.written = written
+        self._sql = ""  # the statement last run
+
+    def _wrote(self, rows: int | None) -> None:
+        """Note the tables the statement last run wrote. `rows`: how many rows it
+        changed, when known; a statement that changed none (a worker's claim that found
+        no work) wrote nothing, so its transaction notifies nobody."""
+        if self.written is None or (rows == 0 and _counts_its_writes(self._sql)):
+            return
+        self.written.update(written_tables(self._sql))
 
     def _args(self, statement: Statement, params: Params) -> tuple[str, list[Any]]:
         sql, named = _compile(statement, params, "postgresql")
-        if self.written is not None:
-            self.written.update(written_tables(sql))
+        self._sql = sql
         query, names = _to_dollar_params(sql)
         if not names:
             return query, []
@@ -442,20 +469,26 @@ class PostgresConnection(Connection):
     async def fetch_all(self, statement: Statement, params: Params = None) -> list[Row]:
         query, args = self._args(statement, params)
         try:
-            return await self.raw.fetch(query, *args)  # type: ignore[no-any-return]
+            rows: list[Row] = await self.raw.fetch(query, *args)
         except Exception as error:
             if _postgres_unavailable(error):
                 raise DatabaseUnavailable(error) from error
             raise
+        if self.written is not None:
+            self._wrote(len(rows) if _returns_rows(self._sql) else None)
+        return rows
 
     async def fetch_one(self, statement: Statement, params: Params = None) -> Row | None:
         query, args = self._args(statement, params)
         try:
-            return await self.raw.fetchrow(query, *args)  # type: ignore[no-any-return]
+            row: Row | None = await self.raw.fetchrow(query, *args)
         except Exception as error:
             if _postgres_unavailable(error):
                 raise DatabaseUnavailable(error) from error
             raise
+        if self.written is not None:
+            self._wrote(0 if row is None and _returns_rows(self._sql) else None)
+        return row
 
     async def execute(self, statement: Statement, params: Params = None) -> int:
         query, args = self._args(statement, params)
@@ -467,7 +500,9 @@ class PostgresConnection(Connection):
             raise
         # asyncpg returns the command tag, e.g. "UPDATE 3" or "INSERT 0 1".
         last = status.rsplit(" ", 1)[-1]
-        return int(last) if last.isdigit() else 0
+        rows = int(last) if last.isdigit() else None
+        self._wrote(rows)
+        return rows or 0
 
     async def execute_many(self, sql: str, rows: Sequence[Mapping[str, Any]]) -> None:
         if not rows:

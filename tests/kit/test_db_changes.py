@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+import uuid
 from collections.abc import AsyncIterator, Callable
 
 import pytest
@@ -15,6 +16,7 @@ from autoport.config import Settings
 from autoport.kit.clock import now_us
 from autoport.kit.db import Database, create_database
 from autoport.oauth.bearer import BEARER_TABLES
+from tests.factories import create_app_credentials
 
 VEHICLES = frozenset({"vehicles"})
 OUTBOX = frozenset({"outbox"})
@@ -38,21 +40,47 @@ async def two_processes(
         await reader.close()
 
 
-async def _write(db: Database, sql: str) -> None:
+@pytest.fixture
+async def app_id(two_processes: tuple[Database, Database]) -> str:
+    """An application, for the token rows (they name one)."""
+    return (await create_app_credentials(two_processes[0])).app_id
+
+
+async def _write(db: Database, sql: str, application_id: str = "") -> None:
     async with db.transaction() as conn:
-        await conn.execute(sql, {"now": now_us()})
+        await conn.execute(sql, {"now": now_us(), "uid": uuid.uuid4().hex, "app": application_id})
 
 
-# Statements that write each table and change nothing (no row matches): the commit is
-# announced all the same, which is what the caches and wake-ups go by.
-OUTBOX_WRITE = "UPDATE outbox SET attempts = attempts WHERE created_at < 0 AND created_at = :now"
-HISTORY_WRITE = "DELETE FROM vehicle_data_history WHERE received_at < 0 AND received_at = :now"
-STREAM_WRITE = "DELETE FROM stream_messages WHERE created_at < 0 AND created_at = :now"
+# Statements that write one row of each table: what the caches and wake-ups go by.
+OUTBOX_WRITE = (
+    "INSERT INTO outbox (environment, consumer, event_type, payload, created_at, "
+    "available_at) VALUES ('production', 'test', 'test', '{}', :now, :now)"
+)
+HISTORY_WRITE = (
+    "INSERT INTO vehicle_data_history (environment, vin, capability, property, timestamp, "
+    "digest, value, received_at) VALUES ('production', :uid, 'c', 'p', :now, 'd', '1', :now)"
+)
+STREAM_WRITE = (
+    "INSERT INTO stream_messages (environment, application_id, seq, message_id, vin, "
+    "message, ingested_at, created_at) VALUES ('production', 'a', :now, :uid, 'V', '{}', "
+    ":now, :now)"
+)
 TOKENS_WRITE = (
-    "UPDATE oauth_tokens SET expires_at = expires_at WHERE expires_at < 0 AND expires_at = :now"
+    "INSERT INTO oauth_tokens (token_hash, environment, kind, application_id, scopes, "
+    "created_at, expires_at) VALUES (:uid, 'production', 'access', :app, '', :now, :now)"
 )
 VEHICLES_WRITE = (
-    "UPDATE vehicles SET updated_at = updated_at WHERE updated_at < 0 AND updated_at = :now"
+    "INSERT INTO vehicles (environment, vin, brand, document, stamps, created_at, "
+    "updated_at) VALUES ('production', :uid, 'bmw', '{}', '{}', :now, :now)"
+)
+# Statements that write no row (no row matches): a worker's claim that found no work.
+OUTBOX_NOTHING = "UPDATE outbox SET attempts = attempts WHERE created_at < 0"
+OUTBOX_NOTHING_RETURNING = "UPDATE outbox SET attempts = attempts WHERE created_at < 0 RETURNING id"
+# A statement with a WITH clause: its count (0) leaves out what its other parts wrote, so
+# it is announced whatever it counts.
+OUTBOX_NOTHING_WITH = (
+    "WITH due AS (SELECT id FROM outbox WHERE created_at < 0) "
+    "UPDATE outbox SET attempts = attempts WHERE id IN (SELECT id FROM due)"
 )
 
 
@@ -66,7 +94,7 @@ async def _until(check: Callable[[], bool], seconds: float = 5.0) -> float:
 
 
 async def test_background_commits_keep_the_pull_caches_in_every_process(
-    two_processes: tuple[Database, Database],
+    two_processes: tuple[Database, Database], app_id: str
 ) -> None:
     writer, reader = two_processes
     bearer, vehicles = reader.data_version(BEARER_TABLES), reader.data_version(VEHICLES)
@@ -82,7 +110,7 @@ async def test_background_commits_keep_the_pull_caches_in_every_process(
     assert reader.data_version(VEHICLES) == vehicles
     assert writer.data_version(BEARER_TABLES) is not None
 
-    await _write(writer, TOKENS_WRITE)
+    await _write(writer, TOKENS_WRITE, app_id)
     await _until(lambda: reader.data_version(BEARER_TABLES) != bearer)
     assert reader.data_version(VEHICLES) == vehicles
     await _write(writer, VEHICLES_WRITE)
@@ -90,17 +118,17 @@ async def test_background_commits_keep_the_pull_caches_in_every_process(
 
 
 async def test_on_commit_wakes_other_processes_for_the_tables_watched_only(
-    two_processes: tuple[Database, Database],
+    two_processes: tuple[Database, Database], app_id: str
 ) -> None:
     writer, reader = two_processes
     woken = asyncio.Event()
     stop = reader.on_commit(OUTBOX, woken.set)
     try:
         await _write(writer, HISTORY_WRITE)
-        await _write(writer, TOKENS_WRITE)
+        await _write(writer, TOKENS_WRITE, app_id)
         # Both notifications have arrived (the bearer version moved) without a wake-up.
         bearer = reader.data_version(BEARER_TABLES)
-        await _write(writer, TOKENS_WRITE)
+        await _write(writer, TOKENS_WRITE, app_id)
         await _until(lambda: reader.data_version(BEARER_TABLES) != bearer)
         assert not woken.is_set()
 
@@ -134,3 +162,60 @@ async def test_sqlite_on_commit_hears_this_process_and_says_it_hears_no_other(
         stop()
         await first.close()
         await second.close()
+
+
+async def test_a_transaction_that_writes_no_row_notifies_nobody(
+    two_processes: tuple[Database, Database], app_id: str
+) -> None:
+    """The workers' claims run every few hundred milliseconds and nearly always find no
+    work: announced, each would wake every stream builder and worker of every process."""
+    writer, reader = two_processes
+    outbox_here, outbox_there = writer.data_version(OUTBOX), reader.data_version(OUTBOX)
+    woken_here, woken_there = asyncio.Event(), asyncio.Event()
+    stops = [writer.on_commit(OUTBOX, woken_here.set), reader.on_commit(OUTBOX, woken_there.set)]
+    try:
+        async with writer.transaction() as conn:
+            assert await conn.execute(OUTBOX_NOTHING) == 0
+            assert await conn.fetch_all(OUTBOX_NOTHING_RETURNING) == []
+            assert await conn.fetch_one(OUTBOX_NOTHING_RETURNING) is None
+        # A later commit's notification arrives after any the empty one would have sent.
+        bearer = reader.data_version(BEARER_TABLES)
+        await _write(writer, TOKENS_WRITE, app_id)
+        await _until(lambda: reader.data_version(BEARER_TABLES) != bearer)
+        assert writer.data_version(OUTBOX) == outbox_here
+        assert reader.data_version(OUTBOX) == outbox_there
+        assert not woken_here.is_set() and not woken_there.is_set()
+
+        # One row written among statements that wrote none: announced.
+        async with writer.transaction() as conn:
+            await conn.execute(OUTBOX_NOTHING)
+            await conn.fetch_all(OUTBOX_WRITE + " RETURNING id", {"now": now_us()})
+        await asyncio.wait_for(woken_there.wait(), 5)
+        assert woken_here.is_set()
+        woken_there.clear()
+
+        # A count that cannot tell (a WITH clause) is announced whatever it says.
+        async with writer.transaction() as conn:
+            assert await conn.execute(OUTBOX_NOTHING_WITH) == 0
+        await asyncio.wait_for(woken_there.wait(), 5)
+    finally:
+        for stop in stops:
+            stop()
+
+
+async def test_sqlite_a_transaction_that_changes_no_row_wakes_nobody(
+    sqlite_settings: Settings,
+) -> None:
+    db = create_database(sqlite_settings.resolved_database_url)
+    await db.connect()
+    woken: list[int] = []
+    stop = db.on_commit(OUTBOX, lambda: woken.append(1))
+    try:
+        async with db.transaction() as conn:
+            assert await conn.execute(OUTBOX_NOTHING) == 0
+        assert woken == []
+        await _write(db, OUTBOX_WRITE)
+        assert woken == [1]
+    finally:
+        stop()
+        await db.close()
