@@ -26,7 +26,7 @@ from autoport.kit.errors import install_error_handlers
 from autoport.kit.logging import configure_logging
 from autoport.kit.middleware import RequestPipeline
 from autoport.kit.state import serving
-from autoport.kit.usage import UsageCounts, counting
+from autoport.kit.usage import UsageCounts, application_requests
 from autoport.oauth.bearer import make_authenticator
 from autoport.oauth.paths import is_oauth_path
 from autoport.state import build_state
@@ -206,13 +206,7 @@ def create_app(
     )
     app.state.autoport = state
     # Bearer tokens -> Caller for every data route (autoport.kit.auth).
-    # Each request it lets through is counted per application: for the console's usage
-    # page (kit.usage) and the metrics' per-application request counts (kit.metrics).
-    app.state.authenticator = counting(
-        metrics.counting_applications(make_authenticator(state)),
-        state.part(UsageCounts),
-        state.clock,
-    )
+    app.state.authenticator = make_authenticator(state)
     install_error_handlers(app, oauth_path=is_oauth_path)
     for router in feature_routers():
         app.include_router(router)
@@ -229,6 +223,9 @@ def create_app(
         max_header_bytes=settings.max_header_bytes,
         oauth_path=is_oauth_path,
         hsts=hsts_headers(settings),
+        # Each request a token got through, per application: for the console's usage
+        # page (kit.usage) and the metrics' per-application request counts (kit.metrics).
+        count_application=application_requests(state.part(UsageCounts), state.clock),
     )
     return app
 

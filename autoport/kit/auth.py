@@ -80,7 +80,11 @@ async def current_caller(request: Request) -> Caller:
     authenticate: Authenticator | None = getattr(request.app.state, "authenticator", None)
     if authenticate is None:
         raise ApiError(503, "no authorization server is configured", title="Unavailable")
-    return await authenticate(request, environment_of(request))
+    caller = await authenticate(request, environment_of(request))
+    # For the request pipeline, which counts the request against the application once
+    # answered (usage and metrics: autoport.kit.usage.application_requests).
+    request.scope.setdefault("state", {})["application_id"] = caller.application_id
+    return caller
 
 
 CallerDep = Annotated[Caller, Depends(current_caller)]

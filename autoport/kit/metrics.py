@@ -17,7 +17,7 @@ time (autoport.health.queues): the database holds the truth for every process at
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from prometheus_client import (
@@ -32,9 +32,6 @@ from prometheus_client.multiprocess import MultiProcessCollector
 from prometheus_client.registry import Collector
 
 if TYPE_CHECKING:
-    from starlette.requests import Request
-
-    from autoport.kit.auth import Authenticator, Caller
     from autoport.kit.environments import Environment
 
 MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
@@ -112,6 +109,10 @@ class _ApplicationLabels:
 
 application_labels = _ApplicationLabels()
 
+# (environment, application id, status): called once per answered request that an
+# application's token got through (autoport.kit.usage.application_requests).
+ApplicationCounter = Callable[["Environment", str, int], None]
+
 _STATUS_CLASSES = {1: "1xx", 2: "2xx", 3: "3xx", 4: "4xx", 5: "5xx"}
 
 
@@ -119,22 +120,6 @@ def count_application_request(environment: Environment, application_id: str, sta
     status_class = _STATUS_CLASSES.get(status // 100, "5xx")
     label = application_labels.label(application_id)
     _application_counter(str(environment), label, status_class).inc()
-
-
-def counting_applications(authenticate: Authenticator) -> Authenticator:
-    """The authenticator, noting the caller's application on the request (the request
-    pipeline counts the request under it once answered)."""
-
-    async def authenticate_and_note(request: Request, environment: Environment) -> Caller:
-        caller = await authenticate(request, environment)
-        # Anything request-like may be passed (the SSE re-check, tests): only a real
-        # ASGI scope is noted on.
-        scope = getattr(request, "scope", None)
-        if isinstance(scope, dict):
-            scope.setdefault("state", {})["application_id"] = caller.application_id
-        return caller
-
-    return authenticate_and_note
 
 
 def multiprocess_dir() -> str | None:

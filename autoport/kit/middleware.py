@@ -42,7 +42,7 @@ from autoport.kit.errors import (
 )
 from autoport.kit.hygiene import HEADER_CONTROL, control_character_in
 from autoport.kit.logging import REQUEST_ID
-from autoport.kit.metrics import count_application_request, request_counter, request_timer
+from autoport.kit.metrics import ApplicationCounter, request_counter, request_timer
 
 log = structlog.get_logger("autoport.http")
 
@@ -62,8 +62,12 @@ class RequestPipeline:
         max_header_bytes: int,
         oauth_path: PathPredicate,
         hsts: Mapping[Environment, str] | None = None,
+        count_application: ApplicationCounter | None = None,
     ) -> None:
         self.app = app
+        # Each answered request that an application's token got through (kit.auth notes
+        # which application on the scope), counted for usage and metrics.
+        self.count_application = count_application
         # Paths whose errors are in the RFC 6749 shape (autoport.oauth.paths).
         self.oauth_path = oauth_path
         # Strict-Transport-Security per environment served over https (its base URL):
@@ -180,8 +184,8 @@ class RequestPipeline:
             request_counter(method, template, _status_text(status)).inc()
             request_timer(method, template).observe(elapsed)
             application_id = state.get("application_id")
-            if application_id is not None:  # set by the authenticator (kit.metrics)
-                count_application_request(environment, application_id, status)
+            if application_id is not None and self.count_application is not None:
+                self.count_application(environment, application_id, status)
             if self.access_log:
                 log.info(
                     "request",

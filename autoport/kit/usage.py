@@ -8,11 +8,9 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    # For the annotations only: autoport.kit.auth imports kit.state, which imports this.
-    from starlette.requests import Request
+from autoport.kit.metrics import ApplicationCounter, count_application_request
 
-    from autoport.kit.auth import Authenticator, Caller
+if TYPE_CHECKING:
     from autoport.kit.clock import Clock
     from autoport.kit.environments import Environment
 
@@ -60,12 +58,12 @@ def day_text(day: int) -> str:
     return datetime.fromtimestamp(day * 86_400, tz=UTC).date().isoformat()
 
 
-def counting(authenticate: Authenticator, counts: UsageCounts, clock: Clock) -> Authenticator:
-    """`authenticate`, counting each request it lets through against its application."""
+def application_requests(counts: UsageCounts, clock: Clock) -> ApplicationCounter:
+    """What the request pipeline calls once a request an application's token got
+    through is answered: its usage count here, and the per-application metric."""
 
-    async def authenticate_and_count(request: Request, environment: Environment) -> Caller:
-        caller = await authenticate(request, environment)
-        counts.request(environment.value, caller.application_id, clock.now_us())
-        return caller
+    def count(environment: Environment, application_id: str, status: int) -> None:
+        counts.request(environment.value, application_id, clock.now_us())
+        count_application_request(environment, application_id, status)
 
-    return authenticate_and_count
+    return count
