@@ -220,11 +220,16 @@ class SqliteConnection(Connection):
 
     def __init__(self, raw: sqlite3.Connection) -> None:
         self.raw = raw
+        # Inside a transaction: the tables its statements may write (`written_tables`);
+        # the commit counts them only if it changed a row.
+        self.written: set[str] | None = None
 
     # try/except costs nothing until something is raised (Python 3.11): the hot reads
     # stay as fast.
     async def fetch_all(self, statement: Statement, params: Params = None) -> list[Row]:
         sql, args = _compile(statement, params, "sqlite")
+        if self.written is not None:
+            self.written.update(written_tables(sql))
         try:
             return self.raw.execute(sql, args or {}).fetchall()
         except sqlite3.OperationalError as error:
@@ -234,6 +239,8 @@ class SqliteConnection(Connection):
 
     async def fetch_one(self, statement: Statement, params: Params = None) -> Row | None:
         sql, args = _compile(statement, params, "sqlite")
+        if self.written is not None:
+            self.written.update(written_tables(sql))
         try:
             return self.raw.execute(sql, args or {}).fetchone()  # type: ignore[no-any-return]
         except sqlite3.OperationalError as error:
@@ -243,6 +250,8 @@ class SqliteConnection(Connection):
 
     async def execute(self, statement: Statement, params: Params = None) -> int:
         sql, args = _compile(statement, params, "sqlite")
+        if self.written is not None:
+            self.written.update(written_tables(sql))
         try:
             return self.raw.execute(sql, args or {}).rowcount
         except sqlite3.OperationalError as error:
@@ -251,6 +260,8 @@ class SqliteConnection(Connection):
             raise
 
     async def execute_many(self, sql: str, rows: Sequence[Mapping[str, Any]]) -> None:
+        if self.written is not None:
+            self.written.update(written_tables(sql))
         try:
             self.raw.executemany(sql, rows)
         except sqlite3.OperationalError as error:
@@ -275,11 +286,13 @@ def open_sqlite(path: str) -> sqlite3.Connection:
 
 # How long a reading of SQLite's data_version stands for another process's commits.
 VERSION_REUSE_SECONDS = 0.001
-# Commits by this process per database file, for every SqliteDatabase on the file (two
+# Commits by this process per database file and table (ALL_TABLES: commits whose tables
+# are not known; ANY_COMMIT: every commit), for every SqliteDatabase on the file (two
 # apps in one process, as tests run replicas) to see at once.
-_COMMITS: collections.Counter[str] = collections.Counter()
-# `on_commit` callbacks per database file, for the same reason.
-_WAKES: dict[str, list[Callable[[], None]]] = {}
+_COMMITS: dict[str, collections.Counter[str]] = collections.defaultdict(collections.Counter)
+ANY_COMMIT = ""
+# `on_commit` callbacks per database file, for the same reason: (tables, callback).
+_WAKES: dict[str, list[tuple[frozenset[str], Callable[[], None]]]] = {}
 
 
 def _call_each(wakes: Iterable[Callable[[], None]]) -> None:
@@ -299,9 +312,12 @@ class SqliteDatabase(Database):
         self._write_lock = asyncio.Lock()
         self._writer: SqliteConnection | None = None
         self._reader: SqliteConnection | None = None
-        self._version = 0
+        # Other connections' commits seen (data_version), and when to look again.
+        self._others = 0
+        self._others_seen: int | None = None
         self._version_until = 0.0
-        self._version_commits = 0
+        # Tables -> (this process's commits, their commits to those tables) when summed.
+        self._summed: dict[frozenset[str], tuple[int, int]] = {}
 
     async def connect(self) -> None:
         if self.path != ":memory:":
@@ -325,24 +341,35 @@ class SqliteDatabase(Database):
         return self._reader
 
     def data_version(self, tables: frozenset[str] | None = None) -> int | None:
-        # Any commit counts (`tables` is not told apart: one process writes; a lookup
-        # missed costs microseconds here). SQLite's data_version of the read connection
-        # changes with every commit by any
-        # other connection: this process's writers and other processes alike. Reading it
-        # starts a read transaction (~2 µs), and a pull asks twice (token, vehicle), so a
-        # reading is reused for VERSION_REUSE_SECONDS unless this process committed to
-        # the file since: then the next call reads it again. Only another process's
-        # commit can thus go unseen, for at most that long.
-        if self._reader is None:
+        # Two parts that only grow, summed. This process's commits, counted per table at
+        # each commit that changed a row (`transaction`): seen at once, and a commit to
+        # the outbox leaves the pull's caches of tokens and vehicles alone. And other
+        # connections' commits (other processes, the CLI, another Database on the file),
+        # which cannot be told apart by table: SQLite's data_version of the write
+        # connection changes with every commit by any other connection (this object's
+        # reader never writes). Reading it starts a read transaction (~2 µs), and a pull
+        # asks twice (token, vehicle), so a reading is reused for VERSION_REUSE_SECONDS:
+        # only another connection's commit can go unseen, for at most that long.
+        if self._writer is None:
             raise RuntimeError("database is not connected")
         now = time.monotonic()
-        commits = _COMMITS[self.path]
-        if now < self._version_until and commits == self._version_commits:
-            return self._version
-        self._version = int(self._reader.raw.execute("PRAGMA data_version").fetchone()[0])
-        self._version_until = now + VERSION_REUSE_SECONDS
-        self._version_commits = commits
-        return self._version
+        if now >= self._version_until:
+            seen = self._writer.raw.execute("PRAGMA data_version").fetchone()[0]
+            if seen != self._others_seen:
+                self._others_seen = seen
+                self._others += 1
+            self._version_until = now + VERSION_REUSE_SECONDS
+        counts = _COMMITS[self.path]
+        commits = counts[ANY_COMMIT]
+        if tables is None:
+            return self._others + commits
+        # The sum per set of tables, kept until this process commits again (a pull asks
+        # for the same two or three sets each time).
+        summed = self._summed.get(tables)
+        if summed is None or summed[0] != commits:
+            own = counts[ALL_TABLES] + sum(counts[table] for table in tables)
+            summed = self._summed[tables] = (commits, own)
+        return self._others + summed[1]
 
     @contextlib.asynccontextmanager
     async def transaction(self) -> AsyncIterator[Connection]:
@@ -352,6 +379,8 @@ class SqliteDatabase(Database):
             writer = self._writer
             await self._begin_immediate(writer.raw)
             changes = writer.raw.total_changes
+            written: set[str] = set()
+            writer.written = written
             try:
                 yield writer
             except BaseException:
@@ -363,20 +392,32 @@ class SqliteDatabase(Database):
                     # Nothing written (a worker's claim that found no work): the caches
                     # stay valid and no waiter has anything new to see.
                     return
-                _COMMITS[self.path] += 1
-                wakes = _WAKES.get(self.path)
-                if wakes:
-                    _call_each(wakes)
+                self._committed(written or {ALL_TABLES})
+            finally:
+                writer.written = None
+
+    def _committed(self, tables: set[str]) -> None:
+        counts = _COMMITS[self.path]
+        counts[ANY_COMMIT] += 1
+        for table in tables:
+            counts[table] += 1
+        wakes = _WAKES.get(self.path)
+        if wakes:
+            everything = ALL_TABLES in tables
+            _call_each(
+                wake for watched, wake in wakes if everything or not watched.isdisjoint(tables)
+            )
 
     def on_commit(self, tables: frozenset[str], wake: Callable[[], None]) -> Callable[[], None]:
-        # Every commit of this process on the file (which tables is not told apart here);
-        # other processes' commits are not heard: sees_other_processes is False.
+        # Every commit of this process on the file that wrote one of `tables`; other
+        # processes' commits are not heard: sees_other_processes is False.
         wakes = _WAKES.setdefault(self.path, [])
-        wakes.append(wake)
+        entry = (tables, wake)
+        wakes.append(entry)
 
         def stop() -> None:
             with contextlib.suppress(ValueError):
-                wakes.remove(wake)
+                wakes.remove(entry)
 
         return stop
 

@@ -1,11 +1,12 @@
 """The bearer-token authenticator installed as `app.state.authenticator`: an access
 token to a `Caller`, with one primary-key query (it runs on every vehicle-data call).
 
-The verified rows are kept while the database's `data_version` stays the same, so a
-repeated token costs an HMAC instead of a three-table join; any commit (a revocation, a
-rejected grant, a disabled application) changes the version and empties the cache: at
-once when this process wrote it; when another process did, within a millisecond on
-SQLite (`kit.db.VERSION_REUSE_SECONDS`) and once its commit notification arrives on
+The verified rows are kept while the database's `data_version` of the tables they are
+read from (BEARER_TABLES) stays the same, so a repeated token costs an HMAC instead of a
+three-table join; a commit to one of them (a revocation, a rejected grant, a disabled
+application) changes the version and empties the cache: at once when this process wrote
+it; when another process did, within a millisecond on SQLite (any of its commits counts
+there: `kit.db.VERSION_REUSE_SECONDS`) and once its commit notification arrives on
 PostgreSQL (`kit.db.PostgresDatabase.data_version`; nothing is cached while that
 listener is down). Expiry is checked on every call.
 """

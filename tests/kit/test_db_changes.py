@@ -1,7 +1,8 @@
-"""What a commit invalidates and wakes (kit.db data_version(tables) and on_commit): on
-PostgreSQL a commit names the tables it wrote, so the pull path's caches (bearer rows,
-vehicle rows) survive the background's commits to other tables, in this process and in
-every other one; on SQLite any commit counts, and only this process's wake anyone."""
+"""What a commit invalidates and wakes (kit.db data_version(tables) and on_commit): a
+commit names the tables it wrote, so the pull path's caches (bearer rows, vehicle rows)
+survive the background's commits to other tables; on PostgreSQL in every process, on
+SQLite in this one (another process's commit counts for every table there). A
+transaction that changed no row is no commit at all."""
 
 from __future__ import annotations
 
@@ -42,8 +43,14 @@ async def two_processes(
 
 @pytest.fixture
 async def app_id(two_processes: tuple[Database, Database]) -> str:
-    """An application, for the token rows (they name one)."""
-    return (await create_app_credentials(two_processes[0])).app_id
+    """An application, for the token rows (they name one). Its commit's notification has
+    reached the reader when the test starts (a later one has)."""
+    writer, reader = two_processes
+    app_id = (await create_app_credentials(writer)).app_id
+    outbox = reader.data_version(OUTBOX)
+    await _write(writer, OUTBOX_WRITE)
+    await _until(lambda: reader.data_version(OUTBOX) != outbox)
+    return app_id
 
 
 async def _write(db: Database, sql: str, application_id: str = "") -> None:
@@ -214,8 +221,38 @@ async def test_sqlite_a_transaction_that_changes_no_row_wakes_nobody(
         async with db.transaction() as conn:
             assert await conn.execute(OUTBOX_NOTHING) == 0
         assert woken == []
+        await _write(db, VEHICLES_WRITE)  # a commit to a table not watched
+        assert woken == []
         await _write(db, OUTBOX_WRITE)
         assert woken == [1]
     finally:
         stop()
         await db.close()
+
+
+async def test_sqlite_this_process_commits_count_per_table_and_other_connections_for_all(
+    sqlite_settings: Settings,
+) -> None:
+    db, other = (create_database(sqlite_settings.resolved_database_url) for _ in range(2))
+    await db.connect()
+    await other.connect()
+    try:
+        bearer, vehicles = db.data_version(BEARER_TABLES), db.data_version(VEHICLES)
+        for sql in (OUTBOX_WRITE, HISTORY_WRITE, STREAM_WRITE):
+            await _write(db, sql)
+        assert db.data_version(BEARER_TABLES) == bearer
+        assert db.data_version(VEHICLES) == vehicles
+        await _write(db, VEHICLES_WRITE)
+        assert db.data_version(VEHICLES) != vehicles
+        assert db.data_version(BEARER_TABLES) == bearer
+
+        # Another connection's commit (another process's, as far as SQLite tells) is not
+        # told apart by table: every version moves once its reading is due.
+        await asyncio.sleep(0.01)
+        bearer = db.data_version(BEARER_TABLES)
+        await _write(other, OUTBOX_WRITE)
+        await asyncio.sleep(0.01)  # past VERSION_REUSE_SECONDS
+        assert db.data_version(BEARER_TABLES) != bearer
+    finally:
+        await db.close()
+        await other.close()
