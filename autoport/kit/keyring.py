@@ -122,12 +122,17 @@ def current_keyring(settings: Settings, name: Rotatable) -> Keyring:
     The secrets file decides when the configured key is one of its own (the process
     loaded it from there before a rotation); a key given in the environment
     (AUTOPORT_TOKEN_HMAC_KEY) that the file does not know is a keyring of one."""
+    return _keyring_until(settings, name)[0]
+
+
+def _keyring_until(settings: Settings, name: Rotatable) -> tuple[Keyring, float]:
+    """The keyring of `name` as it is now, and when it must be built again."""
     configured_secret = getattr(settings, name)
     configured = None if configured_secret is None else configured_secret.get_secret_value()
     cache_key = (name, configured, _file_identity(settings.data_dir))
     cached = _KEYRINGS.get(cache_key)
     if cached is not None and time.time() < cached[1]:
-        return cached[0]
+        return cached
     stored = stored_file(settings.data_dir)
     file_current = stored.get(name)
     entries = previous_entries(stored, name)
@@ -152,8 +157,8 @@ def current_keyring(settings: Settings, name: Rotatable) -> Keyring:
     _STABLE[current] = stable
     keyring = Keyring(current, tuple(key for key, _ in live), stable)
     # Rebuilt when the first previous key's window ends (it must stop being accepted then).
-    _KEYRINGS[cache_key] = (keyring, min((until for _, until in live), default=math.inf))
-    return keyring
+    built = _KEYRINGS[cache_key] = (keyring, min((until for _, until in live), default=math.inf))
+    return built
 
 
 def accepted(key: bytes) -> tuple[bytes, ...]:
@@ -168,21 +173,43 @@ def stable(key: bytes) -> bytes:
     return _STABLE.get(key, key)
 
 
-@dataclass(frozen=True)
 class LiveKey:
-    """A keyring read on every use (a stat, microseconds): for long-lived holders such as
-    the webhook worker, which must follow a rotation without a restart."""
+    """A keyring followed on every use, for long-lived holders (the app's token and
+    session keys, the webhook worker): each use costs one stat of the secrets file and a
+    comparison; the keyring is built again only when the file changed or a previous key's
+    window ended (the pull asks for the token key on every request)."""
 
-    settings: Settings
-    name: Rotatable
+    __slots__ = ("_path", "_seen", "name", "settings")
+
+    def __init__(self, settings: Settings, name: Rotatable) -> None:
+        self.settings = settings
+        self.name = name
+        self._path = str(settings.data_dir / SECRETS_FILE_NAME)
+        # (the file's identity, the keyring built then, when it must be built again)
+        self._seen: tuple[tuple[int, int, int] | None, Keyring, float] | None = None
+
+    def keyring(self) -> Keyring:
+        try:
+            info = os.stat(self._path)
+            identity: tuple[int, int, int] | None = (info.st_ino, info.st_mtime_ns, info.st_size)
+        except OSError:
+            identity = None
+        seen = self._seen
+        if seen is not None and seen[0] == identity and time.time() < seen[2]:
+            return seen[1]
+        keyring, until = _keyring_until(self.settings, self.name)
+        # Should the file change between the stat and the read, the identity kept is the
+        # older one: the next use builds the keyring again, nothing is missed.
+        self._seen = (identity, keyring, until)
+        return keyring
 
     @property
     def current(self) -> bytes:
-        return current_keyring(self.settings, self.name).current
+        return self.keyring().current
 
     @property
     def accepted(self) -> tuple[bytes, ...]:
-        return current_keyring(self.settings, self.name).accepted
+        return self.keyring().accepted
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,7 @@ dependencies to reach it from routes."""
 from __future__ import annotations
 
 import contextlib
+import functools
 import weakref
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -14,7 +15,7 @@ from fastapi import Depends, Request
 from autoport.config import Settings
 from autoport.kit.clock import Clock
 from autoport.kit.db import Database
-from autoport.kit.keyring import current_keyring
+from autoport.kit.keyring import LiveKey
 
 T = TypeVar("T")
 
@@ -76,19 +77,31 @@ class AppState:
 
     @property
     def token_key(self) -> bytes:
-        """The current `token_hmac_key`: read from the keyring on each use, so a
+        """The current `token_hmac_key`: the secrets file is looked at on each use, so a
         rotation (`autoport keys rotate`) reaches a running process at once; the previous
         keys still accepted are `autoport.kit.keyring.accepted(token_key)`."""
         if self.settings.token_hmac_key is None:
             raise RuntimeError("secrets were not loaded (config.ensure_secrets)")
-        return current_keyring(self.settings, "token_hmac_key").current
+        return self._keys.token_hmac_key.current
 
     @property
     def session_key(self) -> bytes:
         """The current `session_secret` (as `token_key`)."""
         if self.settings.session_secret is None:
             raise RuntimeError("secrets were not loaded (config.ensure_secrets)")
-        return current_keyring(self.settings, "session_secret").current
+        return self._keys.session_secret.current
+
+    @functools.cached_property
+    def _keys(self) -> _LiveKeys:
+        return _LiveKeys(
+            LiveKey(self.settings, "token_hmac_key"), LiveKey(self.settings, "session_secret")
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class _LiveKeys:
+    token_hmac_key: LiveKey
+    session_secret: LiveKey
 
 
 # The apps this process is serving, between the start and the end of their lifespan: the
