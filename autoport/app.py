@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 from fastapi import APIRouter, FastAPI
-from starlette.routing import Mount, Route, Router
+from starlette.routing import BaseRoute, Match, Mount, Route, Router
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from autoport import __version__, worker
@@ -94,8 +94,36 @@ class AppRouter(Router):
     405 too). The lifespan is FastAPI's."""
 
     def __init__(self, hot: Sequence[Route], api: ASGIApp) -> None:
-        super().__init__(routes=[*hot, Mount("", app=api)])
+        self.hot = tuple(hot)
+        self.api_mount = Mount("", app=api)
+        super().__init__(routes=[*self.hot, self.api_mount])
         self.api = api
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        # Router's own route loop, for HTTP without the calls it takes to get there (its
+        # middleware stack, `app`, `handle`): a hot route's full match is called at once,
+        # any other request goes to FastAPI's mount; a partial match (POST on the pull:
+        # 405) and the lifespan go through Router as usual.
+        if scope["type"] != "http":
+            await super().__call__(scope, receive, send)
+            return
+        for route in self.hot:
+            match, child_scope = route.matches(scope)
+            if match is Match.FULL:
+                await self._to(route, child_scope, scope, receive, send)
+                return
+            if match is Match.PARTIAL:
+                await super().__call__(scope, receive, send)
+                return
+        await self._to(self.api_mount, self.api_mount.matches(scope)[1], scope, receive, send)
+
+    async def _to(
+        self, route: BaseRoute, child_scope: Scope, scope: Scope, receive: Receive, send: Send
+    ) -> None:
+        scope["router"] = self
+        scope["route"] = route
+        scope.update(child_scope)
+        await route.handle(scope, receive, send)
 
     async def lifespan(self, scope: Scope, receive: Receive, send: Send) -> None:
         await self.api(scope, receive, send)

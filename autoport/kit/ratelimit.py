@@ -18,6 +18,7 @@ import math
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
+from itertools import repeat
 from typing import TYPE_CHECKING
 
 import structlog
@@ -103,11 +104,8 @@ class RateLimiter:
         """Count one request of `key` against every limit; the tightest one answers."""
         now = time.time()
         if self.redis is None:
-            hit = self.memory.hit
-            windows = [
-                hit(storage_key, seconds, now)
-                for storage_key, seconds in zip(self.storage_keys(key), self.seconds, strict=True)
-            ]
+            # Every window counts the request, also past a limit that refuses it.
+            windows = list(map(self.memory.hit, self.storage_keys(key), self.seconds, repeat(now)))
         else:
             try:
                 windows = [
@@ -122,11 +120,15 @@ class RateLimiter:
                 )
                 first = self.items[0]
                 return Verdict(True, first.amount, first.amount, first.get_expiry(), self.policy)
+        return self._verdict(windows, now)
+
+    def _verdict(self, windows: list[tuple[int, float]], now: float) -> Verdict:
+        """The answer of the limits to the (count, end of window) of each."""
         tightest: Verdict | None = None
-        for item, (count, ends) in zip(self.items, windows, strict=True):
+        for item, seconds, (count, ends) in zip(self.items, self.seconds, windows, strict=True):
             # Never more than the window: Redis reports the end against its own reading
             # of the clock, taken after `now` (a busy machine showed 61 s of 60).
-            reset = max(0, min(item.get_expiry(), math.ceil(ends - now - 0.001)))
+            reset = max(0, min(seconds, math.ceil(ends - now - 0.001)))
             allowed = count <= item.amount
             verdict = Verdict(allowed, item.amount, max(0, item.amount - count), reset, self.policy)
             if not allowed:
