@@ -109,8 +109,11 @@ class AppRouter(Router):
             return
         for route in self.hot:
             match, child_scope = route.matches(scope)
-            if match is Match.FULL:
-                await self._to(route, child_scope, scope, receive, send)
+            if match is Match.FULL:  # its path and method: `handle` would only call it
+                scope["router"] = self
+                scope["route"] = route
+                scope.update(child_scope)
+                await route.app(scope, receive, send)
                 return
             if match is Match.PARTIAL:
                 await super().__call__(scope, receive, send)

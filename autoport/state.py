@@ -18,6 +18,7 @@ from autoport.kit.db import Database
 from autoport.kit.ratelimit import RateLimiters
 from autoport.kit.state import AppState
 from autoport.kit.usage import UsageCounts
+from autoport.owner.reads import ReadCounter
 from autoport.sandbox.source import BehaviourLookup
 from autoport.streaming.service import StreamHub
 
@@ -52,6 +53,8 @@ def build_state(settings: Settings, database: Database, clock: Clock) -> AppStat
     state.provide(RateLimiters(specs, redis_url=settings.redis_url))
     # Requests per application and day, counted in memory and flushed by autoport.usage.
     state.provide(UsageCounts())
+    # Reads of vehicle data per grant and day, flushed by autoport.owner.tasks.
+    state.provide(ReadCounter({}))
     # Wakes this process's command worker and `Prefer: wait` requests.
     state.provide(CommandHub())
     return state

@@ -116,10 +116,23 @@ ApplicationCounter = Callable[["Environment", str, int], None]
 _STATUS_CLASSES = {1: "1xx", 2: "2xx", 3: "3xx", 4: "4xx", 5: "5xx"}
 
 
+# (environment, application id, status) -> the counter's child it counts under, so that a
+# request costs one lookup; bounded like the labels (by registrations, then emptied).
+_application_children: dict[tuple[Environment, str, int], Any] = {}
+
+
 def count_application_request(environment: Environment, application_id: str, status: int) -> None:
-    status_class = _STATUS_CLASSES.get(status // 100, "5xx")
-    label = application_labels.label(application_id)
-    _application_counter(str(environment), label, status_class).inc()
+    key = (environment, application_id, status)
+    child = _application_children.get(key)
+    if child is None:
+        if len(_application_children) >= 10_000:
+            _application_children.clear()
+        status_class = _STATUS_CLASSES.get(status // 100, "5xx")
+        label = application_labels.label(application_id)
+        child = _application_children[key] = _application_counter(
+            str(environment), label, status_class
+        )
+    child.inc()
 
 
 def multiprocess_dir() -> str | None:

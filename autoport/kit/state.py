@@ -8,7 +8,7 @@ import functools
 import weakref
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Annotated, Any, TypeVar, cast
+from typing import Annotated, Any, TypeVar
 
 from fastapi import Depends, Request
 
@@ -56,7 +56,8 @@ class AppState:
     def part(self, kind: type[T]) -> T:
         """The object of type `kind` the app layer built; never made here on demand."""
         try:
-            return cast(T, self._parts[kind])
+            # Stored under its own type by `provide` (no cast: a call on every request).
+            return self._parts[kind]  # type: ignore[return-value]
         except KeyError:
             raise RuntimeError(
                 f"no {kind.__name__} was built for this app (autoport.state.build_state)"

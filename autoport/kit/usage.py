@@ -63,7 +63,7 @@ def application_requests(counts: UsageCounts, clock: Clock) -> ApplicationCounte
     through is answered: its usage count here, and the per-application metric."""
 
     def count(environment: Environment, application_id: str, status: int) -> None:
-        counts.request(environment.value, application_id, clock.now_us())
+        counts.request(str(environment), application_id, clock.now_us())
         count_application_request(environment, application_id, status)
 
     return count

@@ -9,7 +9,6 @@ record, not billing.
 
 from __future__ import annotations
 
-import weakref
 from dataclasses import dataclass
 
 from autoport.kit.auth import Caller
@@ -41,14 +40,9 @@ class ReadCounter:
                 entry[1] = max(entry[1], last)
 
 
-_COUNTERS: weakref.WeakKeyDictionary[AppState, ReadCounter] = weakref.WeakKeyDictionary()
-
-
 def counter_of(state: AppState) -> ReadCounter:
-    counter = _COUNTERS.get(state)
-    if counter is None:
-        counter = _COUNTERS[state] = ReadCounter({})
-    return counter
+    """The app's counter (one per app: autoport.state.build_state provides it)."""
+    return state.part(ReadCounter)
 
 
 def record(state: AppState, caller: Caller, now_us: int) -> None:
@@ -57,7 +51,7 @@ def record(state: AppState, caller: Caller, now_us: int) -> None:
     if grant is None:
         return
     key = (str(caller.environment), grant.authorization_id, now_us // DAY_US)
-    counts = counter_of(state).counts
+    counts = state.part(ReadCounter).counts
     entry = counts.get(key)
     if entry is None:
         counts[key] = [1, now_us]
