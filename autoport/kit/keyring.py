@@ -66,26 +66,15 @@ class Keyring:
 
 # Secrets file -> (its identity when read, its content).
 _FILES: dict[Path, tuple[tuple[int, int, int], dict[str, Any]]] = {}
-# Data directory -> its secrets file's path as a string: every request asks for the
-# current token key, and building the path with pathlib each time cost more than the stat.
-_FILE_PATHS: dict[Path, str] = {}
-# (name, configured key, the file's identity) -> (the keyring, when it must be rebuilt):
-# a keyring changes only when the file changes or a previous key's window ends, so the
-# per-request cost is one stat (bench/vehicle_data_pull.py: the rebuild per request was
-# about a fifth of an in-process pull).
-_KEYRINGS: dict[tuple[str, str | None, tuple[int, int, int] | None], tuple[Keyring, float]] = {}
 # Current key -> ((previous key, accepted until), ...) and its stable key, as last read:
 # for `accepted` and `stable`, called where only the key bytes are at hand.
 _PREVIOUS: dict[bytes, tuple[tuple[bytes, float], ...]] = {}
 _STABLE: dict[bytes, bytes] = {}
 
 
-def _file_identity(data_dir: Path) -> tuple[int, int, int] | None:
+def _identity(path: str | Path) -> tuple[int, int, int] | None:
     """The secrets file's (inode, mtime, size), None when there is none: what tells a
     rotation (a rewrite) from the file as last read."""
-    path = _FILE_PATHS.get(data_dir)
-    if path is None:
-        path = _FILE_PATHS[data_dir] = str(data_dir / SECRETS_FILE_NAME)
     try:
         info = os.stat(path)
     except OSError:
@@ -94,10 +83,10 @@ def _file_identity(data_dir: Path) -> tuple[int, int, int] | None:
 
 
 def stored_file(data_dir: Path) -> dict[str, Any]:
-    identity = _file_identity(data_dir)
+    path = data_dir / SECRETS_FILE_NAME
+    identity = _identity(path)
     if identity is None:
         return {}
-    path = data_dir / SECRETS_FILE_NAME
     cached = _FILES.get(path)
     if cached is not None and cached[0] == identity:
         return cached[1]
@@ -129,10 +118,6 @@ def _keyring_until(settings: Settings, name: Rotatable) -> tuple[Keyring, float]
     """The keyring of `name` as it is now, and when it must be built again."""
     configured_secret = getattr(settings, name)
     configured = None if configured_secret is None else configured_secret.get_secret_value()
-    cache_key = (name, configured, _file_identity(settings.data_dir))
-    cached = _KEYRINGS.get(cache_key)
-    if cached is not None and time.time() < cached[1]:
-        return cached
     stored = stored_file(settings.data_dir)
     file_current = stored.get(name)
     entries = previous_entries(stored, name)
@@ -156,9 +141,9 @@ def _keyring_until(settings: Settings, name: Rotatable) -> tuple[Keyring, float]
     _PREVIOUS[current] = live
     _STABLE[current] = stable
     keyring = Keyring(current, tuple(key for key, _ in live), stable)
-    # Rebuilt when the first previous key's window ends (it must stop being accepted then).
-    built = _KEYRINGS[cache_key] = (keyring, min((until for _, until in live), default=math.inf))
-    return built
+    # Built again when the first previous key's window ends (it must stop being accepted
+    # then), or when the file changes (LiveKey).
+    return keyring, min((until for _, until in live), default=math.inf)
 
 
 def accepted(key: bytes) -> tuple[bytes, ...]:
@@ -189,11 +174,7 @@ class LiveKey:
         self._seen: tuple[tuple[int, int, int] | None, Keyring, float] | None = None
 
     def keyring(self) -> Keyring:
-        try:
-            info = os.stat(self._path)
-            identity: tuple[int, int, int] | None = (info.st_ino, info.st_mtime_ns, info.st_size)
-        except OSError:
-            identity = None
+        identity = _identity(self._path)
         seen = self._seen
         if seen is not None and seen[0] == identity and time.time() < seen[2]:
             return seen[1]
