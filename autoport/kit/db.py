@@ -224,44 +224,46 @@ class SqliteConnection(Connection):
         # the commit counts them only if it changed a row.
         self.written: set[str] | None = None
 
+    def _compiled(self, statement: Statement, params: Params) -> tuple[str, Any]:
+        sql, args = _compile(statement, params, "sqlite")
+        self._note(sql)
+        return sql, args or {}
+
+    def _note(self, sql: str) -> None:
+        if self.written is not None:
+            self.written.update(written_tables(sql))
+
     # try/except costs nothing until something is raised (Python 3.11): the hot reads
     # stay as fast.
     async def fetch_all(self, statement: Statement, params: Params = None) -> list[Row]:
-        sql, args = _compile(statement, params, "sqlite")
-        if self.written is not None:
-            self.written.update(written_tables(sql))
+        sql, args = self._compiled(statement, params)
         try:
-            return self.raw.execute(sql, args or {}).fetchall()
+            return self.raw.execute(sql, args).fetchall()
         except sqlite3.OperationalError as error:
             if _sqlite_unavailable(error):
                 raise DatabaseUnavailable(error) from error
             raise
 
     async def fetch_one(self, statement: Statement, params: Params = None) -> Row | None:
-        sql, args = _compile(statement, params, "sqlite")
-        if self.written is not None:
-            self.written.update(written_tables(sql))
+        sql, args = self._compiled(statement, params)
         try:
-            return self.raw.execute(sql, args or {}).fetchone()  # type: ignore[no-any-return]
+            return self.raw.execute(sql, args).fetchone()  # type: ignore[no-any-return]
         except sqlite3.OperationalError as error:
             if _sqlite_unavailable(error):
                 raise DatabaseUnavailable(error) from error
             raise
 
     async def execute(self, statement: Statement, params: Params = None) -> int:
-        sql, args = _compile(statement, params, "sqlite")
-        if self.written is not None:
-            self.written.update(written_tables(sql))
+        sql, args = self._compiled(statement, params)
         try:
-            return self.raw.execute(sql, args or {}).rowcount
+            return self.raw.execute(sql, args).rowcount
         except sqlite3.OperationalError as error:
             if _sqlite_unavailable(error):
                 raise DatabaseUnavailable(error) from error
             raise
 
     async def execute_many(self, sql: str, rows: Sequence[Mapping[str, Any]]) -> None:
-        if self.written is not None:
-            self.written.update(written_tables(sql))
+        self._note(sql)
         try:
             self.raw.executemany(sql, rows)
         except sqlite3.OperationalError as error:
@@ -487,52 +489,54 @@ class PostgresConnection(Connection):
         self.raw = raw  # an asyncpg Connection or Pool: both have fetch/execute
         # Inside a transaction: the tables its statements wrote (`written_tables`).
         self.written = written
-        self._sql = ""  # the statement last run
 
-    def _wrote(self, rows: int | None) -> None:
-        """Note the tables the statement last run wrote. `rows`: how many rows it
-        changed, when known; a statement that changed none (a worker's claim that found
-        no work) wrote nothing, so its transaction notifies nobody."""
-        if self.written is None or (rows == 0 and _counts_its_writes(self._sql)):
+    def _wrote(self, sql: str, rows: int | None) -> None:
+        """Note the tables `sql` wrote. `rows`: how many rows it changed, when known; a
+        statement that changed none (a worker's claim that found no work) wrote nothing,
+        so its transaction notifies nobody."""
+        if self.written is None or (rows == 0 and _counts_its_writes(sql)):
             return
-        self.written.update(written_tables(self._sql))
+        self.written.update(written_tables(sql))
 
-    def _args(self, statement: Statement, params: Params) -> tuple[str, list[Any]]:
+    def _fetched(self, sql: str, returned: int) -> None:
+        """`sql` returned `returned` rows: with RETURNING, the rows it wrote."""
+        if self.written is not None:
+            self._wrote(sql, returned if _returns_rows(sql) else None)
+
+    def _args(self, statement: Statement, params: Params) -> tuple[str, str, list[Any]]:
+        """The compiled SQL, the query asyncpg runs and its arguments."""
         sql, named = _compile(statement, params, "postgresql")
-        self._sql = sql
         query, names = _to_dollar_params(sql)
         if not names:
-            return query, []
+            return sql, query, []
         if named is None:
             raise ValueError(f"missing parameters for query: {query[:80]}")
-        return query, [named[name] for name in names]
+        return sql, query, [named[name] for name in names]
 
     async def fetch_all(self, statement: Statement, params: Params = None) -> list[Row]:
-        query, args = self._args(statement, params)
+        sql, query, args = self._args(statement, params)
         try:
             rows: list[Row] = await self.raw.fetch(query, *args)
         except Exception as error:
             if _postgres_unavailable(error):
                 raise DatabaseUnavailable(error) from error
             raise
-        if self.written is not None:
-            self._wrote(len(rows) if _returns_rows(self._sql) else None)
+        self._fetched(sql, len(rows))
         return rows
 
     async def fetch_one(self, statement: Statement, params: Params = None) -> Row | None:
-        query, args = self._args(statement, params)
+        sql, query, args = self._args(statement, params)
         try:
             row: Row | None = await self.raw.fetchrow(query, *args)
         except Exception as error:
             if _postgres_unavailable(error):
                 raise DatabaseUnavailable(error) from error
             raise
-        if self.written is not None:
-            self._wrote(0 if row is None and _returns_rows(self._sql) else None)
+        self._fetched(sql, 0 if row is None else 1)
         return row
 
     async def execute(self, statement: Statement, params: Params = None) -> int:
-        query, args = self._args(statement, params)
+        sql, query, args = self._args(statement, params)
         try:
             status: str = await self.raw.execute(query, *args)
         except Exception as error:
@@ -542,14 +546,13 @@ class PostgresConnection(Connection):
         # asyncpg returns the command tag, e.g. "UPDATE 3" or "INSERT 0 1".
         last = status.rsplit(" ", 1)[-1]
         rows = int(last) if last.isdigit() else None
-        self._wrote(rows)
+        self._wrote(sql, rows)
         return rows or 0
 
     async def execute_many(self, sql: str, rows: Sequence[Mapping[str, Any]]) -> None:
         if not rows:
             return
-        if self.written is not None:
-            self.written.update(written_tables(sql))
+        self._wrote(sql, None)
         query, names = _to_dollar_params(sql)
         try:
             await self.raw.executemany(query, [[row[name] for name in names] for row in rows])
