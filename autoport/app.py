@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from fastapi import APIRouter, FastAPI
 from starlette.routing import BaseRoute, Match, Mount, Route, Router
@@ -87,6 +87,9 @@ def hot_routes() -> Sequence[Route]:
     return [*vehicle_data_hot_routes, *commands_hot_routes]
 
 
+_RouteT = TypeVar("_RouteT", bound=BaseRoute)
+
+
 class AppRouter(Router):
     """What answers a request once the pipeline has done its cross-cutting work: the hot
     routes first, then FastAPI mounted at the root for everything else (a method a hot
@@ -110,23 +113,20 @@ class AppRouter(Router):
         for route in self.hot:
             match, child_scope = route.matches(scope)
             if match is Match.FULL:  # its path and method: `handle` would only call it
-                scope["router"] = self
-                scope["route"] = route
-                scope.update(child_scope)
-                await route.app(scope, receive, send)
+                await self._enter(route, child_scope, scope).app(scope, receive, send)
                 return
             if match is Match.PARTIAL:
                 await super().__call__(scope, receive, send)
                 return
-        await self._to(self.api_mount, self.api_mount.matches(scope)[1], scope, receive, send)
+        mount = self._enter(self.api_mount, self.api_mount.matches(scope)[1], scope)
+        await mount.handle(scope, receive, send)
 
-    async def _to(
-        self, route: BaseRoute, child_scope: Scope, scope: Scope, receive: Receive, send: Send
-    ) -> None:
+    def _enter(self, route: _RouteT, child_scope: Scope, scope: Scope) -> _RouteT:
+        """What Router notes on the scope of the route it hands a request to."""
         scope["router"] = self
         scope["route"] = route
         scope.update(child_scope)
-        await route.handle(scope, receive, send)
+        return route
 
     async def lifespan(self, scope: Scope, receive: Receive, send: Send) -> None:
         await self.api(scope, receive, send)

@@ -84,7 +84,6 @@ class _Children:
 # so the number of children stays bounded.
 request_counter = _Children(REQUESTS)
 request_timer = _Children(REQUEST_LATENCY)
-_application_counter = _Children(APPLICATION_REQUESTS)
 
 
 class _ApplicationLabels:
@@ -129,7 +128,7 @@ def count_application_request(environment: Environment, application_id: str, sta
             _application_children.clear()
         status_class = _STATUS_CLASSES.get(status // 100, "5xx")
         label = application_labels.label(application_id)
-        child = _application_children[key] = _application_counter(
+        child = _application_children[key] = APPLICATION_REQUESTS.labels(
             str(environment), label, status_class
         )
     child.inc()
