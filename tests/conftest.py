@@ -215,6 +215,21 @@ async def database(settings: Settings) -> AsyncIterator[Database]:
         await db.close()
 
 
+@pytest.fixture
+async def two_sqlite_databases(
+    sqlite_settings: Settings,
+) -> AsyncIterator[tuple[Database, Database]]:
+    """Two connected Database objects on one SQLite file: two apps in one process."""
+    first, second = (create_database(sqlite_settings.resolved_database_url) for _ in range(2))
+    await first.connect()
+    await second.connect()
+    try:
+        yield first, second
+    finally:
+        await first.close()
+        await second.close()
+
+
 async def _running(app: FastAPI) -> AsyncIterator[FastAPI]:
     async with app.router.lifespan_context(app):
         yield app

@@ -137,24 +137,18 @@ async def test_concurrent_claims_never_share_an_event(database: Database) -> Non
 
 
 async def test_sqlite_data_version_sees_commits_of_this_process_at_once(
-    sqlite_settings: Settings,
+    two_sqlite_databases: tuple[Database, Database],
 ) -> None:
     # Two Database objects on one file (two apps in one process): a commit through either
     # changes what both report on the very next call, reused reading or not.
-    first, second = (create_database(sqlite_settings.resolved_database_url) for _ in range(2))
-    await first.connect()
-    await second.connect()
-    try:
-        before = first.data_version()
-        assert first.data_version() == before  # nothing committed: the same
-        await _emit(second)
-        assert first.data_version() != before
-        seen = second.data_version()
-        await _emit(second)
-        assert second.data_version() != seen
-    finally:
-        await first.close()
-        await second.close()
+    first, second = two_sqlite_databases
+    before = first.data_version()
+    assert first.data_version() == before  # nothing committed: the same
+    await _emit(second)
+    assert first.data_version() != before
+    seen = second.data_version()
+    await _emit(second)
+    assert second.data_version() != seen
 
 
 async def test_sqlite_data_version_sees_another_process_commit_within_its_reuse_window(

@@ -151,11 +151,9 @@ async def test_on_commit_wakes_other_processes_for_the_tables_watched_only(
 
 
 async def test_sqlite_on_commit_hears_this_process_and_says_it_hears_no_other(
-    sqlite_settings: Settings,
+    two_sqlite_databases: tuple[Database, Database],
 ) -> None:
-    first, second = (create_database(sqlite_settings.resolved_database_url) for _ in range(2))
-    await first.connect()
-    await second.connect()
+    first, second = two_sqlite_databases
     woken: list[int] = []
     stop = first.on_commit(OUTBOX, lambda: woken.append(1))
     try:
@@ -167,8 +165,6 @@ async def test_sqlite_on_commit_hears_this_process_and_says_it_hears_no_other(
         assert woken == [1]
     finally:
         stop()
-        await first.close()
-        await second.close()
 
 
 async def test_a_transaction_that_writes_no_row_notifies_nobody(
@@ -231,28 +227,22 @@ async def test_sqlite_a_transaction_that_changes_no_row_wakes_nobody(
 
 
 async def test_sqlite_this_process_commits_count_per_table_and_other_connections_for_all(
-    sqlite_settings: Settings,
+    two_sqlite_databases: tuple[Database, Database],
 ) -> None:
-    db, other = (create_database(sqlite_settings.resolved_database_url) for _ in range(2))
-    await db.connect()
-    await other.connect()
-    try:
-        bearer, vehicles = db.data_version(BEARER_TABLES), db.data_version(VEHICLES)
-        for sql in (OUTBOX_WRITE, HISTORY_WRITE, STREAM_WRITE):
-            await _write(db, sql)
-        assert db.data_version(BEARER_TABLES) == bearer
-        assert db.data_version(VEHICLES) == vehicles
-        await _write(db, VEHICLES_WRITE)
-        assert db.data_version(VEHICLES) != vehicles
-        assert db.data_version(BEARER_TABLES) == bearer
+    db, other = two_sqlite_databases
+    bearer, vehicles = db.data_version(BEARER_TABLES), db.data_version(VEHICLES)
+    for sql in (OUTBOX_WRITE, HISTORY_WRITE, STREAM_WRITE):
+        await _write(db, sql)
+    assert db.data_version(BEARER_TABLES) == bearer
+    assert db.data_version(VEHICLES) == vehicles
+    await _write(db, VEHICLES_WRITE)
+    assert db.data_version(VEHICLES) != vehicles
+    assert db.data_version(BEARER_TABLES) == bearer
 
-        # Another connection's commit (another process's, as far as SQLite tells) is not
-        # told apart by table: every version moves once its reading is due.
-        await asyncio.sleep(0.01)
-        bearer = db.data_version(BEARER_TABLES)
-        await _write(other, OUTBOX_WRITE)
-        await asyncio.sleep(0.01)  # past VERSION_REUSE_SECONDS
-        assert db.data_version(BEARER_TABLES) != bearer
-    finally:
-        await db.close()
-        await other.close()
+    # Another connection's commit (another process's, as far as SQLite tells) is not
+    # told apart by table: every version moves once its reading is due.
+    await asyncio.sleep(0.01)
+    bearer = db.data_version(BEARER_TABLES)
+    await _write(other, OUTBOX_WRITE)
+    await asyncio.sleep(0.01)  # past VERSION_REUSE_SECONDS
+    assert db.data_version(BEARER_TABLES) != bearer
