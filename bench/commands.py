@@ -206,7 +206,16 @@ class Paused:
 # last slot answered: wrk's own summary.duration is its whole -d, however early the
 # thread stops. One thread holds the whole slot list; it pushes the floor to several
 # thousand requests/s, many times autoport's rate, so -t1 leaves the server the limit.
-WRK_SCRIPT = r"""
+# Both scripts' done() reports each thread's own counters (wrk keeps a Lua state per
+# thread): setup() keeps the threads for it.
+_KEEP_THREADS = r"""local threads = {}
+
+function setup(thread)
+  table.insert(threads, thread)
+end
+"""
+WRK_SCRIPT = (
+    r"""
 local ffi = require("ffi")
 ffi.cdef[[
 typedef struct { long tv_sec; long tv_nsec; } bench_timespec;
@@ -279,12 +288,9 @@ function response(status, headers, body)
   end
 end
 
-local threads = {}
-
-function setup(thread)
-  table.insert(threads, thread)
-end
-
+"""
+    + _KEEP_THREADS
+    + r"""
 function done(summary, latency, requests)
   local e = summary.errors
   for _, t in ipairs(threads) do
@@ -298,6 +304,7 @@ function done(summary, latency, requests)
   end
 end
 """
+)
 
 CONNECTIONS = 64
 
@@ -463,7 +470,8 @@ async def accepted_phase(
 # `Prefer: wait=10` and the next one when it is answered (finished): wrk's latency is then
 # request -> executed. Slots go round in order (a slot comes back after all the others,
 # long after its command finished), with the other arguments each time round.
-LATENCY_SCRIPT = r"""
+LATENCY_SCRIPT = (
+    r"""
 local SLOTS = {
 %(slots)s
 }
@@ -499,12 +507,9 @@ function response(status, headers, body)
   end
 end
 
-local threads = {}
-
-function setup(thread)
-  table.insert(threads, thread)
-end
-
+"""
+    + _KEEP_THREADS
+    + r"""
 function done(summary, latency, requests)
   local e = summary.errors
   for _, t in ipairs(threads) do
@@ -518,6 +523,7 @@ function done(summary, latency, requests)
   end
 end
 """
+)
 LATENCY_CONNECTIONS = 32
 
 
