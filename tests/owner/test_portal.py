@@ -59,6 +59,12 @@ async def events(db: Database, authorization_id: str) -> list[dict[str, object]]
     return [p for p in payloads if p["authorization_id"] == authorization_id]
 
 
+def owner_cookie(value: str) -> dict[str, str]:
+    """A request that carries exactly this owner-session cookie, whatever the client's jar
+    holds (a Cookie header of the request's own replaces the jar's)."""
+    return {"Cookie": f"autoport_owner={value}"}
+
+
 async def status_of(db: Database, authorization_id: str) -> str:
     return str(
         await db.fetch_value(
@@ -184,7 +190,7 @@ async def test_vehicle_code_sign_in_rotates_the_session(
     assert (await browser_client.get(f"{OWNER}/vehicles/{VIN}")).status_code == 200
     # The token of before the proof is worth nothing now (session fixation).
     planted = await browser_client.get(
-        f"{OWNER}/vehicles/{VIN}", cookies={"autoport_owner": before or ""}
+        f"{OWNER}/vehicles/{VIN}", headers=owner_cookie(before or "")
     )
     assert planted.status_code == 401
 
@@ -369,7 +375,7 @@ async def test_forged_missing_and_other_environment_sessions_are_refused(
 ) -> None:
     await grant_through_consent(browser_client, await insert_application(db))
     forged = await browser_client.get(
-        f"{OWNER}/vehicles/{VIN}", cookies={"autoport_owner": "forged-token"}
+        f"{OWNER}/vehicles/{VIN}", headers=owner_cookie("forged-token")
     )
     assert forged.status_code == 401 and "Please sign in" in forged.text
     assert (await browser_client.get(f"{OWNER}/vehicles/{VIN}")).status_code == 401
@@ -378,13 +384,11 @@ async def test_forged_missing_and_other_environment_sessions_are_refused(
     assert token
     assert (await browser_client.get(f"{OWNER}/vehicles/{VIN}")).status_code == 200
     # The sandbox session's cookie sent to production's portal finds no session there.
-    production = await browser_client.get(
-        f"/owner/vehicles/{VIN}", cookies={"autoport_owner": token}
-    )
+    production = await browser_client.get(f"/owner/vehicles/{VIN}", headers=owner_cookie(token))
     assert production.status_code == 401
     # A consent session's cookie value is not an owner session either.
     consent_cookie = await browser_client.get(
-        f"{OWNER}/vehicles/{VIN}", cookies={"autoport_owner": "cs_" + token}
+        f"{OWNER}/vehicles/{VIN}", headers=owner_cookie("cs_" + token)
     )
     assert consent_cookie.status_code == 401
 
