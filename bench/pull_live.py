@@ -38,6 +38,7 @@ import tempfile
 import threading
 import time
 import uuid
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -113,7 +114,12 @@ class Ingestion:
         self.headers = {"Authorization": f"Bearer {secret}"}
         self.acknowledged = 0
         self.failed = 0
+        # Why requests failed: the status code or the exception's name, printed at the end.
+        self.failures: Counter[str] = Counter()
         self.running = threading.Event()
+        # Held while a request is in flight: pause() waits for it, so a request is never
+        # left hanging on a server that is then stopped for the floor's round.
+        self.in_flight = threading.Lock()
         self.stopped = threading.Event()
         self.thread = threading.Thread(target=self._run, daemon=True)
 
@@ -123,6 +129,8 @@ class Ingestion:
 
     def pause(self) -> None:
         self.running.clear()
+        with self.in_flight:
+            pass
 
     def resume(self) -> None:
         self.running.set()
@@ -176,19 +184,28 @@ class Ingestion:
             next_at = time.monotonic()
             while not self.stopped.is_set():
                 self.running.wait()
-                if self.stopped.is_set():
-                    break
-                tick += 1
-                try:
-                    response = client.post(self.url, headers=self.headers, json=self._batch(tick))
-                    if response.status_code == 200:
-                        self.acknowledged += response.json()["accepted_count"]
-                    else:
-                        self.failed += 1
-                except httpx.HTTPError:
-                    self.failed += 1
+                with self.in_flight:
+                    if self.stopped.is_set():
+                        break
+                    if not self.running.is_set():  # paused between the wait and the lock
+                        continue
+                    tick += 1
+                    self._send(client, tick)
                 next_at = max(next_at + 0.1, time.monotonic())
                 time.sleep(max(0.0, next_at - time.monotonic()))
+
+    def _send(self, client: httpx.Client, tick: int) -> None:
+        try:
+            response = client.post(self.url, headers=self.headers, json=self._batch(tick))
+        except httpx.HTTPError as error:
+            self.failed += 1
+            self.failures[type(error).__name__] += 1
+            return
+        if response.status_code == 200:
+            self.acknowledged += response.json()["accepted_count"]
+        else:
+            self.failed += 1
+            self.failures[f"HTTP {response.status_code}"] += 1
 
 
 @dataclass
@@ -366,7 +383,7 @@ class Results:
     floor: dict[str, list[dict[str, float]]] = field(default_factory=dict)
     # target -> side -> one run per connection count
     sweep: dict[str, dict[str, list[dict[str, float]]]] = field(default_factory=dict)
-    ingestion: dict[str, int] = field(default_factory=dict)
+    ingestion: dict[str, Any] = field(default_factory=dict)
 
     def best(self, side: str, target: str) -> dict[str, float]:
         runs = getattr(self, side)[target]
@@ -411,8 +428,8 @@ def measure_pair(
     connections: int,
 ) -> tuple[dict[str, float], dict[str, float]]:
     """The floor (server and ingestion paused), then the subject (running): one pair."""
+    ingestion.pause()  # first: its request in flight is answered before the server stops
     server.pause()
-    ingestion.pause()
     floor = start_floor(setup.data_dir, backend)
     try:
         floor_figures = wrk(
@@ -487,11 +504,17 @@ def run(args: argparse.Namespace, backend: Backend) -> Results:
         "stored": stored,
         "lost": max(0, ingestion.acknowledged - stored),
         "failed_requests": ingestion.failed,
+        "failures": dict(ingestion.failures),
     }
     print(
         f"ingestion: {ingestion.acknowledged} points acknowledged, {stored} in the history "
         f"({'none lost' if stored >= ingestion.acknowledged else 'LOST POINTS'}), "
         f"{ingestion.failed} failed requests"
+        + (
+            f" ({', '.join(f'{n} {why}' for why, n in ingestion.failures.items())})"
+            if ingestion.failures
+            else ""
+        )
     )
     return results
 
@@ -628,7 +651,9 @@ def main() -> None:
     )
     summary["started_at"] = started
     summary["load"] = {"start": load_before, "end": os.getloadavg()[0], "cores": os.cpu_count()}
-    if not args.quick:
+    # A smoke run's figures and a profiled run's (py-spy halves the server's speed) are
+    # not the benchmark's: the published figures stay those of the last real run.
+    if not args.quick and args.profile is None:
         path = results_path(backend)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(summary, indent=2))
