@@ -10,6 +10,7 @@ the server the PostgreSQL leg skips with the reason, unless AUTOPORT_REQUIRE_SER
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import shutil
 import uuid
@@ -218,12 +219,15 @@ async def database(settings: Settings) -> AsyncIterator[Database]:
         await db.close()
 
 
-@pytest.fixture
-async def two_sqlite_databases(
-    sqlite_settings: Settings,
-) -> AsyncIterator[tuple[Database, Database]]:
-    """Two connected Database objects on one SQLite file: two apps in one process."""
-    first, second = (create_database(sqlite_settings.resolved_database_url) for _ in range(2))
+@contextlib.asynccontextmanager
+async def connected_pair(settings: Settings) -> AsyncIterator[tuple[Database, Database]]:
+    """Two connected Database objects on the database of `settings`: two pools on
+    PostgreSQL, two writers on one SQLite file (two apps, or two processes' connections,
+    in one process)."""
+    first, second = (
+        create_database(settings.resolved_database_url, schema=settings.database_schema)
+        for _ in range(2)
+    )
     await first.connect()
     await second.connect()
     try:
@@ -231,6 +235,22 @@ async def two_sqlite_databases(
     finally:
         await first.close()
         await second.close()
+
+
+@pytest.fixture
+async def two_databases(settings: Settings) -> AsyncIterator[tuple[Database, Database]]:
+    """`connected_pair` on each backend."""
+    async with connected_pair(settings) as pair:
+        yield pair
+
+
+@pytest.fixture
+async def two_sqlite_databases(
+    sqlite_settings: Settings,
+) -> AsyncIterator[tuple[Database, Database]]:
+    """`connected_pair` on one SQLite file."""
+    async with connected_pair(sqlite_settings) as pair:
+        yield pair
 
 
 async def _running(app: FastAPI) -> AsyncIterator[FastAPI]:

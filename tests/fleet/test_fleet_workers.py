@@ -6,11 +6,9 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
-from collections.abc import AsyncIterator
 
 import httpx
 import orjson
-import pytest
 from fastapi import FastAPI
 
 from autoport.app import create_app
@@ -20,7 +18,7 @@ from autoport.config import Settings
 from autoport.fleet import repository
 from autoport.fleet.tasks import WorkerConfig, _advance, process_due
 from autoport.kit.clock import FrozenClock
-from autoport.kit.db import Database, create_database
+from autoport.kit.db import Database
 from autoport.kit.environments import Environment
 from autoport.vehicles.vin import generate_vin
 from tests.factories import create_app_credentials
@@ -39,21 +37,6 @@ class _Yielding(SettingsBehaviour):
         self, *, environment: Environment, vin: str, properties: frozenset[str]
     ) -> dict[str, dict[str, object]] | None:
         return None
-
-
-@pytest.fixture
-async def two_databases(settings: Settings) -> AsyncIterator[tuple[Database, Database]]:
-    dbs = [
-        create_database(settings.resolved_database_url, schema=settings.database_schema)
-        for _ in range(2)
-    ]
-    for db in dbs:
-        await db.connect()
-    try:
-        yield dbs[0], dbs[1]
-    finally:
-        for db in dbs:
-            await db.close()
 
 
 async def _add_many(client: httpx.AsyncClient, callers: Callers, count: int) -> list[str]:

@@ -5,14 +5,10 @@ two writers on SQLite): exactly one wins."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
-
-import pytest
 
 from autoport.apps import repository as apps_repository
-from autoport.config import Settings
 from autoport.kit.crypto import token_hash
-from autoport.kit.db import Database, create_database
+from autoport.kit.db import Database
 from autoport.kit.errors import OAuthError
 from autoport.oauth.client_auth import AuthenticatedClient
 from autoport.oauth.grants import authorization_code, refresh_token
@@ -26,19 +22,6 @@ from tests.factories import (
 
 VIN = "JN1AZ4EH7DM430111"
 ROUNDS = 8
-
-
-@pytest.fixture
-async def pair(settings: Settings) -> AsyncIterator[tuple[Database, Database]]:
-    first = create_database(settings.resolved_database_url, schema=settings.database_schema)
-    second = create_database(settings.resolved_database_url, schema=settings.database_schema)
-    await first.connect()
-    await second.connect()
-    try:
-        yield first, second
-    finally:
-        await first.close()
-        await second.close()
 
 
 async def authenticated(db: Database, creds: AppCredentials) -> AuthenticatedClient:
@@ -64,9 +47,9 @@ async def outcome(call: asyncio.Future[dict[str, object]] | object) -> dict[str,
 
 
 async def test_one_code_redeemed_twice_at_once_has_one_winner(
-    pair: tuple[Database, Database],
+    two_databases: tuple[Database, Database],
 ) -> None:
-    one, two = pair
+    one, two = two_databases
     creds = await create_app_credentials(one)
     client = await authenticated(one, creds)
     cfg = config(30)
@@ -103,9 +86,9 @@ async def test_one_code_redeemed_twice_at_once_has_one_winner(
 
 
 async def test_one_refresh_token_used_twice_at_once_mints_one_pair(
-    pair: tuple[Database, Database],
+    two_databases: tuple[Database, Database],
 ) -> None:
-    one, two = pair
+    one, two = two_databases
     creds = await create_app_credentials(one)
     client = await authenticated(one, creds)
     cfg = config(30)
@@ -147,9 +130,9 @@ async def test_one_refresh_token_used_twice_at_once_mints_one_pair(
 
 
 async def test_without_grace_a_concurrent_refresh_has_one_winner(
-    pair: tuple[Database, Database],
+    two_databases: tuple[Database, Database],
 ) -> None:
-    one, two = pair
+    one, two = two_databases
     creds = await create_app_credentials(one)
     client = await authenticated(one, creds)
     cfg = config(0)

@@ -13,9 +13,8 @@ from fastapi import FastAPI
 
 from autoport.brands.registry import registry_of
 from autoport.brands.sources import FetchResult, VehicleOffline
-from autoport.config import Settings
 from autoport.kit.clock import FrozenClock
-from autoport.kit.db import Connection, Database, create_database
+from autoport.kit.db import Connection, Database
 from autoport.kit.errors import ApiError
 from autoport.vehicle_data.freshness import FreshnessWindows
 from tests.vehicle_data.conftest import TestCallers
@@ -150,16 +149,12 @@ async def test_each_property_set_has_its_own_window(
     assert source.asked == [frozenset({"charging.battery_level"}), frozenset(ALL)]
 
 
-async def test_two_processes_share_one_fetch_through_the_database(settings: Settings) -> None:
+async def test_two_processes_share_one_fetch_through_the_database(
+    two_databases: tuple[Database, Database],
+) -> None:
     """Two processes' windows (two Database objects on one database) pulling at once:
     one asks the source, the other waits for its outcome; then both serve the window."""
     clock = FrozenClock()
-    databases = [
-        create_database(settings.resolved_database_url, schema=settings.database_schema)
-        for _ in range(2)
-    ]
-    for database in databases:
-        await database.connect()
     asked = 0
 
     async def fetch() -> None:
@@ -167,39 +162,29 @@ async def test_two_processes_share_one_fetch_through_the_database(settings: Sett
         asked += 1
         await asyncio.sleep(0.3)
 
-    try:
-        windows = [FreshnessWindows(database, clock) for database in databases]
-        outcomes = await asyncio.gather(
-            *(
-                w.outcome(
-                    environment="production",
-                    vin=VIN,
-                    properties=frozenset(ALL),
-                    max_age_seconds=30,
-                    timeout_seconds=10,
-                    fetch=fetch,
-                )
-                for w in windows
+    windows = [FreshnessWindows(database, clock) for database in two_databases]
+    outcomes = await asyncio.gather(
+        *(
+            w.outcome(
+                environment="production",
+                vin=VIN,
+                properties=frozenset(ALL),
+                max_age_seconds=30,
+                timeout_seconds=10,
+                fetch=fetch,
             )
+            for w in windows
         )
-        assert asked == 1
-        assert [o.status for o in outcomes] == [200, 200]
-        assert outcomes[0].fetched_at_us == outcomes[1].fetched_at_us
-    finally:
-        for database in databases:
-            await database.close()
+    )
+    assert asked == 1
+    assert [o.status for o in outcomes] == [200, 200]
+    assert outcomes[0].fetched_at_us == outcomes[1].fetched_at_us
 
 
 async def test_a_failed_fetch_by_another_process_is_its_outcome_here_too(
-    settings: Settings,
+    two_databases: tuple[Database, Database],
 ) -> None:
     clock = FrozenClock()
-    databases = [
-        create_database(settings.resolved_database_url, schema=settings.database_schema)
-        for _ in range(2)
-    ]
-    for database in databases:
-        await database.connect()
 
     async def offline() -> None:
         raise ApiError(408, "asleep")
@@ -207,19 +192,15 @@ async def test_a_failed_fetch_by_another_process_is_its_outcome_here_too(
     async def never() -> None:
         raise AssertionError("asked again inside the window")
 
-    try:
-        first, second = (FreshnessWindows(database, clock) for database in databases)
-        common = {
-            "environment": "production",
-            "vin": VIN,
-            "properties": frozenset(ALL),
-            "max_age_seconds": 30,
-            "timeout_seconds": 10,
-        }
-        assert (await first.outcome(**common, fetch=offline)).status == 408  # type: ignore[arg-type]
-        clock.advance(5)
-        outcome = await second.outcome(**common, fetch=never)  # type: ignore[arg-type]
-        assert (outcome.status, outcome.detail) == (408, "asleep")
-    finally:
-        for database in databases:
-            await database.close()
+    first, second = (FreshnessWindows(database, clock) for database in two_databases)
+    common = {
+        "environment": "production",
+        "vin": VIN,
+        "properties": frozenset(ALL),
+        "max_age_seconds": 30,
+        "timeout_seconds": 10,
+    }
+    assert (await first.outcome(**common, fetch=offline)).status == 408  # type: ignore[arg-type]
+    clock.advance(5)
+    outcome = await second.outcome(**common, fetch=never)  # type: ignore[arg-type]
+    assert (outcome.status, outcome.detail) == (408, "asleep")
