@@ -66,17 +66,29 @@ OTHER_APPLICATIONS = "other"
 
 
 class _Children:
-    """Label children resolved once per label tuple: `labels()` takes a lock and builds
-    a key on every call, which the request pipeline would pay twice per request."""
+    """Label children resolved once per key: `labels()` takes a lock and builds a key on
+    every call, which the request pipeline would pay on every request. The key is the
+    label values themselves, or what `labels_of` turns into them (then the turning is
+    paid once too); past `limit` keys the cache starts over."""
 
-    def __init__(self, metric: Any) -> None:
+    def __init__(
+        self,
+        metric: Any,
+        labels_of: Callable[..., tuple[str, ...]] | None = None,
+        limit: int | None = None,
+    ) -> None:
         self.metric = metric
-        self.children: dict[tuple[str, ...], Any] = {}
+        self.labels_of = labels_of
+        self.limit = limit
+        self.children: dict[tuple[Any, ...], Any] = {}
 
-    def __call__(self, *labels: str) -> Any:
-        child = self.children.get(labels)
+    def __call__(self, *key: Any) -> Any:
+        child = self.children.get(key)
         if child is None:
-            child = self.children[labels] = self.metric.labels(*labels)
+            if self.limit is not None and len(self.children) >= self.limit:
+                self.children.clear()
+            labels = key if self.labels_of is None else self.labels_of(*key)
+            child = self.children[key] = self.metric.labels(*labels)
         return child
 
 
@@ -115,23 +127,22 @@ ApplicationCounter = Callable[["Environment", str, int], None]
 _STATUS_CLASSES = {1: "1xx", 2: "2xx", 3: "3xx", 4: "4xx", 5: "5xx"}
 
 
-# (environment, application id, status) -> the counter's child it counts under, so that a
-# request costs one lookup; bounded like the labels (by registrations, then emptied).
-_application_children: dict[tuple[Environment, str, int], Any] = {}
+def _application_label_values(
+    environment: Environment, application_id: str, status: int
+) -> tuple[str, str, str]:
+    status_class = _STATUS_CLASSES.get(status // 100, "5xx")
+    return str(environment), application_labels.label(application_id), status_class
+
+
+# Keyed by (environment, application id, status) as the pipeline has them, so a request
+# costs one lookup; bounded by registrations, and emptied past the limit.
+_application_counter = _Children(
+    APPLICATION_REQUESTS, labels_of=_application_label_values, limit=10_000
+)
 
 
 def count_application_request(environment: Environment, application_id: str, status: int) -> None:
-    key = (environment, application_id, status)
-    child = _application_children.get(key)
-    if child is None:
-        if len(_application_children) >= 10_000:
-            _application_children.clear()
-        status_class = _STATUS_CLASSES.get(status // 100, "5xx")
-        label = application_labels.label(application_id)
-        child = _application_children[key] = APPLICATION_REQUESTS.labels(
-            str(environment), label, status_class
-        )
-    child.inc()
+    _application_counter(environment, application_id, status).inc()
 
 
 def multiprocess_dir() -> str | None:
