@@ -453,8 +453,9 @@ ALL_TABLES = "*"
 
 @lru_cache(maxsize=2048)
 def written_tables(sql: str) -> frozenset[str]:
-    """The tables a statement may write, for commit notifications (PostgresDatabase.
-    data_version). A plain read: none. A write whose table cannot be read here: all."""
+    """The tables a statement may write, for the per-table commit counts of both
+    backends (`data_version`, `on_commit`). A plain read: none. A write whose table
+    cannot be read here: all."""
     if _OTHER_WRITES.search(sql):
         return frozenset({ALL_TABLES})
     found = {

@@ -40,17 +40,13 @@ class ReadCounter:
                 entry[1] = max(entry[1], last)
 
 
-def counter_of(state: AppState) -> ReadCounter:
-    """The app's counter (one per app: autoport.state.build_state provides it)."""
-    return state.part(ReadCounter)
-
-
 def record(state: AppState, caller: Caller, now_us: int) -> None:
     """One successful read of vehicle data with a vehicle token."""
     grant = caller.grant
     if grant is None:
         return
     key = (str(caller.environment), grant.authorization_id, now_us // DAY_US)
+    # The app's one counter (autoport.state.build_state provides it).
     counts = state.part(ReadCounter).counts
     entry = counts.get(key)
     if entry is None:
@@ -74,7 +70,7 @@ ON CONFLICT (authorization_id, day) DO UPDATE SET
 
 async def flush(state: AppState) -> int:
     """Write this process's counts; returns how many rows were touched."""
-    return await flush_counter(state.database, counter_of(state))
+    return await flush_counter(state.database, state.part(ReadCounter))
 
 
 async def flush_counter(db: Database, counter: ReadCounter) -> int:

@@ -78,7 +78,7 @@ async def test_the_pull_counts_in_memory_only(
     assert await db.fetch_value("SELECT COUNT(*) FROM grant_reads") == 0
     state = consent_app.state.autoport
     key = ("sandbox", granted.authorization_id, clock.now_us() // DAY_US)
-    assert reads.counter_of(state).counts[key] == [5, clock.now_us()]
+    assert state.part(reads.ReadCounter).counts[key] == [5, clock.now_us()]
     await reads.flush(state)
     assert await db.fetch_value("SELECT reads FROM grant_reads") == 5
 
