@@ -9,9 +9,12 @@ single-process server here first tells its app that it is stopping
 Last-Event-ID. uvicorn's worker processes run its own server class, so there the
 streams still end only when the grace period does.
 
-The request line and headers are limited to `max_header_bytes` in the server itself
-(`HeaderLimitedProtocol`): httptools, uvicorn's fast parser, has no limit and would
-buffer megabytes of headers before the app could refuse them.
+The server's protocol (`HttpProtocol`) is uvicorn's httptools protocol with two changes:
+
+- the request line and headers are limited to `max_header_bytes` in the server itself:
+  httptools, uvicorn's fast parser, has no limit and would buffer megabytes of headers
+  before the app could refuse them;
+- a response leaves in one send (`CoalescedWrites`), not two.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ import os
 import shutil
 import socket
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import uvicorn
@@ -40,11 +43,108 @@ LINGER_SECONDS = 2.0
 DEFAULT_MAX_HEADER_BYTES = 16 * 1024
 
 
-class HeaderLimitedProtocol(HttpToolsProtocol):
-    """uvicorn's httptools protocol, refusing a request whose request line and headers
-    pass the limit with 431 (in the errors shape), then closing the connection. The
-    limit is uvicorn's `h11_max_incomplete_event_size`, so that the same setting bounds
-    the headers whichever parser runs.
+class CoalescedWrites(asyncio.Transport):
+    """A connection's transport whose writes made in one turn of the event loop leave
+    together at the end of that turn: one send, one TCP segment for a small response.
+
+    uvicorn writes a response's status line and headers, then its body, as two writes.
+    With TCP_NODELAY (uvloop sets it) each is a send and a segment of its own, and the
+    client wakes for each. aiohttp's server and Bun send a small response's head and
+    body together for the same reason. uvicorn offers no option for it, hence this
+    wrapper. `python -m bench pull_live --workers 2` on 2 cores, one tree with and
+    without it: push 10,610 -> 12,253 req/s, p99 14.8 -> 10.8 ms.
+
+    A response whose body comes later (an SSE stream's first event) still gets its
+    head at the end of the turn that wrote it, not when the body comes. Writes leave at
+    once when `FLUSH_BYTES` are held, so a long streamed body (an owner's data export)
+    meets the transport's flow control as before. Closing, a half-close and the write
+    buffer size see the writes still held."""
+
+    # The transport's default high-water mark (asyncio's and uvloop's).
+    FLUSH_BYTES = 64 * 1024
+
+    def __init__(self, transport: asyncio.Transport) -> None:
+        super().__init__()
+        self.transport = transport
+        self.loop = asyncio.get_running_loop()
+        self.held: list[bytes] = []
+        self.held_bytes = 0
+
+    def write(self, data: bytes | bytearray | memoryview) -> None:
+        if not self.held:
+            self.loop.call_soon(self.flush)
+        self.held.append(bytes(data))
+        self.held_bytes += len(data)
+        if self.held_bytes >= self.FLUSH_BYTES:
+            self.flush()
+
+    def writelines(self, list_of_data: Iterable[bytes | bytearray | memoryview]) -> None:
+        for data in list_of_data:
+            self.write(data)
+
+    def flush(self) -> None:
+        if not self.held:
+            return
+        held, self.held, self.held_bytes = self.held, [], 0
+        if self.transport.is_closing():
+            return  # the client went: what it was sent goes nowhere, as with a write
+        if len(held) == 1:
+            self.transport.write(held[0])
+        else:
+            self.transport.writelines(held)  # uvloop: one writev
+
+    def close(self) -> None:
+        self.flush()
+        self.transport.close()
+
+    def write_eof(self) -> None:
+        self.flush()
+        self.transport.write_eof()
+
+    def abort(self) -> None:
+        self.held, self.held_bytes = [], 0
+        self.transport.abort()
+
+    def get_write_buffer_size(self) -> int:
+        return self.transport.get_write_buffer_size() + self.held_bytes
+
+    def can_write_eof(self) -> bool:
+        return self.transport.can_write_eof()
+
+    def is_closing(self) -> bool:
+        return self.transport.is_closing()
+
+    def get_extra_info(self, name: str, default: Any = None) -> Any:
+        return self.transport.get_extra_info(name, default)
+
+    def pause_reading(self) -> None:
+        self.transport.pause_reading()
+
+    def resume_reading(self) -> None:
+        self.transport.resume_reading()
+
+    def is_reading(self) -> bool:
+        return self.transport.is_reading()
+
+    def set_protocol(self, protocol: asyncio.BaseProtocol) -> None:
+        self.transport.set_protocol(protocol)
+
+    def get_protocol(self) -> asyncio.BaseProtocol:
+        return self.transport.get_protocol()
+
+    def set_write_buffer_limits(self, high: int | None = None, low: int | None = None) -> None:
+        self.transport.set_write_buffer_limits(high, low)
+
+    def get_write_buffer_limits(self) -> tuple[int, int]:
+        return self.transport.get_write_buffer_limits()
+
+
+class HttpProtocol(HttpToolsProtocol):
+    """uvicorn's httptools protocol, writing through `CoalescedWrites`, and refusing a
+    request whose request line and headers pass the limit with 431 (in the errors
+    shape), then closing the connection. The limit is uvicorn's
+    `h11_max_incomplete_event_size`, so that the same setting bounds the headers
+    whichever parser runs.
 
     Counted per read: every byte received while a request's headers are still
     incomplete. A read that also carries the end of the previous request (pipelining)
@@ -56,6 +156,10 @@ class HeaderLimitedProtocol(HttpToolsProtocol):
         self.reading_headers = False
         self.header_bytes = 0
         self.refused = False
+
+    # uvicorn's own override narrows the transport the same way.
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(CoalescedWrites(transport))
 
     def on_message_begin(self) -> None:
         super().on_message_begin()
@@ -163,7 +267,7 @@ def run(
         # X-Forwarded-For/-Proto are believed from these proxies only (docs/operations.md).
         proxy_headers=True,
         forwarded_allow_ips=settings.forwarded_allow_ips,
-        http=HeaderLimitedProtocol,
+        http=HttpProtocol,
         h11_max_incomplete_event_size=settings.max_header_bytes,
         timeout_graceful_shutdown=GRACE_SECONDS,
     )
