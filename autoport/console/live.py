@@ -19,8 +19,9 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 
 import orjson
 
+from autoport.kit.periodic import wait_for
 from autoport.kit.state import AppState
-from autoport.streaming.service import StreamHub, wait_for
+from autoport.streaming.service import StreamHub
 
 # How often a view looks for data other processes wrote (this process's wake it at once).
 POLL_SECONDS = 1.0

@@ -57,3 +57,10 @@ async def every(
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await task
+
+
+async def wait_for(event: asyncio.Event, seconds: float) -> None:
+    """Wait until `event` is set or `seconds` pass, whichever is first: a loop woken by
+    a commit (`Database.on_commit`) that still polls in case it misses one."""
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(event.wait(), seconds)

@@ -4,7 +4,6 @@ that wakes transports when new messages are committed."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import uuid
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -309,12 +308,6 @@ class StreamHub:
         if woke:
             self._any.set()
             self._any = asyncio.Event()
-
-
-async def wait_for(event: asyncio.Event, seconds: float) -> None:
-    """Wait until `event` is set or `seconds` pass, whichever is first."""
-    with contextlib.suppress(TimeoutError):
-        await asyncio.wait_for(event.wait(), seconds)
 
 
 # An open stream's row counts this many re-check intervals after its last renewal (it

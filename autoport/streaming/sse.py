@@ -13,10 +13,11 @@ import orjson
 
 from autoport.kit.auth import Caller
 from autoport.kit.errors import ApiError
+from autoport.kit.periodic import wait_for
 from autoport.kit.state import AppState
 from autoport.streaming import repository
 from autoport.streaming.metrics import MESSAGES_PUBLISHED, PUBLISH_LAG
-from autoport.streaming.service import StreamHub, close_stream, renew_stream, wait_for
+from autoport.streaming.service import StreamHub, close_stream, renew_stream
 
 PAGE = 500
 # Streams are woken at once by messages of this process and, on PostgreSQL, of other

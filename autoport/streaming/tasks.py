@@ -15,6 +15,7 @@ import structlog
 
 from autoport.kit import outbox
 from autoport.kit.db import Connection
+from autoport.kit.periodic import wait_for
 from autoport.kit.retention import prune_in_batches
 from autoport.kit.state import AppState
 from autoport.streaming import mosquitto, repository
@@ -25,7 +26,6 @@ from autoport.streaming.service import (
     LostLease,
     StreamHub,
     lookup_readers,
-    wait_for,
     write_messages,
 )
 

@@ -11,8 +11,9 @@ the outcome of that one fetch stands for the whole window:
 
 Concurrent pulls share one fetch: in this process they await the same future; across
 processes the `vehicle_fetches` row is the lease (one conditional upsert claims it), and
-the others wait for the claimant's outcome. Writing the row costs two small writes per
-window per vehicle, never one per pull.
+the others wait for the claimant's outcome: woken by its commit on PostgreSQL (commit
+notifications, about a millisecond), by polling on SQLite. Writing the row costs two
+small writes per window per vehicle, never one per pull.
 """
 
 from __future__ import annotations
@@ -28,13 +29,20 @@ from functools import lru_cache
 from autoport.kit.clock import Clock
 from autoport.kit.db import Connection, Database
 from autoport.kit.errors import ApiError
+from autoport.kit.periodic import wait_for
 from autoport.vehicle_data import repository
 
 # A process that claimed a fetch and died holds the lease until the fetch's timeout has
 # passed; the others wait that long at most, then claim it themselves.
 _LEASE_MARGIN_US = 1_000_000
-# How often a process waiting for another's fetch looks at the row.
+# How often a process waiting for another's fetch looks at the row when it cannot hear
+# the other's commit (SQLite, or PostgreSQL while the listener is down). Where it can,
+# the look is only a safety net for a lost notification: polling every 20 ms there held
+# the waiting process's pulls up to 20 ms once per window, which was most of the
+# sandbox pull's p99 with two workers (bench/pull_live.py).
 _POLL_SECONDS = 0.02
+_SAFETY_POLL_SECONDS = 0.5
+FETCH_TABLES = frozenset({"vehicle_fetches"})
 # In-process outcomes kept (LRU by insertion; one per vehicle and property set).
 _MAX_OUTCOMES = 100_000
 
@@ -125,10 +133,31 @@ class FreshnessWindows:
         timeout_us: int,
         fetch: Callable[[], Awaitable[None]],
     ) -> FetchOutcome:
+        committed = asyncio.Event()
+        stop_hearing = self.database.on_commit(FETCH_TABLES, committed.set)
+        try:
+            outcome = await self._claim_or_wait(key, max_age_us, timeout_us, fetch, committed)
+        finally:
+            stop_hearing()
+        self._remember(key, outcome)
+        return outcome
+
+    async def _claim_or_wait(
+        self,
+        key: Key,
+        max_age_us: int,
+        timeout_us: int,
+        fetch: Callable[[], Awaitable[None]],
+        committed: asyncio.Event,
+    ) -> FetchOutcome:
+        """Claim the fetch and make it, or wait for the claimant's outcome; `committed`
+        is set by commits to `vehicle_fetches`."""
         environment, vin, digest = key
         # Waiting for another process is bounded in real time, whatever the app's clock.
         deadline = time.monotonic() + (timeout_us + 2 * _LEASE_MARGIN_US) / 1_000_000
         while True:
+            # Cleared before looking: a commit from here on ends the wait below.
+            committed.clear()
             now = self.clock.now_us()
             claimed = await repository.claim_fetch(
                 self.database,
@@ -140,16 +169,12 @@ class FreshnessWindows:
                 lease_until_us=now + timeout_us + _LEASE_MARGIN_US,
             )
             if claimed:
-                outcome = await self._fetch(key, now, fetch)
-                break
+                return await self._fetch(key, now, fetch)
             row = await repository.get_fetch_outcome(
                 self.database, environment=environment, vin=vin, properties=digest
             )
             if row is not None and now - row["fetched_at"] < max_age_us:
-                outcome = FetchOutcome(
-                    row["fetched_at"], row["status"], row["detail"], row["title"]
-                )
-                break
+                return FetchOutcome(row["fetched_at"], row["status"], row["detail"], row["title"])
             if time.monotonic() >= deadline:
                 raise ApiError(
                     504,
@@ -157,9 +182,8 @@ class FreshnessWindows:
                     title="Gateway Timeout",
                 )
             # Another process is fetching: its outcome will stand for this pull too.
-            await asyncio.sleep(_POLL_SECONDS)
-        self._remember(key, outcome)
-        return outcome
+            heard = self.database.sees_other_processes
+            await wait_for(committed, _SAFETY_POLL_SECONDS if heard else _POLL_SECONDS)
 
     async def _fetch(
         self, key: Key, started_us: int, fetch: Callable[[], Awaitable[None]]

@@ -9,6 +9,7 @@ import contextlib
 from collections.abc import AsyncIterator
 
 import httpx
+import pytest
 from fastapi import FastAPI
 
 from autoport.brands.registry import registry_of
@@ -16,6 +17,7 @@ from autoport.brands.sources import FetchResult, VehicleOffline
 from autoport.kit.clock import FrozenClock
 from autoport.kit.db import Connection, Database
 from autoport.kit.errors import ApiError
+from autoport.vehicle_data import freshness
 from autoport.vehicle_data.freshness import FreshnessWindows
 from tests.vehicle_data.conftest import TestCallers
 from tests.vehicle_data.test_pull import ALL, URL, VIN, TestSource, bearer, reader, store
@@ -179,6 +181,45 @@ async def test_two_processes_share_one_fetch_through_the_database(
     assert asked == 1
     assert [o.status for o in outcomes] == [200, 200]
     assert outcomes[0].fetched_at_us == outcomes[1].fetched_at_us
+
+
+async def test_a_process_waiting_for_another_s_fetch_hears_its_outcome_at_once(
+    two_databases: tuple[Database, Database], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On PostgreSQL the waiting process is woken by the claimant's commit, not by its
+    next look at the row: with that look 5 s away, it still has the outcome at once.
+    (SQLite cannot hear another process's commit; there its ordinary poll serves.)"""
+    clock = FrozenClock()
+    first, second = two_databases
+    monkeypatch.setattr(freshness, "_SAFETY_POLL_SECONDS", 5.0)
+    if first.sees_other_processes:
+        monkeypatch.setattr(freshness, "_POLL_SECONDS", 5.0)
+    loop = asyncio.get_running_loop()
+    ended: list[float] = []
+
+    async def fetch() -> None:
+        await asyncio.sleep(0.3)
+        ended.append(loop.time())
+
+    async def never() -> None:
+        raise AssertionError("asked again while another process fetched")
+
+    common = {
+        "environment": "production",
+        "vin": VIN,
+        "properties": frozenset(ALL),
+        "max_age_seconds": 30,
+        "timeout_seconds": 10,
+    }
+    claimant = asyncio.ensure_future(
+        FreshnessWindows(first, clock).outcome(**common, fetch=fetch)  # type: ignore[arg-type]
+    )
+    await asyncio.sleep(0.05)  # the first has claimed the fetch
+    waiting = await FreshnessWindows(second, clock).outcome(**common, fetch=never)  # type: ignore[arg-type]
+    heard_after = loop.time()
+    assert ended and waiting.status == 200
+    assert waiting.fetched_at_us == (await claimant).fetched_at_us
+    assert heard_after - ended[0] < 1.0
 
 
 async def test_a_failed_fetch_by_another_process_is_its_outcome_here_too(
