@@ -108,6 +108,8 @@ async def _parse(request: Request) -> CommandIn:
             raise _invalid(
                 [{"type": "json_invalid", "loc": ("body", error.pos), "ctx": {"error": error.msg}}]
             ) from None
+        except ValueError:  # not text in any JSON encoding (UnicodeDecodeError): as FastAPI
+            raise ApiError(400, "There was an error parsing the body") from None
     if not isinstance(data, dict):
         raise _invalid([{"type": "model_attributes_type", "loc": ("body",), "msg": _NOT_AN_OBJECT}])
     try:

@@ -167,6 +167,8 @@ async def test_conflict_and_argument_errors_are_the_same(
         (["doors"], None, 422),  # not an object
         ({"capability": "d" * 101, "command": "x"}, None, 422),  # too long
         (None, b"{not json", 400),
+        (None, b"\x83", 400),  # not text: found by bench fuzz, a 500 before
+        (None, b"\xd4\xdcv", 400),
         (None, b"", 400),  # no body
     ],
 )
