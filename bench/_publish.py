@@ -310,6 +310,10 @@ def publish() -> None:
         "The machine is shared and its load drifts, so the pull benchmarks measure a floor",
         "(a minimal Starlette app doing the same work with the same database driver) in the",
         "same run, alternating rounds, and judge autoport by its share of the floor.",
+        "The floor runs under plain uvicorn, which writes a response's head and body as two",
+        "sends; `autoport serve` sends them as one (`kit.server.CoalescedWrites`), which is",
+        "part of its lead in the live pull. The PostgreSQL floor asks the database twice on",
+        "every request (the token, the vehicle), where autoport serves from its caches.",
         "",
     ]
     pulls = {title: s for name, title in PULL_FILES.items() if (s := _load(name)) is not None}
