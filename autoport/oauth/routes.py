@@ -218,6 +218,11 @@ async def token_endpoint_account(request: Request, account_id: str) -> Response:
 async def _revoke(request: Request) -> Response:
     state = state_of(request)
     environment = environment_of(request)
+    # The address's token budget, before any work: revocation authenticates the client
+    # as the token endpoint does, so guessing a secret here spends the same budget.
+    await _rate_limit(
+        state, "token-ip", client_address(request), "from this address",
+    )  # fmt: skip
     params = await read_params(request)
     token = params.get("token")
     if not token:

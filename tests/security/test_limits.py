@@ -74,6 +74,32 @@ async def test_token_endpoint_limits_each_address_on_every_path(
             assert (await token_request(other, creds)).status_code == 200
 
 
+async def test_revocation_spends_the_address_s_token_budget(
+    sqlite_settings: Settings, clock: FrozenClock
+) -> None:
+    # Revocation authenticates the client too: without the limit, an attacker could
+    # guess a client's secret there, around the token endpoint's budget.
+    async with running(sqlite_settings, clock, oauth_token_ip_rate_limit="3/hour") as app:
+        creds = await credentials(app)
+        async with client_at(app, ATTACKER) as attacker, client_at(app, OTHER) as other:
+            guess = {"token": "ap_at_any", "client_id": creds.client_id}
+            for n in range(3):
+                wrong = {**guess, "client_secret": f"ap_cs_guess{n}"}
+                answer = await (
+                    attacker.post("/v1/revoke", data=wrong)
+                    if n % 2
+                    else attacker.request("DELETE", "/v1/access_tokens", data=wrong)
+                )
+                assert answer.status_code == 401, answer.text
+            assert_oauth_429(await attacker.post("/v1/revoke", data={**guess, **creds.auth()}))
+            assert_oauth_429(await attacker.request("DELETE", "/v1/access_tokens", data=guess))
+            # One budget with the token endpoint.
+            assert_oauth_429(await token_request(attacker, creds))
+            # Another address revokes as before.
+            revoked = await other.post("/v1/revoke", data={**guess, **creds.auth()})
+            assert revoked.status_code == 200, revoked.text
+
+
 async def test_token_endpoint_limits_each_authenticated_client(
     sqlite_settings: Settings, clock: FrozenClock
 ) -> None:
