@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -31,3 +32,25 @@ def chromium_browser(artifacts: Path) -> Iterator[Any]:
             yield browser
         finally:
             browser.close()
+
+
+AXE = Path(__file__).parent / "vendor" / "axe-core" / "axe.min.js"
+
+
+def axe_violations(page: Any) -> list[str]:
+    """axe-core's rules (all but the experimental ones: WCAG 2.x A and AA, best
+    practices) on the page as it is now, each violation as `rule: help - targets`.
+    Evaluated through the DevTools protocol, so the page's CSP stays as strict as ever;
+    the page needs JavaScript on."""
+    page.evaluate(_axe_source())
+    result: list[str] = page.evaluate(
+        "async () => (await axe.run(document, {resultTypes: ['violations']})).violations"
+        ".map(v => v.id + ': ' + v.help + ' - ' + v.nodes.map(n => n.target.join(' '))"
+        ".join(' | '))"
+    )
+    return result
+
+
+@functools.cache
+def _axe_source() -> str:
+    return AXE.read_text()

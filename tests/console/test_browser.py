@@ -30,13 +30,12 @@ from autoport.app import create_app
 from autoport.config import Settings
 from autoport.kit.db import Database, create_database
 from autoport.kit.migrate import upgrade_sync
-from tests.browser import chromium_browser
+from tests.browser import axe_violations, chromium_browser
 
 pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts" / "console"
-AXE = (ROOT / "tests" / "vendor" / "axe-core" / "axe.min.js").read_text()
 ADMIN_TOKEN = "ap_admin_console-browser-test"
 PASSWORD = "a long browser passphrase"
 
@@ -160,13 +159,8 @@ class Walker:
     def check(self, name: str) -> None:
         """axe-core on the page as it is now: 0 violations; then a screenshot."""
         self.page.wait_for_load_state("load")
-        self.page.evaluate(AXE)
-        result = self.page.evaluate(
-            "async () => { const r = await axe.run(document, {resultTypes: ['violations']});"
-            " return r.violations.map(v => v.id + ': ' + v.help + ' ' +"
-            " v.nodes.map(n => n.target.join(' ')).join(' | ')); }"
-        )
-        assert result == [], f"{self.who}/{name}: {result}"
+        violations = axe_violations(self.page)
+        assert violations == [], f"{self.who}/{name}: {violations}"
         self.page.screenshot(path=str(ARTIFACTS / f"{self.who}-{name}.png"), full_page=True)
         self.checked.append(name)
 

@@ -33,14 +33,13 @@ from autoport.kit.clock import now_us
 from autoport.kit.db import Database, create_database
 from autoport.kit.environments import Environment
 from autoport.kit.migrate import upgrade_sync
-from tests.browser import chromium_browser
+from tests.browser import axe_violations, chromium_browser
 from tests.factories import bearer
 
 pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts" / "console-data-pages"
-AXE = ROOT / "tests" / "vendor" / "axe-core" / "axe.min.js"
 ADMIN_TOKEN = "ap_admin_console-data-pages-browser-test"
 PASSWORD = "correct horse battery"
 CSV = (
@@ -175,13 +174,8 @@ def page(browser: Any) -> Iterator[Any]:
 def axe(page: Any, name: str) -> None:
     """axe-core's WCAG 2.1 A/AA rules: no violation (evaluated through the DevTools
     protocol, so the page's CSP stays as strict as ever)."""
-    page.evaluate(AXE.read_text())
-    result = page.evaluate(
-        "async () => (await axe.run(document, {runOnly: {type: 'tag', values: "
-        "['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice']}})).violations"
-        ".map(v => v.id + ': ' + v.nodes.map(n => n.target.join(' ')).join(', '))"
-    )
-    assert result == [], f"{name}: {result}"
+    violations = axe_violations(page)
+    assert violations == [], f"{name}: {violations}"
 
 
 def shot(page: Any, name: str) -> None:
