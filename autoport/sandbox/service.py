@@ -19,7 +19,9 @@ off; then the car reports its whole current state at once.
 
 from __future__ import annotations
 
+import asyncio
 import random
+import weakref
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
@@ -61,6 +63,13 @@ from autoport.vehicle_data import freshness
 from autoport.vehicles.vin import generate_vin, vin_problem
 
 log = structlog.get_logger("autoport.sandbox")
+
+# Simulation steps run between two yields to the event loop: a step of 7 days (604,800
+# steps, about 12 s of CPU) held every other request of the process for its whole length.
+_STEPS_PER_YIELD = 1_000
+# The VINs this process is stepping now, per database: the runner leaves them alone,
+# or its own advance would make the step's write a conflict (409) at its end.
+_STEPPING: weakref.WeakKeyDictionary[Database, set[str]] = weakref.WeakKeyDictionary()
 
 BRAND = "sandbox"
 SOURCE = "sandbox"
@@ -405,13 +414,17 @@ async def advance_vehicle(
     changed the vehicle meanwhile (the caller simply tries again later)."""
     if steps <= 0:
         return vehicle
-    state = advance(
-        vehicle.state,
-        seed=vehicle.seed,
-        first_step=vehicle.step + 1,
-        steps=steps,
-        step_seconds=vehicle.step_seconds,
-    )
+    state = vehicle.state
+    for done in range(0, steps, _STEPS_PER_YIELD):
+        if done:
+            await asyncio.sleep(0)  # other requests in between (_STEPS_PER_YIELD)
+        state = advance(
+            state,
+            seed=vehicle.seed,
+            first_step=vehicle.step + 1 + done,
+            steps=min(_STEPS_PER_YIELD, steps - done),
+            step_seconds=vehicle.step_seconds,
+        )
     updated = replace(
         vehicle,
         state=pin_event_times(vehicle, vehicle.state, state),
@@ -442,7 +455,16 @@ async def step_vehicle(
     shift = int(steps * vehicle.step_seconds / vehicle.time_scale * MICROS)
     # The anchor moves with the new row; `save` still finds the stored version.
     anchored = replace(vehicle, started_at=vehicle.started_at - shift)
-    result = await advance_vehicle(db, ingest=ingest, vehicle=anchored, steps=steps, now_us=now_us)
+    stepping = _STEPPING.setdefault(db, set())
+    if vehicle.vin in stepping:
+        raise ApiError(409, "the vehicle is being stepped already; try again", source="vin")
+    stepping.add(vehicle.vin)
+    try:
+        result = await advance_vehicle(
+            db, ingest=ingest, vehicle=anchored, steps=steps, now_us=now_us
+        )
+    finally:
+        stepping.discard(vehicle.vin)
     if result is None:
         raise ApiError(409, "the vehicle changed meanwhile; try again", source="vin")
     return result
@@ -454,7 +476,10 @@ async def tick(
     """One round of the runner: every running vehicle whose next step is due advances to
     now. Returns how many vehicles advanced."""
     advanced = 0
+    stepping = _STEPPING.get(db, set())
     for vehicle in await repository.list_running(db.reader, limit):
+        if vehicle.vin in stepping:
+            continue  # step_vehicle advances it now, and moves its anchor
         due = vehicle.due_step(now_us)
         if due <= vehicle.step:
             continue

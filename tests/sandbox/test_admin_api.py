@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import httpx
@@ -394,6 +395,47 @@ async def test_the_runner_advances_running_vehicles_with_the_clock(
     clock.advance(5)
     await service.tick(db, ingest=ingest, now_us=clock.now_us())
     assert (await service.get_vehicle(db.reader, paused_vin)).step == 5
+
+
+async def test_a_long_step_lets_other_work_run_and_the_runner_leaves_the_car_alone(
+    admin: httpx.AsyncClient, db: Database, ingest: RecordingIngest, clock: FrozenClock
+) -> None:
+    """A step of 100,000 simulated seconds (seconds of CPU) runs in pieces: the event
+    loop serves other work in between (it was held for the whole step), and the runner,
+    ticking meanwhile, leaves the car to the step (its own advance would turn the
+    step's write into a 409)."""
+    await create(admin, scenario="driving", seed=3)
+    step = asyncio.ensure_future(
+        admin.post(f"{BASE}/vehicles/{VIN}/step", json={"seconds": 100_000})
+    )
+    loop = asyncio.get_running_loop()
+    started = last = loop.time()
+    longest, ticked = 0.0, None
+    while not step.done():
+        await asyncio.sleep(0)
+        now = loop.time()
+        last, longest = now, max(longest, now - last)
+        if ticked is None and VIN in service._STEPPING.get(db, set()):
+            clock.advance(60)
+            ticked = await service.tick(db, ingest=ingest, now_us=clock.now_us())
+            last = loop.time()
+    response = step.result()
+    took = loop.time() - started
+    assert response.status_code == 200, response.text
+    assert response.json()["simulation"]["step"] == 100_000
+    assert ticked == 0
+    # Held in one piece, the longest wait would be most of the step; a piece is a small
+    # part of it, also on a busy machine (a bound in seconds is not).
+    assert longest < took / 4, f"the loop was held for {longest:.2f} s of {took:.2f} s"
+    # A second step while one runs is refused, not interleaved.
+    again = asyncio.ensure_future(
+        admin.post(f"{BASE}/vehicles/{VIN}/step", json={"seconds": 50_000})
+    )
+    while VIN not in service._STEPPING.get(db, set()) and not again.done():
+        await asyncio.sleep(0)
+    refused = await admin.post(f"{BASE}/vehicles/{VIN}/step", json={"seconds": 10})
+    assert refused.status_code == 409, refused.text
+    assert (await again).status_code == 200
 
 
 async def test_the_runner_skips_long_downtime(
