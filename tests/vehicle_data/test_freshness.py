@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 
 import httpx
 import pytest
@@ -18,7 +18,7 @@ from autoport.kit.clock import FrozenClock
 from autoport.kit.db import Connection, Database
 from autoport.kit.errors import ApiError
 from autoport.vehicle_data import freshness
-from autoport.vehicle_data.freshness import FreshnessWindows
+from autoport.vehicle_data.freshness import FetchOutcome, FreshnessWindows
 from tests.vehicle_data.conftest import TestCallers
 from tests.vehicle_data.test_pull import ALL, URL, VIN, TestSource, bearer, reader, store
 
@@ -151,6 +151,24 @@ async def test_each_property_set_has_its_own_window(
     assert source.asked == [frozenset({"charging.battery_level"}), frozenset(ALL)]
 
 
+def pull_outcome(
+    windows: FreshnessWindows, fetch: Callable[[], Awaitable[None]]
+) -> Awaitable[FetchOutcome]:
+    """The outcome standing for a pull of VIN's whole property set (a 30 s window)."""
+    return windows.outcome(
+        environment="production",
+        vin=VIN,
+        properties=frozenset(ALL),
+        max_age_seconds=30,
+        timeout_seconds=10,
+        fetch=fetch,
+    )
+
+
+async def never_asked() -> None:
+    raise AssertionError("the source was asked again inside the window")
+
+
 async def test_two_processes_share_one_fetch_through_the_database(
     two_databases: tuple[Database, Database],
 ) -> None:
@@ -165,19 +183,7 @@ async def test_two_processes_share_one_fetch_through_the_database(
         await asyncio.sleep(0.3)
 
     windows = [FreshnessWindows(database, clock) for database in two_databases]
-    outcomes = await asyncio.gather(
-        *(
-            w.outcome(
-                environment="production",
-                vin=VIN,
-                properties=frozenset(ALL),
-                max_age_seconds=30,
-                timeout_seconds=10,
-                fetch=fetch,
-            )
-            for w in windows
-        )
-    )
+    outcomes = await asyncio.gather(*(pull_outcome(w, fetch) for w in windows))
     assert asked == 1
     assert [o.status for o in outcomes] == [200, 200]
     assert outcomes[0].fetched_at_us == outcomes[1].fetched_at_us
@@ -201,21 +207,9 @@ async def test_a_process_waiting_for_another_s_fetch_hears_its_outcome_at_once(
         await asyncio.sleep(0.3)
         ended.append(loop.time())
 
-    async def never() -> None:
-        raise AssertionError("asked again while another process fetched")
-
-    common = {
-        "environment": "production",
-        "vin": VIN,
-        "properties": frozenset(ALL),
-        "max_age_seconds": 30,
-        "timeout_seconds": 10,
-    }
-    claimant = asyncio.ensure_future(
-        FreshnessWindows(first, clock).outcome(**common, fetch=fetch)  # type: ignore[arg-type]
-    )
+    claimant = asyncio.ensure_future(pull_outcome(FreshnessWindows(first, clock), fetch))
     await asyncio.sleep(0.05)  # the first has claimed the fetch
-    waiting = await FreshnessWindows(second, clock).outcome(**common, fetch=never)  # type: ignore[arg-type]
+    waiting = await pull_outcome(FreshnessWindows(second, clock), never_asked)
     heard_after = loop.time()
     assert ended and waiting.status == 200
     assert waiting.fetched_at_us == (await claimant).fetched_at_us
@@ -230,18 +224,8 @@ async def test_a_failed_fetch_by_another_process_is_its_outcome_here_too(
     async def offline() -> None:
         raise ApiError(408, "asleep")
 
-    async def never() -> None:
-        raise AssertionError("asked again inside the window")
-
     first, second = (FreshnessWindows(database, clock) for database in two_databases)
-    common = {
-        "environment": "production",
-        "vin": VIN,
-        "properties": frozenset(ALL),
-        "max_age_seconds": 30,
-        "timeout_seconds": 10,
-    }
-    assert (await first.outcome(**common, fetch=offline)).status == 408  # type: ignore[arg-type]
+    assert (await pull_outcome(first, offline)).status == 408
     clock.advance(5)
-    outcome = await second.outcome(**common, fetch=never)  # type: ignore[arg-type]
+    outcome = await pull_outcome(second, never_asked)
     assert (outcome.status, outcome.detail) == (408, "asleep")
