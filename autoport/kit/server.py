@@ -65,10 +65,10 @@ class CoalescedWrites(asyncio.Transport):
     # The transport's default high-water mark (asyncio's and uvloop's).
     FLUSH_BYTES = 64 * 1024
 
-    def __init__(self, transport: asyncio.Transport) -> None:
+    def __init__(self, transport: asyncio.Transport, loop: asyncio.AbstractEventLoop) -> None:
         super().__init__()
         self.transport = transport
-        self.loop = asyncio.get_running_loop()
+        self.loop = loop
         self.held: list[bytes] = []
         self.held_bytes = 0
 
@@ -161,7 +161,7 @@ class HttpProtocol(HttpToolsProtocol):
 
     # uvicorn's own override narrows the transport the same way.
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-        super().connection_made(CoalescedWrites(transport))
+        super().connection_made(CoalescedWrites(transport, self.loop))
 
     def on_message_begin(self) -> None:
         super().on_message_begin()
