@@ -20,7 +20,7 @@ class Clock:
     """The real clock; `FrozenClock` in tests."""
 
     def now_us(self) -> int:
-        return now_us()
+        return time.time_ns() // 1000  # `now_us` inlined: a pull asks four times
 
 
 class FrozenClock(Clock):

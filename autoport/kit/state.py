@@ -86,6 +86,15 @@ class AppState:
         return self._keys.token_hmac_key.current
 
     @property
+    def recent_token_key(self) -> bytes:
+        """`token_key` as the secrets file held it at most a millisecond ago
+        (`autoport.kit.keyring.LiveKey.recent`): for the bearer check of every request,
+        which looks again with `token_key` before it refuses a token."""
+        if self.settings.token_hmac_key is None:
+            raise RuntimeError("secrets were not loaded (config.ensure_secrets)")
+        return self._keys.token_hmac_key.recent().current
+
+    @property
     def session_key(self) -> bytes:
         """The current `session_secret` (as `token_key`)."""
         if self.settings.session_secret is None:

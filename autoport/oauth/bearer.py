@@ -165,19 +165,30 @@ def make_authenticator(state: AppState) -> Authenticator:
     clock = state.clock
     verified = VerifiedTokens()
 
+    async def lookup(key: bytes, token: str) -> Row | None:
+        row = await lookup_under_any_key(database.reader, key, token)
+        if row is None:
+            # `key` was read up to a millisecond ago: a token issued under a key rotated
+            # in since then is found under the key as the secrets file holds it now.
+            current = state.token_key
+            if current != key:
+                row = await lookup_under_any_key(database.reader, current, token)
+        return row
+
     async def authenticate(request: Request, environment: Environment) -> Caller:
-        # Read per request: a key rotation reaches a running server at once.
-        key = state.token_key
+        # Read per request (at most a millisecond old): a key rotation reaches a running
+        # server at once.
+        key = state.recent_token_key
         token = bearer_token(request)
         hashed = token_hash(key, token)
         version = database.data_version(BEARER_TABLES)
         if version is None:
-            row = await lookup_under_any_key(database.reader, key, token)
+            row = await lookup(key, token)
             return caller_from_row(check_row(row, environment, clock.now_us()), environment)
         cache_key = (hashed, environment)
         entry = verified.get(version, cache_key)
         if entry is None:
-            row = await lookup_under_any_key(database.reader, key, token)
+            row = await lookup(key, token)
             check_row(row, environment, clock.now_us())
             assert row is not None  # check_row raised otherwise
             entry = (row, caller_from_row(row, environment))

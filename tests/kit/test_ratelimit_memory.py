@@ -41,3 +41,16 @@ async def test_the_tightest_of_several_limits_answers() -> None:
     assert (await limiter.hit("APP")).allowed
     last = await limiter.hit("APP")
     assert not last.allowed and last.limit == 5
+
+
+async def test_the_limit_with_fewest_requests_left_answers_and_the_first_refusal_wins() -> None:
+    # The hour has fewer left than the minute: its figures are the headers'.
+    limiter = RateLimiter("10/minute;4/hour")
+    first = await limiter.hit("APP")
+    assert (first.limit, first.remaining) == (4, 3) and 60 < first.reset_seconds <= 3600
+    # Both refuse: the first limit written answers.
+    both = RateLimiter("2/minute;2/hour")
+    verdicts = [await both.hit("APP") for _ in range(3)]
+    assert not verdicts[-1].allowed
+    assert (verdicts[-1].limit, verdicts[-1].remaining) == (2, 0)
+    assert verdicts[-1].reset_seconds <= 60

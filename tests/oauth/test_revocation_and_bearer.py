@@ -3,6 +3,7 @@ authorization status changes and their outbox events, and RFC 8414 metadata."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -13,6 +14,7 @@ from fastapi import FastAPI
 
 from autoport.app import create_app
 from autoport.config import Settings
+from autoport.kit import keyring
 from autoport.kit.auth import CallerDep
 from autoport.kit.clock import FrozenClock
 from autoport.kit.db import Database
@@ -336,3 +338,45 @@ async def test_a_verified_token_is_refused_once_its_application_is_disabled(
     refused = await client.get("/v1/probe", headers=token.headers)
     assert refused.status_code == 401
     assert "disabled" in refused.json()["errors"][0]["detail"]
+
+
+async def test_a_token_issued_under_a_key_rotated_in_since_the_last_look_is_found(
+    app: FastAPI,
+    client: httpx.AsyncClient,
+    creds: AppCredentials,
+    settings: Settings,
+    clock: FrozenClock,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The bearer check reuses its look at the secrets file for RECHECK_SECONDS (a
+    # millisecond), stretched here so that every request below falls within one look.
+    monkeypatch.setattr(keyring, "RECHECK_SECONDS", 60.0)
+    old = await client_credentials_token(client, creds)
+    assert (await client.get("/v1/probe", headers=bearer(old))).status_code == 200
+    # After a leak: no window for the old key. Another replica issues a token under the
+    # new key, which this one has not looked at yet.
+    keyring.rotate(settings, "token_hmac_key", window_seconds=0)
+    replica = create_app(settings, clock=clock, run_background=False)
+    async with (
+        replica.router.lifespan_context(replica),
+        httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=replica), base_url="http://127.0.0.1:8080"
+        ) as other,
+    ):
+        new = await client_credentials_token(other, creds)
+    assert (await client.get("/v1/probe", headers=bearer(new))).status_code == 200
+    # That look found the new key: the old key's token is refused from then on.
+    refused = await client.get("/v1/probe", headers=bearer(old))
+    assert refused.status_code == 401
+
+
+async def test_a_rotation_without_window_refuses_old_tokens_once_the_look_is_renewed(
+    app: FastAPI, client: httpx.AsyncClient, creds: AppCredentials, settings: Settings
+) -> None:
+    old = await client_credentials_token(client, creds)
+    assert (await client.get("/v1/probe", headers=bearer(old))).status_code == 200
+    keyring.rotate(settings, "token_hmac_key", window_seconds=0)
+    await asyncio.sleep(keyring.RECHECK_SECONDS * 2)
+    refused = await client.get("/v1/probe", headers=bearer(old))
+    assert refused.status_code == 401
+    assert refused.json()["errors"][0]["detail"] == "the access token is not valid"
