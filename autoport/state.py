@@ -21,6 +21,7 @@ from autoport.kit.usage import UsageCounts
 from autoport.owner.reads import ReadCounter
 from autoport.sandbox.source import BehaviourLookup
 from autoport.streaming.service import StreamHub
+from autoport.vehicle_data.service import VersionedReads
 
 # The request counters: limiter name (also its storage namespace) -> the setting it
 # counts against. Vehicle data reads per application; token requests per address and per
@@ -57,4 +58,7 @@ def build_state(settings: Settings, database: Database, clock: Clock) -> AppStat
     state.provide(ReadCounter({}))
     # Wakes this process's command worker and `Prefer: wait` requests.
     state.provide(CommandHub())
+    # The pull's reads of vehicle rows and clearances, kept while their tables are
+    # unchanged (this app's database only).
+    state.provide(VersionedReads())
     return state

@@ -21,6 +21,7 @@ from typing import Any
 
 import httpx
 import orjson
+from starlette.requests import Request
 
 from autoport.apps import service as apps_service
 from autoport.kit.clock import now_us as real_now_us
@@ -86,6 +87,11 @@ class VehicleToken:
 
 def bearer(token: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {token}"}
+
+
+def bearer_request(token: str) -> Request:
+    """A request carrying `token`, for calling the authenticator directly."""
+    return Request({"type": "http", "headers": [(b"authorization", f"Bearer {token}".encode())]})
 
 
 async def create_app_credentials(

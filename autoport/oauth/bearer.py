@@ -2,9 +2,9 @@
 token to a `Caller`, with one primary-key query (it runs on every vehicle-data call).
 
 The verified rows are kept while the database's `data_version` of the tables they are
-read from (BEARER_TABLES) stays the same, so a repeated token costs an HMAC instead of a
-three-table join; a commit to one of them (a revocation, a rejected grant, a disabled
-application) changes the version and empties the cache: at once when this process wrote
+read from (BEARER_TABLES) stays the same, so a repeated token costs a digest instead of
+an HMAC and a three-table join; a commit to one of them (a revocation, a rejected grant,
+a disabled application) changes the version and empties the cache: at once when this process wrote
 it; when another process did, within a millisecond on SQLite (any of its commits counts
 there: `kit.db.VERSION_REUSE_SECONDS`) and once its commit notification arrives on
 PostgreSQL (`kit.db.PostgresDatabase.data_version`; nothing is cached while that
@@ -14,6 +14,7 @@ listener is down). Expiry is checked on every call.
 from __future__ import annotations
 
 from functools import lru_cache
+from hashlib import sha256
 
 import orjson
 from fastapi import Request
@@ -53,8 +54,18 @@ def unauthorized(detail: str, *, error: str | None = "invalid_token") -> ApiErro
     )
 
 
+def _authorization(request: Request) -> str:
+    # The first Authorization header, as `request.headers.get` finds it, read from the
+    # scope directly (ASGI names are lower case): building Headers for it cost every
+    # bearer check about a microsecond.
+    for name, value in request.scope["headers"]:
+        if name == b"authorization":
+            return str(value.decode("latin-1"))
+    return ""
+
+
 def bearer_token(request: Request) -> str:
-    header = request.headers.get("authorization", "")
+    header = _authorization(request)
     scheme, _, token = header.partition(" ")
     token = token.strip()
     if not header:
@@ -127,22 +138,33 @@ BEARER_TABLES = frozenset({"oauth_tokens", "applications", "authorizations"})
 
 
 class VerifiedTokens:
-    """Token hash -> (row, Caller) as read at one `data_version` of the database."""
+    """Verified tokens -> (row, Caller) as read at one `data_version` of the database
+    under one token key (a rotation empties them too: a token of a key refused since is
+    looked up again).
+
+    Keyed by the token's plain SHA-256, not by its HMAC: a repeated token then costs a
+    0.4 µs digest instead of a 1.6 µs HMAC (OpenSSL sets up the key on every call). The
+    HMAC keeps a stolen database from confirming a guessed token; in this process's
+    memory, which holds the HMAC key itself, a digest protects as much, and no token is
+    kept in plain."""
 
     def __init__(self, size: int = 8192) -> None:
         self.size = size
         self.version: int | None = None
-        self.entries: dict[tuple[str, Environment], tuple[Row, Caller]] = {}
+        self.token_key: bytes | None = None
+        self.entries: dict[tuple[bytes, Environment], tuple[Row, Caller]] = {}
 
-    def get(self, version: int, key: tuple[str, Environment]) -> tuple[Row, Caller] | None:
-        if version != self.version:
-            # Something was committed since: any row may have changed.
+    def get(
+        self, version: int, token_key: bytes, key: tuple[bytes, Environment]
+    ) -> tuple[Row, Caller] | None:
+        if version != self.version or token_key != self.token_key:
+            # Something was committed or the key rotated since: any row may have changed.
             self.entries.clear()
-            self.version = version
+            self.version, self.token_key = version, token_key
             return None
         return self.entries.get(key)
 
-    def put(self, key: tuple[str, Environment], entry: tuple[Row, Caller]) -> None:
+    def put(self, key: tuple[bytes, Environment], entry: tuple[Row, Caller]) -> None:
         if len(self.entries) >= self.size:
             self.entries.clear()  # rare (that many live tokens at one version): start over
         self.entries[key] = entry
@@ -180,13 +202,12 @@ def make_authenticator(state: AppState) -> Authenticator:
         # server at once.
         key = state.recent_token_key
         token = bearer_token(request)
-        hashed = token_hash(key, token)
         version = database.data_version(BEARER_TABLES)
         if version is None:
             row = await lookup(key, token)
             return caller_from_row(check_row(row, environment, clock.now_us()), environment)
-        cache_key = (hashed, environment)
-        entry = verified.get(version, cache_key)
+        cache_key = (sha256(token.encode()).digest(), environment)
+        entry = verified.get(version, key, cache_key)
         if entry is None:
             row = await lookup(key, token)
             check_row(row, environment, clock.now_us())

@@ -10,7 +10,7 @@ from starlette.responses import Response
 
 from autoport.kit.auth import Caller, CallerDep, current_caller
 from autoport.kit.errors import ApiError, request_id_of
-from autoport.kit.ratelimit import RateLimiters
+from autoport.kit.ratelimit import RateLimiters, Verdict
 from autoport.kit.routing import HotRoute, api_router, json_response
 from autoport.kit.state import AppState, state_of
 from autoport.kit.usage import UsageCounts
@@ -37,21 +37,21 @@ _ERRORS: dict[int | str, dict[str, str]] = {
 }
 
 
-async def _rate_limit(state: AppState, caller: Caller) -> dict[str, str]:
+async def _rate_limit(state: AppState, caller: Caller) -> Verdict:
     # Per application, against vehicle_data_rate_limit (autoport.state.RATE_LIMITS).
     verdict = await state.part(RateLimiters)["vd"].hit(caller.application_id)
-    headers = verdict.headers()
     if not verdict.allowed:
         state.part(UsageCounts).rate_limited(
             caller.environment.value, caller.application_id, state.clock.now_us()
         )
+        headers = verdict.headers()
         raise ApiError(
             429,
             f"the application's rate limit of {verdict.limit} requests is used up; "
             f"retry in {headers['Retry-After']} s",
             headers=headers,
         )
-    return headers
+    return verdict
 
 
 PULL_PATH = "/v1/vehicle-data/autoapi-13/{vin}"
@@ -59,16 +59,18 @@ PULL_PATH = "/v1/vehicle-data/autoapi-13/{vin}"
 
 async def pull(request: Request, vin: str, caller: Caller) -> Response:
     state = state_of(request)
-    headers = await _rate_limit(state, caller)
+    verdict = await _rate_limit(state, caller)
     try:
         service.check_vin(vin)
         body = await service.pull(state, caller, vin, request_id_of(request))
     except ApiError as error:
-        error.headers = {**headers, **(error.headers or {})}
+        error.headers = {**verdict.headers(), **(error.headers or {})}
         raise
     # For the owner portal's "last read": an in-memory count, flushed off the request path.
     reads.record(state, caller, state.clock.now_us())
-    return Response(body, media_type="application/json", headers=headers)
+    response = Response(body, media_type="application/json")
+    response.raw_headers += verdict.raw_headers()
+    return response
 
 
 async def pull_endpoint(request: Request) -> Response:
@@ -127,7 +129,7 @@ async def get_vehicle_data_history(
     """Every accepted value of one property, newest first (same access rules as the
     pull). Follow `next_cursor` until it is null."""
     state = state_of(request)
-    headers = await _rate_limit(state, caller)
+    headers = (await _rate_limit(state, caller)).headers()
     try:
         service.check_vin(vin)
         content = await service.history(

@@ -13,7 +13,6 @@ application. Anything else is a 403 that says why.
 from __future__ import annotations
 
 import asyncio
-import weakref
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from functools import lru_cache
@@ -82,7 +81,7 @@ async def readable_properties(
             raise _forbidden(f"the authorization ended at {to_iso(grant.valid_until_us)}")
         properties, brand = grant.properties, grant.brand
     else:
-        found = await _clearance_brand(state.database, caller, vin)
+        found = await _clearance_brand(state, caller, vin)
         if found is None:
             raise _forbidden("the application has no approved fleet clearance for this vehicle")
         properties, brand = caller.application_properties, found
@@ -244,7 +243,7 @@ class VersionedReads:
     commit, by this process or another, changes the version and empties them, so a
     revoked clearance or a new document is seen when the bearer cache sees a revoked
     token (autoport.oauth.bearer). Without a version (PostgreSQL's listener down) every
-    read queries."""
+    read queries. One per app (autoport.state), which has one database."""
 
     def __init__(self, size: int = 4096) -> None:
         self.size = size
@@ -308,19 +307,10 @@ _VEHICLES = frozenset({"vehicles"})
 _CLEARANCES = frozenset({"fleet_vehicles"})
 _MISSING = object()
 
-# Per database object: apps (and test apps) with different databases never share rows.
-_READS: weakref.WeakKeyDictionary[Database, VersionedReads] = weakref.WeakKeyDictionary()
 
-
-def _reads(database: Database) -> VersionedReads:
-    reads = _READS.get(database)
-    if reads is None:
-        reads = _READS[database] = VersionedReads()
-    return reads
-
-
-async def _vehicle_row(database: Database, env: str, vin: str) -> Row | None:
-    row: Row | None = await _reads(database).get(
+async def _vehicle_row(state: AppState, env: str, vin: str) -> Row | None:
+    database = state.database
+    row: Row | None = await state.part(VersionedReads).get(
         database,
         _VEHICLES,
         (env, vin),
@@ -329,15 +319,15 @@ async def _vehicle_row(database: Database, env: str, vin: str) -> Row | None:
     return row
 
 
-async def _clearance_brand(database: Database, caller: Caller, vin: str) -> str | None:
+async def _clearance_brand(state: AppState, caller: Caller, vin: str) -> str | None:
     """The brand of the caller's approved fleet clearance of `vin` (one query a pull of
     a client_credentials token would otherwise make: 6 % of a sandbox pull)."""
-    brand: str | None = await _reads(database).get(
-        database,
+    brand: str | None = await state.part(VersionedReads).get(
+        state.database,
         _CLEARANCES,
         (str(caller.environment), caller.application_id, vin),
         lambda: approved_clearance_brand(
-            database.reader,
+            state.database.reader,
             environment=caller.environment,
             application_id=caller.application_id,
             vin=vin,
@@ -350,12 +340,12 @@ async def pull(state: AppState, caller: Caller, vin: str, request_id: str) -> by
     """The vehicle data response as bytes."""
     properties, brand = await readable_properties(state, caller, vin)
     env = str(caller.environment)
-    row = await _vehicle_row(state.database, env, vin)
+    row = await _vehicle_row(state, env, vin)
     check_brand(caller, brand, row)
     if state.part(BrandRegistry).data_sources and await _refresh(
         state, caller, vin, brand, properties
     ):
-        row = await _vehicle_row(state.database, env, vin)
+        row = await _vehicle_row(state, env, vin)
         check_brand(caller, brand, row)
     if row is None:
         raise _pending()

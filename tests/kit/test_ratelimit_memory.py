@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from starlette.responses import Response
+
 from autoport.kit.ratelimit import RateLimiter, WindowCounts
 
 
@@ -54,3 +56,13 @@ async def test_the_limit_with_fewest_requests_left_answers_and_the_first_refusal
     assert not verdicts[-1].allowed
     assert (verdicts[-1].limit, verdicts[-1].remaining) == (2, 0)
     assert verdicts[-1].reset_seconds <= 60
+
+
+async def test_raw_headers_are_the_headers_as_starlette_would_encode_them() -> None:
+    limiter = RateLimiter("2/minute;50/hour")
+    for _ in range(3):  # allowed, allowed, refused (with Retry-After)
+        verdict = await limiter.hit("APP")
+        encoded = Response(headers=verdict.headers()).raw_headers
+        expected = [pair for pair in encoded if pair[0] != b"content-length"]
+        assert verdict.raw_headers() == expected
+    assert not verdict.allowed and verdict.raw_headers()[-1][0] == b"retry-after"

@@ -9,6 +9,7 @@ from autoport.kit.db import Database
 from tests.factories import (
     AppCredentials,
     bearer,
+    bearer_request,
     client_credentials_token,
     create_authorization,
     issue_code,
@@ -184,11 +185,7 @@ async def test_client_credentials_token_authenticates_as_the_application(
 
     token = await client_credentials_token(client, creds)
 
-    class FakeRequest:
-        def __init__(self) -> None:
-            self.headers = {"authorization": f"Bearer {token}"}
-
-    caller = await app.state.authenticator(FakeRequest(), Environment.production)
+    caller = await app.state.authenticator(bearer_request(token), Environment.production)
     assert caller.kind is CallerKind.application
     assert caller.application_id == creds.app_id
     assert caller.has_scope("fleet:clearance")

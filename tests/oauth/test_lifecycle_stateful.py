@@ -29,7 +29,12 @@ from autoport.kit.auth import Caller
 from autoport.kit.clock import FrozenClock
 from autoport.kit.environments import Environment
 from autoport.kit.errors import ApiError
-from tests.factories import AppCredentials, create_app_credentials, vehicle_token
+from tests.factories import (
+    AppCredentials,
+    bearer_request,
+    create_app_credentials,
+    vehicle_token,
+)
 
 ACCESS_SECONDS = 3600
 
@@ -48,11 +53,6 @@ class Access:
     family: int
     expires_at: int
     revoked: bool = False
-
-
-class _Request:
-    def __init__(self, token: str) -> None:
-        self.headers = {"authorization": f"Bearer {token}"}
 
 
 class TokenLifecycle(RuleBasedStateMachine):
@@ -184,7 +184,7 @@ class TokenLifecycle(RuleBasedStateMachine):
     async def authenticate(self, token: str) -> Caller | ApiError:
         try:
             caller: Caller = await self.app.state.authenticator(
-                _Request(token), Environment.production
+                bearer_request(token), Environment.production
             )
         except ApiError as error:
             return error
