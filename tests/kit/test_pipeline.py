@@ -8,6 +8,7 @@ import httpx
 import pytest
 from fastapi import FastAPI
 
+from autoport.app import PlainAttributes
 from autoport.config import rotate_admin_token
 from autoport.kit.environments import Environment
 from tests.factories import bearer, client_credentials_token, create_app_credentials
@@ -117,3 +118,16 @@ async def test_admin_json_routes_judge_bodies_after_the_admin_token(
             path, content=b"[", headers={**admin, "Content-Type": "application/json"}
         )
         assert malformed.status_code == 400, (path, malformed.text)
+
+
+def test_app_state_entries_are_plain_attributes_and_state_still_works() -> None:
+    state = PlainAttributes()
+    state.autoport = "the app's state"
+    # Read as an ordinary attribute: State's __getattr__ is not involved.
+    assert vars(state)["autoport"] == "the app's state"
+    assert state["autoport"] == state.autoport
+    assert getattr(state, "authenticator", None) is None  # what kit.auth relies on
+    with pytest.raises(AttributeError):
+        _ = state.missing
+    del state.autoport
+    assert getattr(state, "autoport", None) is None
