@@ -470,15 +470,19 @@ async def step_vehicle(
     return result
 
 
+def is_stepping(db: Database, vin: str) -> bool:
+    """Whether this process is stepping `vin` now (`step_vehicle`)."""
+    return vin in _STEPPING.get(db, ())
+
+
 async def tick(
     db: Database, *, ingest: Ingest, now_us: int, limit: int = 500, max_catch_up: int = 3600
 ) -> int:
     """One round of the runner: every running vehicle whose next step is due advances to
     now. Returns how many vehicles advanced."""
     advanced = 0
-    stepping = _STEPPING.get(db, set())
     for vehicle in await repository.list_running(db.reader, limit):
-        if vehicle.vin in stepping:
+        if is_stepping(db, vehicle.vin):
             continue  # step_vehicle advances it now, and moves its anchor
         due = vehicle.due_step(now_us)
         if due <= vehicle.step:

@@ -415,7 +415,7 @@ async def test_a_long_step_lets_other_work_run_and_the_runner_leaves_the_car_alo
         await asyncio.sleep(0)
         now = loop.time()
         last, longest = now, max(longest, now - last)
-        if ticked is None and VIN in service._STEPPING.get(db, set()):
+        if ticked is None and service.is_stepping(db, VIN):
             clock.advance(60)
             ticked = await service.tick(db, ingest=ingest, now_us=clock.now_us())
             last = loop.time()
@@ -431,7 +431,7 @@ async def test_a_long_step_lets_other_work_run_and_the_runner_leaves_the_car_alo
     again = asyncio.ensure_future(
         admin.post(f"{BASE}/vehicles/{VIN}/step", json={"seconds": 50_000})
     )
-    while VIN not in service._STEPPING.get(db, set()) and not again.done():
+    while not service.is_stepping(db, VIN) and not again.done():
         await asyncio.sleep(0)
     refused = await admin.post(f"{BASE}/vehicles/{VIN}/step", json={"seconds": 10})
     assert refused.status_code == 409, refused.text
