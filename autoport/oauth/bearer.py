@@ -4,11 +4,11 @@ token to a `Caller`, with one primary-key query (it runs on every vehicle-data c
 The verified rows are kept while the database's `data_version` of the tables they are
 read from (BEARER_TABLES) stays the same, so a repeated token costs a digest instead of
 an HMAC and a three-table join; a commit to one of them (a revocation, a rejected grant,
-a disabled application) changes the version and empties the cache: at once when this process wrote
-it; when another process did, within a millisecond on SQLite (any of its commits counts
-there: `kit.db.VERSION_REUSE_SECONDS`) and once its commit notification arrives on
-PostgreSQL (`kit.db.PostgresDatabase.data_version`; nothing is cached while that
-listener is down). Expiry is checked on every call.
+a disabled application) changes the version and empties the cache: at once when this
+process wrote it; when another process did, within a millisecond on SQLite (any of its
+commits counts there: `kit.db.VERSION_REUSE_SECONDS`) and once its commit notification
+arrives on PostgreSQL (`kit.db.PostgresDatabase.data_version`; nothing is cached while
+that listener is down). Expiry is checked on every call.
 """
 
 from __future__ import annotations
@@ -60,7 +60,8 @@ def _authorization(request: Request) -> str:
     # bearer check about a microsecond.
     for name, value in request.scope["headers"]:
         if name == b"authorization":
-            return str(value.decode("latin-1"))
+            header: str = value.decode("latin-1")
+            return header
     return ""
 
 
