@@ -15,7 +15,7 @@ from fastapi import Depends, Request
 from autoport.config import Settings
 from autoport.kit.clock import Clock
 from autoport.kit.db import Database
-from autoport.kit.keyring import LiveKey
+from autoport.kit.keyring import Keyring, LiveKey
 
 T = TypeVar("T")
 
@@ -86,13 +86,14 @@ class AppState:
         return self._keys.token_hmac_key.current
 
     @property
-    def recent_token_key(self) -> bytes:
-        """`token_key` as the secrets file held it at most a millisecond ago
-        (`autoport.kit.keyring.LiveKey.recent`): for the bearer check of every request,
+    def recent_token_keyring(self) -> Keyring:
+        """The `token_hmac_key` ring as the secrets file held it at most a millisecond
+        ago (`autoport.kit.keyring.LiveKey.recent`; the same object until the file
+        changes or a previous key's window ends): for the bearer check of every request,
         which looks again with `token_key` before it refuses a token."""
         if self.settings.token_hmac_key is None:
             raise RuntimeError("secrets were not loaded (config.ensure_secrets)")
-        return self._keys.token_hmac_key.recent().current
+        return self._keys.token_hmac_key.recent()
 
     @property
     def session_key(self) -> bytes:

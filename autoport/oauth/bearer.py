@@ -24,7 +24,7 @@ from autoport.kit.crypto import token_hash
 from autoport.kit.db import Connection, Row
 from autoport.kit.environments import Environment
 from autoport.kit.errors import ApiError
-from autoport.kit.keyring import accepted
+from autoport.kit.keyring import Keyring, accepted
 from autoport.kit.state import AppState
 from autoport.oauth import repository
 from autoport.oauth.repository import ACCESS
@@ -140,8 +140,8 @@ BEARER_TABLES = frozenset({"oauth_tokens", "applications", "authorizations"})
 
 class VerifiedTokens:
     """Verified tokens -> (row, Caller) as read at one `data_version` of the database
-    under one token key (a rotation empties them too: a token of a key refused since is
-    looked up again).
+    under one token keyring: a rotation, or the end of a previous key's window, empties
+    them too, so a token of a key no longer accepted is looked up again (and refused).
 
     Keyed by the token's plain SHA-256, not by its HMAC: a repeated token then costs a
     0.4 µs digest instead of a 1.6 µs HMAC (OpenSSL sets up the key on every call). The
@@ -152,16 +152,17 @@ class VerifiedTokens:
     def __init__(self, size: int = 8192) -> None:
         self.size = size
         self.version: int | None = None
-        self.token_key: bytes | None = None
+        self.keyring: Keyring | None = None
         self.entries: dict[tuple[bytes, Environment], tuple[Row, Caller]] = {}
 
     def get(
-        self, version: int, token_key: bytes, key: tuple[bytes, Environment]
+        self, version: int, keyring: Keyring, key: tuple[bytes, Environment]
     ) -> tuple[Row, Caller] | None:
-        if version != self.version or token_key != self.token_key:
-            # Something was committed or the key rotated since: any row may have changed.
+        # The keyring by identity: LiveKey hands out the same object until it changes.
+        if version != self.version or keyring is not self.keyring:
+            # A commit, a rotation or a window's end since: any verdict may have changed.
             self.entries.clear()
-            self.version, self.token_key = version, token_key
+            self.version, self.keyring = version, keyring
             return None
         return self.entries.get(key)
 
@@ -201,14 +202,15 @@ def make_authenticator(state: AppState) -> Authenticator:
     async def authenticate(request: Request, environment: Environment) -> Caller:
         # Read per request (at most a millisecond old): a key rotation reaches a running
         # server at once.
-        key = state.recent_token_key
+        keyring = state.recent_token_keyring
+        key = keyring.current
         token = bearer_token(request)
         version = database.data_version(BEARER_TABLES)
         if version is None:
             row = await lookup(key, token)
             return caller_from_row(check_row(row, environment, clock.now_us()), environment)
         cache_key = (sha256(token.encode()).digest(), environment)
-        entry = verified.get(version, key, cache_key)
+        entry = verified.get(version, keyring, cache_key)
         if entry is None:
             row = await lookup(key, token)
             check_row(row, environment, clock.now_us())

@@ -4,6 +4,7 @@ authorization status changes and their outbox events, and RFC 8414 metadata."""
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -380,3 +381,20 @@ async def test_a_rotation_without_window_refuses_old_tokens_once_the_look_is_ren
     refused = await client.get("/v1/probe", headers=bearer(old))
     assert refused.status_code == 401
     assert refused.json()["errors"][0]["detail"] == "the access token is not valid"
+
+
+async def test_a_verified_token_of_a_previous_key_is_refused_once_its_window_ends(
+    app: FastAPI, client: httpx.AsyncClient, creds: AppCredentials, settings: Settings
+) -> None:
+    # Verified (and kept) under the previous key during its window; the window then ends
+    # with nothing committed to the token tables, which alone would keep the verdict.
+    old = await client_credentials_token(client, creds)
+    keyring.rotate(settings, "token_hmac_key", window_seconds=1.0)
+    ends = time.time() + 1.0
+    await asyncio.sleep(keyring.RECHECK_SECONDS * 2)
+    for _ in range(2):  # the second answer comes from the verified tokens
+        assert (await client.get("/v1/probe", headers=bearer(old))).status_code == 200
+    assert time.time() < ends, "the machine was too slow"
+    await asyncio.sleep(max(0.0, ends - time.time()) + 0.2)
+    refused = await client.get("/v1/probe", headers=bearer(old))
+    assert refused.status_code == 401
