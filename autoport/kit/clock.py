@@ -19,8 +19,8 @@ def now_us() -> int:
 class Clock:
     """The real clock; `FrozenClock` in tests."""
 
-    def now_us(self) -> int:
-        return time.time_ns() // 1000  # `now_us` inlined: a pull asks four times
+    # The module's function itself, not a method calling it: a pull asks four times.
+    now_us = staticmethod(now_us)
 
 
 class FrozenClock(Clock):
