@@ -3,6 +3,7 @@ from __future__ import annotations
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, RootModel
+from pydantic.json_schema import SkipJsonSchema
 
 from autoport.fleet.states import Status
 
@@ -43,7 +44,13 @@ class FleetVehicleList(RootModel[list[FleetVehicleView]]):
 class AddedVehicle(BaseModel):
     """One requested vehicle's outcome, in request order."""
 
-    vin: str | None = Field(description="null when the item had no string vin")
+    # Optional but never null: the schema says string, no default.
+    vin: str | SkipJsonSchema[None] = Field(
+        default=None,
+        json_schema_extra=lambda schema: schema.pop("default", None),
+        description="the vin sent, as a string (a number as its JSON text); absent, never "
+        "null, when the item had no vin, a null one, or an object or array",
+    )
     status: Status
     description: str | None = Field(
         default=None, description="why, for status error or a vehicle already registered"

@@ -8,6 +8,8 @@ import io
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import orjson
+
 from autoport.brands.registry import brand_problem
 from autoport.catalog.brands import hyphenated
 from autoport.fleet import repository
@@ -124,9 +126,22 @@ def _tags_problem(tags: object) -> str | None:
     return None
 
 
+def _echo_vin(vin: object) -> str | None:
+    """The `vin` an error answer repeats: what was sent, as a string (the original types
+    it a non-null string and clients index answers by it); a number or boolean as its JSON
+    text; nothing for a missing, null, object or array vin (the field is left out)."""
+    if isinstance(vin, str):
+        return vin
+    if isinstance(vin, bool | int | float):
+        return orjson.dumps(vin).decode()
+    return None
+
+
 def _error(vin: object, description: str) -> dict[str, Any]:
     item: dict[str, Any] = {"status": "error", "description": description}
-    item["vin"] = vin if isinstance(vin, str) else None
+    echoed = _echo_vin(vin)
+    if echoed is not None:
+        item["vin"] = echoed
     return item
 
 

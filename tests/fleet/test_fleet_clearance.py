@@ -289,9 +289,29 @@ async def test_per_vehicle_errors_inside_a_200(
     assert "not activated" in answer[3]["description"]
     assert "tags.n" in answer[4]["description"]
     assert "brand" in answer[5]["description"]
-    assert answer[6]["vin"] is None
+    assert "vin" not in answer[6]
     stored = await vehicle(client, callers.fleet, VIN2)
     assert stored["brand"] == "mercedes-benz"
+
+
+async def test_a_vin_that_is_not_a_string_is_echoed_as_one_never_as_null(
+    app: FastAPI, client: httpx.AsyncClient, callers: Callers
+) -> None:
+    """The original types an answer's `vin` as a non-null string, and clients key the
+    answers by it (issue #38): a number comes back as its JSON text, a missing, null,
+    object or array vin leaves the field out. No answer holds a null anywhere."""
+    sent = [12345678901234567, 1.5, True, None, {"a": 1}, [VIN]]
+    answer = await add(
+        client,
+        callers.fleet,
+        *({"vin": vin, "brand": "bmw"} for vin in sent),
+        {"brand": "bmw"},
+    )
+    assert [a["status"] for a in answer] == ["error"] * 7
+    assert [a.get("vin") for a in answer] == ["12345678901234567", "1.5", "true"] + [None] * 4
+    assert all("vin" not in a for a in answer[3:])
+    assert all(value is not None for a in answer for value in a.values())
+    assert "vin: must be a string" in answer[0]["description"]
 
 
 async def test_bad_body_is_a_clear_4xx_and_stores_nothing(
