@@ -41,13 +41,17 @@ class FleetVehicleList(RootModel[list[FleetVehicleView]]):
     """A page of the fleet list: a bare array, as the original answers it."""
 
 
+def _no_default(schema: dict[str, Any]) -> None:
+    schema.pop("default", None)
+
+
 class AddedVehicle(BaseModel):
     """One requested vehicle's outcome, in request order."""
 
     # Optional but never null: the schema says string, no default.
     vin: str | SkipJsonSchema[None] = Field(
         default=None,
-        json_schema_extra=lambda schema: schema.pop("default", None),
+        json_schema_extra=_no_default,
         description="the vin sent, as a string (a number as its JSON text); absent, never "
         "null, when the item had no vin, a null one, or an object or array",
     )
