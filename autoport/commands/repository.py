@@ -103,26 +103,36 @@ async def get_by_inflight(
     return None if row is None else CommandRow.from_row(row)
 
 
-async def claim_pending(
-    conn: Connection, *, worker_id: str, now_us: int, limit: int
-) -> list[CommandRow]:
-    """Move up to `limit` due pending commands to `sent`, in the caller's transaction:
-    once it commits, no one (this worker after a crash included) sends them again."""
+async def lock_due(conn: Connection, *, now_us: int, limit: int) -> list[CommandRow]:
+    """Up to `limit` due pending commands, oldest first, held for the caller's
+    transaction (PostgreSQL: FOR UPDATE SKIP LOCKED, so other workers take others;
+    SQLite: the single writer)."""
     lock = " FOR UPDATE SKIP LOCKED" if conn.dialect == "postgresql" else ""
     rows = await conn.fetch_all(
-        f"""
-        UPDATE vehicle_commands
-        SET status = 'sent', sent_at = :now, updated_at = :now, claimed_by = :worker
-        WHERE status = 'pending' AND id IN (
-            SELECT id FROM vehicle_commands
-            WHERE status = 'pending' AND deadline_at > :now
-            ORDER BY created_at LIMIT :limit{lock}
-        )
-        RETURNING {COLUMNS}
-        """,  # noqa: S608 - fixed column list and lock clause
-        {"now": now_us, "worker": worker_id, "limit": limit},
+        f"SELECT {COLUMNS} FROM vehicle_commands "  # noqa: S608 - fixed column list and lock
+        f"WHERE status = 'pending' AND deadline_at > :now ORDER BY created_at LIMIT :limit{lock}",
+        {"now": now_us, "limit": limit},
     )
-    return sorted((CommandRow.from_row(row) for row in rows), key=lambda c: c.created_at)
+    return [CommandRow.from_row(row) for row in rows]
+
+
+async def mark_sent(
+    conn: Connection, *, command_ids: Sequence[str], worker_id: str, now_us: int
+) -> None:
+    """Move commands held by `lock_due` to `sent`, in the caller's transaction: once it
+    commits, no one (this worker after a crash included) sends them again."""
+    if not command_ids:
+        return
+    ids = ", ".join(f":i{i}" for i in range(len(command_ids)))
+    await conn.execute(
+        "UPDATE vehicle_commands SET status = 'sent', sent_at = :now, updated_at = :now, "  # noqa: S608
+        f"claimed_by = :worker WHERE id IN ({ids}) AND status = 'pending'",
+        {
+            "now": now_us,
+            "worker": worker_id,
+            **{f"i{i}": command_id for i, command_id in enumerate(command_ids)},
+        },
+    )
 
 
 async def finish(

@@ -18,7 +18,13 @@ from starlette.responses import Response
 
 from autoport.catalog.commands import COMMANDS
 from autoport.commands import service
-from autoport.commands.schemas import CommandCatalog, CommandIn, CommandRow, CommandView
+from autoport.commands.schemas import (
+    EXECUTED,
+    CommandCatalog,
+    CommandIn,
+    CommandRow,
+    CommandView,
+)
 from autoport.kit.auth import Caller, CallerDep, current_caller
 from autoport.kit.errors import ApiError, validation_items
 from autoport.kit.routing import HotRoute, api_router, is_json_content_type, json_response
@@ -62,9 +68,14 @@ async def _answer(
     wait = service.wanted_wait(prefer, state.settings.vehicle_command_max_wait_seconds)
     if wait is not None:
         poll = min(0.1, state.settings.vehicle_command_poll_seconds)
-        row = await service.wait_finished(
+        waited = await service.wait_finished(
             state.database.reader, service.hub_of(state), row, wait, poll=poll
         )
+        if waited.status == EXECUTED and waited is not row:
+            # The access checked when the request began may be gone (withdrawn,
+            # disabled, revoked) by now: the new state is shown only as it stands.
+            access = await service.access_now(state, caller, waited.vin)
+        row = waited
         headers = {**headers, "Preference-Applied": f"wait={int(wait)}"}
     headers["Location"] = f"{service.PATH}/{row.id}"
     status = 200 if row.finished else unfinished_status

@@ -12,10 +12,12 @@ from autoport.kit.clock import to_iso
 from autoport.kit.db import Row
 from autoport.kit.environments import Environment
 
-Status = Literal["pending", "sent", "executed", "failed", "timed_out"]
+Status = Literal["pending", "sent", "executed", "failed", "timed_out", "cancelled"]
 PENDING, SENT, EXECUTED, FAILED, TIMED_OUT = "pending", "sent", "executed", "failed", "timed_out"
+# Never sent: the access it was accepted under was withdrawn before a worker claimed it.
+CANCELLED = "cancelled"
 UNFINISHED = (PENDING, SENT)
-FINISHED = (EXECUTED, FAILED, TIMED_OUT)
+FINISHED = (EXECUTED, FAILED, TIMED_OUT, CANCELLED)
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,7 +117,9 @@ class CommandView(BaseModel):
     command: str
     arguments: dict[str, Any]
     status: Status
-    failure: FailureView | None = Field(description="set when failed or timed_out")
+    failure: FailureView | None = Field(
+        description="set when failed, timed_out or cancelled (why it was not sent)"
+    )
     created_at: str
     updated_at: str
     sent_at: str | None

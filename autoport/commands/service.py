@@ -32,7 +32,7 @@ from autoport.brands.base import CommandOutcome
 from autoport.catalog.commands import COMMANDS, Command
 from autoport.catalog.validation import DataPointError
 from autoport.commands import repository
-from autoport.commands.schemas import EXECUTED, CommandIn, CommandRow
+from autoport.commands.schemas import CANCELLED, EXECUTED, PENDING, SENT, CommandIn, CommandRow
 from autoport.kit import outbox
 from autoport.kit.auth import Caller, CallerKind
 from autoport.kit.clock import MICROS
@@ -41,8 +41,14 @@ from autoport.kit.errors import ApiError
 from autoport.kit.ratelimit import RateLimiter, rate_limiter
 from autoport.kit.state import AppState
 from autoport.vehicle_data import repository as data_repository
-from autoport.vehicle_data.service import by_capability, check_vin, readable_properties, visible
-from autoport.vehicles.access import brand_serves
+from autoport.vehicle_data.service import (
+    DATA_SCOPE,
+    by_capability,
+    check_vin,
+    readable_properties,
+    visible,
+)
+from autoport.vehicles.access import Lost, Standing, Way, brand_serves, standings
 
 COMMAND_EVENT = "command_changed"
 IDEMPOTENCY_WINDOW_US = 24 * 3600 * MICROS
@@ -202,11 +208,91 @@ async def emit(conn: Connection, commands: Sequence[CommandRow], now_us: int) ->
 _STREAM_ONLY = ("streaming",)
 
 
-async def claim(conn: Connection, *, worker_id: str, now_us: int, limit: int) -> list[CommandRow]:
-    """Move up to `limit` due pending commands to `sent` (see repository.claim_pending)."""
-    rows = await repository.claim_pending(conn, worker_id=worker_id, now_us=now_us, limit=limit)
-    await emit(conn, rows, now_us)
-    return rows
+@dataclass(frozen=True, slots=True)
+class Claimed:
+    sent: list[CommandRow]  # to be handed to the carmaker now
+    cancelled: list[CommandRow]  # their access was withdrawn: never sent
+
+
+# The spec's failure reason of a command cancelled because its access was withdrawn.
+WITHDRAWN_REASON = "unauthorised"
+
+
+def _way(row: CommandRow) -> Way:
+    return Way(row.environment, row.application_id, row.vin, row.authorization_id)
+
+
+def withdrawn(row: CommandRow, standing: Standing | Lost) -> str | None:
+    """Why the access `row` was accepted under no longer allows it, or None: the same
+    rule as at submit (`authorize`), read again: the grant or clearance, the application
+    enabled, the brand activated, and every `set` scope of the command granted (by the
+    owner through an authorization, registered by the application through a clearance)."""
+    if isinstance(standing, Lost):
+        return standing.reason
+    if standing.brand != row.brand:
+        return f"the access is now for the brand {standing.brand!r}, not {row.brand!r}"
+    command = COMMANDS.get(row.capability, row.command)
+    key = f"{row.capability}.{row.command}"
+    granted = set(COMMANDS.scopes_for(k for k in standing.commands if COMMANDS.by_key(k)))
+    missing = [scope for scope in (command.scopes if command else (key,)) if scope not in granted]
+    if not missing:
+        return None
+    holder = (
+        "the owner's authorization no longer grants"
+        if row.authorization_id is not None
+        else "the application no longer registers"
+    )
+    return f"{holder} {key} (scope '{missing[0]}')"
+
+
+async def claim(conn: Connection, *, worker_id: str, now_us: int, limit: int) -> Claimed:
+    """Take up to `limit` due pending commands: each is `sent` (committed before any
+    connector call, see autoport.commands.tasks), or `cancelled` when the access it was
+    accepted under no longer allows it. Access is read again here, in this transaction,
+    holding what it read (vehicles.access.standings): a withdrawal committed before is
+    seen, one arriving meanwhile waits until these commands are recorded as sent (from
+    then on the command is with the carmaker)."""
+    due = await repository.lock_due(conn, now_us=now_us, limit=limit)
+    if not due:
+        return Claimed([], [])
+    verdicts = await standings(conn, {_way(row) for row in due}, now_us=now_us, hold=True)
+    sent: list[CommandRow] = []
+    refused: dict[str, list[CommandRow]] = {}
+    for row in due:
+        reason = withdrawn(row, verdicts[_way(row)])
+        if reason is None:
+            sent.append(replace(row, status=SENT, sent_at=now_us, updated_at=now_us))
+        else:
+            description = f"{reason} before the command was sent; it was never sent"
+            refused.setdefault(description, []).append(row)
+    await repository.mark_sent(
+        conn, command_ids=[row.id for row in sent], worker_id=worker_id, now_us=now_us
+    )
+    cancelled: list[CommandRow] = []
+    for description, rows in refused.items():
+        done = await repository.finish(
+            conn,
+            command_ids=[row.id for row in rows],
+            status=CANCELLED,
+            reason=WITHDRAWN_REASON,
+            description=description,
+            now_us=now_us,
+            expected=(PENDING,),
+        )
+        cancelled.extend(
+            replace(
+                row,
+                status=CANCELLED,
+                failure_reason=WITHDRAWN_REASON,
+                failure_description=description,
+                updated_at=now_us,
+                finished_at=now_us,
+            )
+            for row in rows
+            if row.id in done
+        )
+    await emit(conn, [*sent, *cancelled], now_us)
+    return Claimed(sent, cancelled)
 
 
 async def finish(
@@ -460,6 +546,23 @@ async def wait_finished(
             current = await repository.get(conn, row.environment, row.id) or current
         if current.finished:
             return current
+
+
+async def access_now(state: AppState, caller: Caller, vin: str) -> tuple[frozenset[str], str]:
+    """What `caller` may read of `vin` as the database says now (its grant or clearance,
+    the application, the brand), never as its token said when the request began: a
+    `Prefer: wait` answer is built seconds later, and an owner may have withdrawn
+    meanwhile. Nothing readable (an empty set) when the access is gone."""
+    way = Way(
+        caller.environment,
+        caller.application_id,
+        vin,
+        caller.grant.authorization_id if caller.grant is not None else None,
+    )
+    standing = (await standings(state.database.reader, [way], now_us=state.clock.now_us()))[way]
+    if isinstance(standing, Lost) or not caller.has_scope(DATA_SCOPE):
+        return frozenset(), ""
+    return standing.properties, standing.brand
 
 
 def written_properties(row: CommandRow) -> frozenset[str]:

@@ -150,14 +150,24 @@ async def execute_batched(state: AppState, finisher: Finisher, row: CommandRow) 
         log.warning("command answer after the sweep; kept the sweep's", command_id=row.id)
 
 
-async def claim(state: AppState, worker_id: str, limit: int) -> list[CommandRow]:
+async def take(state: AppState, worker_id: str, limit: int) -> service.Claimed:
+    """Claim up to `limit` due commands: those to send now are committed as `sent`;
+    those whose access was withdrawn since they were accepted, as `cancelled`
+    (service.claim). Both are handed to this process's waiters."""
     now = state.clock.now_us()
     async with state.database.transaction() as conn:
-        rows = await service.claim(conn, worker_id=worker_id, now_us=now, limit=limit)
+        claimed = await service.claim(conn, worker_id=worker_id, now_us=now, limit=limit)
     hub = hub_of(state)
-    for row in rows:
+    for row in (*claimed.sent, *claimed.cancelled):
         hub.changed(row)
-    return rows
+    if claimed.cancelled:
+        log.info("commands cancelled: access withdrawn", count=len(claimed.cancelled))
+    return claimed
+
+
+async def claim(state: AppState, worker_id: str, limit: int) -> list[CommandRow]:
+    """The commands to send now (see `take`)."""
+    return (await take(state, worker_id, limit)).sent
 
 
 async def sweep(state: AppState, *, limit: int = 500) -> int:
@@ -209,17 +219,19 @@ async def run_loop(state: AppState, worker_id: str, stop: asyncio.Event) -> None
                 await sweep(state)
                 next_sweep = loop.time() + SWEEP_INTERVAL_SECONDS
             room = settings.vehicle_command_concurrency - len(running)
-            rows = await claim(state, worker_id, room) if room > 0 else []
+            claimed = await take(state, worker_id, room) if room > 0 else None
+            rows = claimed.sent if claimed is not None else []
+            taken = len(rows) + len(claimed.cancelled) if claimed is not None else 0
         except Exception:
             log.exception("command worker round failed")
-            rows, room = [], 1
+            rows, room, taken = [], 1, 0
             await asyncio.sleep(settings.vehicle_command_poll_seconds)
         for row in rows:
             task = asyncio.create_task(execute_batched(state, finisher, row))
             running.add(task)
             task.add_done_callback(freed)
         full = len(running) >= settings.vehicle_command_concurrency
-        if rows and len(rows) == room and not full:
+        if taken and taken == room and not full:
             continue  # more may be waiting
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(hub.work.wait(), timeout=settings.vehicle_command_poll_seconds)

@@ -507,7 +507,7 @@ class SentCommand:
 
     id: str
     key: str  # "capability.command", the catalog's key
-    status: str  # pending | sent | executed | failed | timed_out
+    status: str  # pending | sent | executed | failed | timed_out | cancelled
     failure_reason: str | None
     created_at: int
     finished_at: int | None

@@ -11,12 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import orjson
 from sqlalchemy import bindparam, text
 
 from autoport.catalog.brands import SANDBOX_BRAND, UNKNOWN_BRAND
-from autoport.kit.db import Connection
+from autoport.kit.clock import to_iso
+from autoport.kit.db import Connection, Row
 from autoport.kit.environments import Environment
 
 
@@ -127,3 +129,129 @@ async def approved_clearance_brand(
         {"environment": str(environment), "application_id": application_id, "vin": vin},
     )
     return str(row["brand"]) if row is not None and row["status"] == "approved" else None
+
+
+# --------------------------------------------------- standing, read when it must be now
+
+
+@dataclass(frozen=True, slots=True)
+class Way:
+    """How an application reaches a vehicle: through an owner's authorization, or (no
+    authorization) through its fleet clearance."""
+
+    environment: Environment
+    application_id: str
+    vin: str
+    authorization_id: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Standing:
+    """What a way allows now, read from the database: the properties it reads, the
+    commands it may send ("capability.command": the owner's granted ones through an
+    authorization, the application's registered ones through a clearance) and its brand."""
+
+    properties: frozenset[str]
+    commands: frozenset[str]
+    brand: str
+
+
+@dataclass(frozen=True, slots=True)
+class Lost:
+    """Why a way allows nothing now (said to the application: its own access only)."""
+
+    reason: str
+
+
+_GRANT_STANDINGS = """
+SELECT z.id AS authorization_id, z.environment AS environment, z.application_id AS
+       application_id, z.vin AS vin, z.brand AS brand, z.status AS status,
+       z.valid_from AS valid_from, z.valid_until AS valid_until,
+       z.properties AS properties, z.commands AS commands,
+       a.brands AS app_brands, a.disabled_at AS disabled_at
+FROM authorizations z JOIN applications a ON a.id = z.application_id
+WHERE z.id IN ({ids})
+"""
+
+_CLEARANCE_STANDINGS = """
+SELECT f.environment AS environment, f.application_id AS application_id, f.vin AS vin,
+       f.brand AS brand, f.status AS status, a.properties AS properties,
+       a.commands AS commands, a.brands AS app_brands, a.disabled_at AS disabled_at
+FROM fleet_vehicles f JOIN applications a ON a.id = f.application_id
+WHERE f.application_id IN ({apps}) AND f.vin IN ({vins})
+"""
+
+
+def _placeholders(prefix: str, values: Iterable[str], params: dict[str, Any]) -> str:
+    names = []
+    for index, value in enumerate(sorted(set(values))):
+        params[f"{prefix}{index}"] = value
+        names.append(f":{prefix}{index}")
+    return ", ".join(names)
+
+
+def _judge(row: Row, environment: Environment, now_us: int, *, grant: bool) -> Standing | Lost:
+    if row["disabled_at"] is not None:
+        return Lost("the application is disabled")
+    if grant:
+        status = row["status"]
+        if status == "revoked":
+            return Lost("the owner withdrew the authorization")
+        if status != "approved":
+            return Lost(f"the authorization is {status}")
+        if now_us < row["valid_from"]:
+            return Lost(f"the authorization is valid from {to_iso(row['valid_from'])}")
+        if row["valid_until"] is not None and now_us >= row["valid_until"]:
+            return Lost(f"the authorization ended at {to_iso(row['valid_until'])}")
+    elif row["status"] != "approved":
+        return Lost(f"the fleet clearance is {row['status']}")
+    brand = str(row["brand"])
+    if brand not in orjson.loads(row["app_brands"]):
+        return Lost(f"the brand {brand!r} is no longer activated for this application")
+    problem = sandbox_only_problem(brand, environment)
+    if problem is not None:
+        return Lost(problem)
+    return Standing(
+        frozenset(orjson.loads(row["properties"])), frozenset(orjson.loads(row["commands"])), brand
+    )
+
+
+async def standings(
+    conn: Connection, ways: Iterable[Way], *, now_us: int, hold: bool = False
+) -> dict[Way, Standing | Lost]:
+    """What each way allows now, read from the database (never from a token verified
+    earlier). `hold` (in a write transaction) keeps the rows read from changing until it
+    commits (PostgreSQL: FOR SHARE; SQLite's writer excludes every other), so a
+    withdrawal, a disable or a revocation either lands before and is seen here, or waits
+    until what this transaction decided on the strength of it is committed."""
+    wanted = set(ways)
+    found: dict[Way, Standing | Lost] = {}
+    lock = " FOR SHARE" if hold and conn.dialect == "postgresql" else ""
+    grants = {way.authorization_id for way in wanted if way.authorization_id is not None}
+    if grants:
+        params: dict[str, Any] = {}
+        sql = _GRANT_STANDINGS.format(ids=_placeholders("z", grants, params)) + lock
+        for row in await conn.fetch_all(sql, params):
+            environment = Environment(row["environment"])
+            way = Way(environment, row["application_id"], row["vin"], row["authorization_id"])
+            if way in wanted:
+                found[way] = _judge(row, environment, now_us, grant=True)
+    clearances = [way for way in wanted if way.authorization_id is None]
+    if clearances:
+        params = {}
+        sql = _CLEARANCE_STANDINGS.format(
+            apps=_placeholders("a", (way.application_id for way in clearances), params),
+            vins=_placeholders("v", (way.vin for way in clearances), params),
+        )
+        for row in await conn.fetch_all(sql + lock, params):
+            environment = Environment(row["environment"])
+            way = Way(environment, row["application_id"], row["vin"], None)
+            if way in wanted:
+                found[way] = _judge(row, environment, now_us, grant=False)
+    for way in wanted - found.keys():
+        found[way] = Lost(
+            "the authorization no longer exists"
+            if way.authorization_id is not None
+            else "the application has no fleet clearance for this vehicle"
+        )
+    return found
