@@ -266,7 +266,7 @@ def create_app(
     app.pipeline = RequestPipeline(
         AppRouter(hot_routes(), app.framework),
         environments=EnvironmentRouter.from_settings(settings),
-        access_log=settings.access_log,
+        access_log=settings.access_log_sample if settings.access_log else 0.0,
         max_body_bytes=settings.max_body_bytes,
         max_header_bytes=settings.max_header_bytes,
         oauth_path=is_oauth_path,

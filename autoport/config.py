@@ -51,8 +51,13 @@ class Settings(BaseSettings):
     host: str = "127.0.0.1"
     port: int = Field(default=8080, ge=0, le=65535)
     log_level: Literal["debug", "info", "warning", "error"] = "info"
-    log_format: Literal["console", "json"] = "console"
+    # auto: JSON when stderr (where logs go) is not a terminal, the console renderer on one.
+    log_format: Literal["auto", "console", "json"] = "auto"
+    # One line per request (kit.logging.AccessLog), at level info.
     access_log: bool = True
+    # The share of requests answered below 400 whose line is written (0.1: one in ten);
+    # refusals and errors are always written.
+    access_log_sample: float = Field(default=1.0, gt=0.0, le=1.0)
     max_body_bytes: int = Field(default=1024 * 1024, ge=1024)
     # The request line and headers together: larger requests get 431 (the server stops
     # reading them at this size). The largest legitimate one is a fleet filter of 1000

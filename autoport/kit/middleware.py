@@ -41,7 +41,7 @@ from autoport.kit.errors import (
     unavailable_response,
 )
 from autoport.kit.hygiene import HEADER_CONTROL, control_character_in
-from autoport.kit.logging import REQUEST_ID
+from autoport.kit.logging import REQUEST_ID, access_line, flush_access_log, sampled
 from autoport.kit.metrics import ApplicationCounter, request_counter, request_timer
 
 log = structlog.get_logger("autoport.http")
@@ -57,7 +57,7 @@ class RequestPipeline:
         app: ASGIApp,
         *,
         environments: EnvironmentRouter,
-        access_log: bool,
+        access_log: float,
         max_body_bytes: int,
         max_header_bytes: int,
         oauth_path: PathPredicate,
@@ -77,6 +77,8 @@ class RequestPipeline:
             for env, value in (hsts or {}).items()
         }
         self.environments = environments
+        # The share of requests answered below 400 whose access line is written (0: no
+        # line at all, 1: every one); refusals and errors are always written.
         self.access_log = access_log
         # A declared Content-Length over the limit is answered before any reading. Other
         # bodies are read here (up to the limit: chunked ones declare nothing) and checked
@@ -96,7 +98,7 @@ class RequestPipeline:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             if scope["type"] == "lifespan":
-                await self.app(scope, receive, _freeze_after_startup(send))
+                await self.app(scope, receive, _at_startup_and_shutdown(send))
                 return
             await self.app(scope, receive, send)
             return
@@ -105,6 +107,7 @@ class RequestPipeline:
         request_id = scan.request_id
         state: dict[str, Any] = scope.setdefault("state", {})
         state["request_id"] = request_id
+        requested_path = scope["path"]  # for the access line: with its /sandbox prefix
         environment = state["environment"] = self.environments.route(scope)  # type: ignore[arg-type]
         header = (b"x-request-id", request_id.encode())
         hsts = self.hsts.get(environment)
@@ -186,14 +189,15 @@ class RequestPipeline:
             application_id = state.get("application_id")
             if application_id is not None and self.count_application is not None:
                 self.count_application(environment, application_id, status)
-            if self.access_log:
-                log.info(
-                    "request",
-                    method=method,
-                    path=scope["path"],
-                    environment=str(environment),
-                    status=status,
-                    ms=round(elapsed * 1000, 2),
+            if self.access_log and (status >= 400 or sampled(self.access_log)):
+                access_line(
+                    request_id,
+                    method,
+                    requested_path,
+                    environment.value,
+                    status,
+                    round(elapsed * 1000, 2),
+                    application_id,
                 )
             REQUEST_ID.reset(token)
 
@@ -295,12 +299,14 @@ def _status_text(status: int) -> str:
 _frozen = False
 
 
-def _freeze_after_startup(send: Send) -> Send:
+def _at_startup_and_shutdown(send: Send) -> Send:
     """Once the app has started (routes, catalog, schemas, connections: ~160k objects),
     move everything alive into the collector's permanent generation (gc.freeze). A full
     collection then scans only what requests allocated since; without it, each one walks
     the whole heap for ~100-250 ms, every request waiting meanwhile (the p99 at load).
-    Done once per process: test runs start many apps in one."""
+    Done once per process: test runs start many apps in one.
+    Once it has stopped, the access lines still held are written (kit.logging): uvicorn's
+    worker processes may then end by their signal, with no exit handler run."""
 
     async def wrapped(message: Message) -> None:
         global _frozen
@@ -308,6 +314,8 @@ def _freeze_after_startup(send: Send) -> Send:
             _frozen = True
             gc.collect()
             gc.freeze()
+        elif message["type"] == "lifespan.shutdown.complete":
+            flush_access_log()
         await send(message)
 
     return wrapped

@@ -9,12 +9,14 @@ single-process server here first tells its app that it is stopping
 Last-Event-ID. uvicorn's worker processes run its own server class, so there the
 streams still end only when the grace period does.
 
-The server's protocol (`HttpProtocol`) is uvicorn's httptools protocol with two changes:
+The server's protocol (`HttpProtocol`) is uvicorn's httptools protocol with three changes:
 
 - the request line and headers are limited to `max_header_bytes` in the server itself:
   httptools, uvicorn's fast parser, has no limit and would buffer megabytes of headers
   before the app could refuse them;
-- a response leaves in one send (`CoalescedWrites`), not two.
+- a response leaves in one send (`CoalescedWrites`), not two;
+- uvicorn's own access line is never written: the request pipeline writes autoport's
+  (kit.logging.AccessLog), one per request.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from uvicorn.supervisors import Multiprocess
 from autoport.config import Settings
 from autoport.kit import metrics
 from autoport.kit.errors import refusal_body
+from autoport.kit.logging import flush_access_log
 from autoport.kit.state import begin_shutdown_of_served_apps
 
 GRACE_SECONDS = 10
@@ -154,6 +157,9 @@ class HttpProtocol(HttpToolsProtocol):
 
     def __init__(self, config: uvicorn.Config, *args: Any, **kwargs: Any) -> None:
         super().__init__(config, *args, **kwargs)
+        # uvicorn decides by whether its `uvicorn.access` logger has a handler (the root's
+        # counts), not by access_log=False: every request was logged twice.
+        self.access_log = False
         self.max_header_bytes = config.h11_max_incomplete_event_size or DEFAULT_MAX_HEADER_BYTES
         self.reading_headers = False
         self.header_bytes = 0
@@ -210,6 +216,7 @@ class Server(uvicorn.Server):
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
         begin_shutdown_of_served_apps()
         await super().shutdown(sockets)
+        flush_access_log()  # uvicorn then ends the process by its signal: no exit handler
         # Here, not after `run`: uvicorn ends the process by re-raising the signal.
         self.on_stop()
 
@@ -262,10 +269,10 @@ def run(
         port=settings.port,
         workers=workers,
         log_level=settings.log_level,
-        # Our handler renders uvicorn's lines like every other (JSON with
-        # AUTOPORT_LOG_FORMAT=json); uvicorn's own configuration would print plain text.
+        # Our handler renders uvicorn's lines like every other (JSON when stderr is not a
+        # terminal); uvicorn's own configuration would print plain text.
         log_config=None,
-        access_log=False,
+        access_log=False,  # HttpProtocol makes sure; the pipeline writes the access line
         # X-Forwarded-For/-Proto are believed from these proxies only (docs/operations.md).
         proxy_headers=True,
         forwarded_allow_ips=settings.forwarded_allow_ips,

@@ -86,6 +86,42 @@ def test_serve_on_a_fresh_data_dir(tmp_path: Path) -> None:
     assert missing.headers["x-request-id"] in output
 
 
+def test_each_request_is_logged_once_in_json_by_default(tmp_path: Path) -> None:
+    # As `make run` starts it, nothing set; stderr is a pipe, so every line is JSON.
+    process, base = serve(tmp_path, AUTOPORT_SANDBOX_DEMO="false")
+    ids = [f"once-{n}" for n in range(20)]
+    try:
+        wait_until_up(f"{base}/readyz", process)
+        with httpx.Client(base_url=base) as client:
+            for request_id in ids:
+                path = "/v1/unknown" if request_id.endswith("7") else "/"
+                client.get(path, headers={"X-Request-Id": request_id})
+        # At once: the lines still held in the access log's buffer are written at shutdown.
+        process.send_signal(signal.SIGTERM)
+        _, stderr = process.communicate(timeout=20)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    lines = [json.loads(line) for line in stderr.decode().splitlines()]
+    # uvicorn's own access logger ("127.0.0.1:60054 - "GET / HTTP/1.1" 200") stays silent.
+    assert not [line for line in lines if line.get("logger") == "uvicorn.access"]
+    requests = [
+        line
+        for line in lines
+        if line["event"] == "request" and line["request_id"].startswith("once-")
+    ]
+    assert sorted(line["request_id"] for line in requests) == sorted(ids)
+    for line in requests:
+        assert line["level"] == "info"
+        assert line["method"] == "GET"
+        assert line["environment"] == "production"
+        assert line["application"] is None
+        assert line["ms"] >= 0
+        assert line["timestamp"].endswith("Z")
+        expected = (404, "/v1/unknown") if line["request_id"].endswith("7") else (200, "/")
+        assert (line["status"], line["path"]) == expected
+
+
 def test_sigterm_ends_open_sse_streams_at_once(tmp_path: Path) -> None:
     # An SSE stream never ends by itself: without the server telling the app it stops,
     # uvicorn would wait its whole grace period (10 s) for it.
