@@ -10,7 +10,7 @@ SHELL := /bin/bash
 .SHELLFLAGS := -o pipefail -c
 export AUTOPORT_TEST_POSTGRES_URL ?= postgresql://postgres@127.0.0.1:5432/test
 
-.PHONY: run test install install-dev lint typecheck bench clean check-python
+.PHONY: run test install install-dev lint typecheck bench clean check-python ts-install
 
 run: check-python
 	@$(MAKE) --no-print-directory install
@@ -59,15 +59,28 @@ install: $(VENV)/.installed
 
 install-dev: $(VENV)/.installed-dev
 
-lint: install-dev
+# The TypeScript client (clients/typescript): its tools exactly as the committed lockfile
+# pins them (`npm ci`, which also builds dist/), again whenever the lockfile changes. Its
+# tests run inside `make test` (tests/clients/test_typescript.py runs `npm test`).
+TS := clients/typescript
+$(TS)/node_modules/.installed: $(TS)/package-lock.json $(TS)/package.json
+	@command -v npm >/dev/null || { echo "the TypeScript client needs Node.js 20 or newer with npm on PATH" >&2; exit 2; }
+	@echo "==> installing the TypeScript client's tools (npm ci in $(TS))"
+	cd $(TS) && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+ts-install: $(TS)/node_modules/.installed
+
+lint: install-dev ts-install
 	$(BIN)/ruff check autoport tests bench scripts clients/python
 	$(BIN)/ruff format --check autoport tests bench scripts clients/python
 	$(BIN)/mypy autoport tests bench
 	$(BIN)/mypy --strict clients/python/src clients/python/examples clients/python/tests/typecheck_models.py
 	$(BIN)/python clients/python/scripts/generate_models.py --check
+	cd $(TS) && npm run --silent typecheck && npm run --silent lint && npm run --silent check-models
 
 bench: install-dev
 	$(BIN)/python -m bench
 
 clean:
-	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache $(TS)/node_modules $(TS)/dist $(TS)/build
