@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
+from urllib.parse import urlsplit
 
 import aiohttp
 import orjson
@@ -31,7 +32,7 @@ from autoport.webhooks.client import AttemptResult, post
 from autoport.webhooks.repository import FAILED, PENDING, SUCCEEDED, ClaimedDelivery, WebhookRow
 from autoport.webhooks.sealing import SealError, derive_key, unseal_any
 from autoport.webhooks.signing import SignatureError, delivery_headers
-from autoport.webhooks.ssrf import AddressPolicy
+from autoport.webhooks.ssrf import AddressPolicy, is_loopback_name
 
 PING_VIN = "*"
 
@@ -42,7 +43,8 @@ class WebhookConfig:
 
     # token_hmac_key's keyring, read on use: a rotation reaches a running worker.
     master: LiveKey
-    policy: AddressPolicy
+    production_policy: AddressPolicy
+    sandbox_policy: AddressPolicy
     header_prefix: str
     timeout_seconds: float
     retry_base_us: int
@@ -58,7 +60,10 @@ class WebhookConfig:
             raise RuntimeError("secrets were not loaded (config.ensure_secrets)")
         return cls(
             master=LiveKey(settings, "token_hmac_key"),
-            policy=AddressPolicy(allow_loopback=settings.webhook_allow_loopback),
+            production_policy=AddressPolicy(allow_loopback=settings.webhook_allow_loopback),
+            sandbox_policy=AddressPolicy(
+                allow_loopback=settings.webhook_allow_loopback or only_this_machine(settings)
+            ),
             header_prefix=settings.webhook_header_prefix,
             timeout_seconds=settings.webhook_timeout_seconds,
             retry_base_us=int(settings.webhook_retry_base_seconds * MICROS),
@@ -73,6 +78,12 @@ class WebhookConfig:
             body_limit=settings.webhook_log_body_limit,
         )
 
+    def policy(self, environment: Environment) -> AddressPolicy:
+        """Where deliveries of `environment` may go."""
+        if environment is Environment.sandbox:
+            return self.sandbox_policy
+        return self.production_policy
+
     @property
     def sealing_key(self) -> bytes:
         """What new webhook secrets are sealed with (derived from the current key)."""
@@ -83,6 +94,16 @@ class WebhookConfig:
         """What stored secrets may be sealed with (current first, then previous keys
         still accepted)."""
         return tuple(derive_key(key) for key in self.master.accepted)
+
+
+def only_this_machine(settings: Settings) -> bool:
+    """Whether nobody but this machine reaches the sandbox: the server listens on a
+    loopback address and the sandbox's public address is one (a laptop's `make run`).
+    Whoever saves a sandbox webhook there can reach the machine's loopback services
+    anyway, so loopback receivers are allowed in the sandbox (the README's "set a webhook
+    and watch its ping arrive"); production never, without webhook_allow_loopback."""
+    listen = is_loopback_name(settings.host)
+    return listen and is_loopback_name(urlsplit(settings.sandbox_base_url).hostname or "")
 
 
 # ------------------------------------------------------------------------- payloads
@@ -277,7 +298,7 @@ async def send_attempt(
                 url=hook.url,
                 body=delivery.body,
                 headers=headers,
-                policy=config.policy,
+                policy=config.policy(delivery.environment),
                 timeout_seconds=config.timeout_seconds,
                 body_limit=config.body_limit,
             )

@@ -90,9 +90,9 @@ def _open_secret(config: WebhookConfig, hook: WebhookRow) -> str:
         ) from None
 
 
-async def validate_url(url: str, config: WebhookConfig) -> None:
+async def validate_url(url: str, config: WebhookConfig, environment: Environment) -> None:
     try:
-        await check_url(url, config.policy)
+        await check_url(url, config.policy(environment))
     except UrlProblem as problem:
         raise ApiError(422, f"url: {problem}", title="Invalid request", source="url") from None
 
@@ -131,7 +131,7 @@ async def save_webhook(
             source="signature_scheme",
         )
     await _require_application(db.reader, environment=environment, application_id=application_id)
-    await validate_url(url, config)
+    await validate_url(url, config, environment)
     chosen = list(dict.fromkeys(events)) if events is not None else list(EVENT_TYPES)
     worker_id = f"api-{uuid.uuid4().hex[:12]}"
     now = clock_now()
@@ -185,7 +185,7 @@ async def save_webhook(
         delivery = await repo.get_claimed_delivery(conn, delivery_pk=claimed, worker_id=worker_id)
     assert delivery is not None
     own_session = session is None
-    http = session or new_session(config.policy, limit=1)
+    http = session or new_session(config.policy(environment), limit=1)
     try:
         outcome = await attempt_delivery(
             db,

@@ -31,6 +31,14 @@ _BENCHMARKING = ipaddress.ip_network("198.18.0.0/15")
 
 MAX_URL_LENGTH = 2048
 
+# What a loopback refusal tells the reader (the console, the admin API, the CLI, the
+# delivery log): the one setting that allows loopback receivers, and when it is not needed.
+LOOPBACK_HINT = (
+    "loopback receivers are for development: AUTOPORT_WEBHOOK_ALLOW_LOOPBACK=true allows "
+    "them, and http:// to them; the sandbox of a server listening on and addressed at a "
+    "loopback address (`make run`) allows them without it"
+)
+
 
 class BlockedAddress(OSError):
     """The destination resolves to an address deliveries must not reach.
@@ -118,7 +126,11 @@ class AddressPolicy:
     def check(self, ip: IPAddress, host: str) -> None:
         why = self.refusal(ip)
         if why is not None:
-            raise BlockedAddress(f"{host} resolves to {ip}, a {why} address")
+            raise BlockedAddress(f"{host} resolves to {ip}, a {why} address{_hint(why)}")
+
+
+def _hint(why: str) -> str:
+    return f"; {LOOPBACK_HINT}" if why == "loopback" else ""
 
 
 class UrlProblem(ValueError):
@@ -160,15 +172,15 @@ def check_url_syntax(url: str, policy: AddressPolicy) -> SplitResult:
         raise UrlProblem("must not have a #fragment")
     if port == 0:
         raise UrlProblem("must not use port 0")
-    if parts.scheme == "http" and not (policy.allow_loopback and _is_loopback_name(host)):
-        raise UrlProblem(
-            "must be an https:// URL (http is allowed only for loopback in development)"
-        )
+    if parts.scheme == "http" and not (policy.allow_loopback and is_loopback_name(host)):
+        if is_loopback_name(host):
+            raise UrlProblem(f"must be an https:// URL; {LOOPBACK_HINT}")
+        raise UrlProblem("must be an https:// URL (http:// is allowed only to loopback receivers)")
     literal = parse_ip(host)
     if literal is not None:
         why = policy.refusal(literal)
         if why is not None:
-            raise UrlProblem(f"points to {literal}, a {why} address")
+            raise UrlProblem(f"points to {literal}, a {why} address{_hint(why)}")
     else:
         problem = host_name_problem(host)
         if problem is not None:
@@ -176,7 +188,8 @@ def check_url_syntax(url: str, policy: AddressPolicy) -> SplitResult:
     return parts
 
 
-def _is_loopback_name(host: str) -> bool:
+def is_loopback_name(host: str) -> bool:
+    """`localhost` or a loopback address literal."""
     if host.lower() in ("localhost", "localhost."):
         return True
     ip = parse_ip(host)

@@ -22,6 +22,7 @@ import structlog
 from autoport.kit import outbox
 from autoport.kit.clock import Clock
 from autoport.kit.db import Database
+from autoport.kit.environments import Environment
 from autoport.kit.state import AppState
 from autoport.webhooks import repository as repo
 from autoport.webhooks.client import new_session
@@ -35,6 +36,7 @@ from autoport.webhooks.delivery import (
     send_attempt,
 )
 from autoport.webhooks.repository import ClaimedDelivery, WebhookRow
+from autoport.webhooks.ssrf import AddressPolicy
 
 CONSUMER = "webhooks"
 log = structlog.get_logger("autoport.webhooks")
@@ -66,17 +68,21 @@ class DeliveryWorker:
         self.poll_interval = poll_interval
         self.worker_id = worker_id or new_worker_id()
         self.rng = rng or random.Random()
-        self._session = session
-        self._own_session = session is None
+        # One session per address policy (production and sandbox may differ: loopback
+        # receivers on a laptop's sandbox); a session given is used for every delivery.
+        self._given_session = session
+        self._sessions: dict[AddressPolicy, aiohttp.ClientSession] = {}
         self._inflight: set[asyncio.Task[SentAttempt | None]] = set()
         self._finished_attempts: list[SentAttempt] = []
         self._wake = asyncio.Event()
 
-    @property
-    def session(self) -> aiohttp.ClientSession:
-        if self._session is None:
-            self._session = new_session(self.config.policy, limit=self.concurrency)
-        return self._session
+    def session_for(self, environment: Environment) -> aiohttp.ClientSession:
+        if self._given_session is not None:
+            return self._given_session
+        policy = self.config.policy(environment)
+        if policy not in self._sessions:
+            self._sessions[policy] = new_session(policy, limit=self.concurrency)
+        return self._sessions[policy]
 
     async def close(self, *, grace_seconds: float = 0.0) -> None:
         """Stop: let attempts in flight finish for up to `grace_seconds`, record what
@@ -93,9 +99,9 @@ class DeliveryWorker:
                 await self._record(batch)
             except Exception:
                 log.exception("recording webhook attempts at shutdown failed")
-        if self._own_session and self._session is not None:
-            await self._session.close()
-            self._session = None
+        sessions, self._sessions = list(self._sessions.values()), {}
+        for session in sessions:
+            await session.close()
 
     def wake(self) -> None:
         self._wake.set()
@@ -129,7 +135,7 @@ class DeliveryWorker:
     async def _send(self, delivery: ClaimedDelivery, hook: WebhookRow | None) -> SentAttempt | None:
         try:
             return await send_attempt(
-                self.session,
+                self.session_for(delivery.environment),
                 delivery,
                 hook,
                 config=self.config,

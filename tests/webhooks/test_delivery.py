@@ -328,7 +328,7 @@ async def test_an_expired_lease_is_taken_over_and_the_old_holder_cannot_record(
         [outcome] = [
             await delivery.attempt_delivery(
                 db,
-                other.session,
+                other.session_for(fresh.environment),
                 fresh,
                 worker_id="second-worker",
                 config=config,
@@ -339,7 +339,7 @@ async def test_an_expired_lease_is_taken_over_and_the_old_holder_cannot_record(
         assert outcome.recorded and outcome.status == "succeeded"
         late = await delivery.attempt_delivery(
             db,
-            worker.session,
+            worker.session_for(stale.environment),
             stale,
             worker_id=worker.worker_id,
             config=config,
