@@ -24,11 +24,20 @@ test: check-python
 	@$(MAKE) --no-print-directory install-dev
 	$(BIN)/pytest $(PYTEST_ARGS)
 
-# No usable Python: one clear line. A .venv whose Python is gone or too old (built by
-# another interpreter, since upgraded or removed) is rebuilt rather than failing later.
+# No usable Python: one clear line, whether none was found or PYTHON=... names one that is
+# missing or too old (pip would otherwise fail later, deep in its output). A .venv whose
+# Python is gone or too old (built by another interpreter, since upgraded or removed) is
+# rebuilt rather than failing later.
 check-python:
 	@if [ -z "$(PYTHON)" ]; then \
 		echo "autoport needs Python 3.11 or newer; none found on PATH (python3.11, python3.12, python3.13, python3). Install one, or run: make PYTHON=/path/to/python3.x" >&2; \
+		exit 2; fi
+	@version=$$("$(PYTHON)" -c 'import sys; print(sys.version.split()[0])' 2>/dev/null); \
+	if [ -z "$$version" ]; then \
+		echo "PYTHON=$(PYTHON) does not run. autoport needs Python 3.11 or newer: make PYTHON=/path/to/python3.x" >&2; \
+		exit 2; fi; \
+	if ! "$(PYTHON)" -c '$(PYTHON_OK)' 2>/dev/null; then \
+		echo "PYTHON=$(PYTHON) is Python $$version; autoport needs 3.11 or newer: make PYTHON=/path/to/python3.x (or leave PYTHON out: the first one on PATH)" >&2; \
 		exit 2; fi
 	@if [ -e $(VENV) ] && ! $(BIN)/python -c '$(PYTHON_OK)' 2>/dev/null; then \
 		echo "==> $(VENV) was built with a Python that is gone or older than 3.11: rebuilding it with $(PYTHON)"; \

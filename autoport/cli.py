@@ -5,14 +5,22 @@ from __future__ import annotations
 import asyncio
 import errno
 import json
+import os
 from typing import Annotated, Any
 
 import structlog
 import typer
 
 from autoport import __version__
-from autoport.config import Settings, ensure_secrets, rotate_admin_token, stored_secrets
+from autoport.config import (
+    Settings,
+    ensure_secrets,
+    rotate_admin_token,
+    stored_secrets,
+    unknown_variables,
+)
 from autoport.kit.cli import (
+    CommandLine,
     ExitCode,
     JsonOption,
     database_address,
@@ -36,6 +44,7 @@ log = structlog.get_logger("autoport")
 
 app = typer.Typer(
     name="autoport",
+    cls=CommandLine,
     help="Self-hostable connected-car data platform.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
@@ -231,7 +240,7 @@ def worker_command(
 @app.command()
 def doctor(as_json: JsonOption = False) -> None:
     """Check the configuration and that every configured service answers."""
-    settings = load_settings()
+    settings = load_settings(tell_unknown=False)  # a check of its own below
     checks: list[dict[str, Any]] = []
 
     def report(name: str, ok: bool, detail: str) -> None:
@@ -245,6 +254,12 @@ def doctor(as_json: JsonOption = False) -> None:
             typer.echo(f"[{mark}] {name}: {detail}")
 
     report("configuration", True, json.dumps(settings.safe_summary()))
+    unknown = unknown_variables(os.environ)
+    report(
+        "environment",
+        not unknown,
+        "; ".join(unknown) if unknown else "every AUTOPORT_ variable is a setting",
+    )
     data_dir = settings.data_dir.resolve()
     # PostgreSQL with every secret in the environment needs no data directory.
     needed = settings.is_sqlite or None in (

@@ -8,7 +8,9 @@ sessions valid.
 
 from __future__ import annotations
 
+import difflib
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
@@ -487,6 +489,40 @@ class Settings(BaseSettings):
                 else None
             ),
         }
+
+
+# `AUTOPORT_` variables that are not settings, read by other parts: the settings file, and
+# the test suite's and the client examples' own (a developer's shell carries them).
+OTHER_VARIABLES = frozenset(
+    {
+        "AUTOPORT_CONFIG_FILE",
+        "AUTOPORT_TEST_POSTGRES_URL",
+        "AUTOPORT_REQUIRE_SERVICES",
+        "AUTOPORT_REFERENCE_DIR",
+        "AUTOPORT_DEPLOYMENT_LOAD_SECONDS",
+        "AUTOPORT_URL",
+    }
+)
+
+
+def setting_variables() -> list[str]:
+    return [f"AUTOPORT_{name.upper()}" for name in Settings.model_fields]
+
+
+def unknown_variables(environ: Mapping[str, str]) -> list[str]:
+    """One line per `AUTOPORT_` variable no setting reads (a typo is otherwise silently
+    ignored: `AUTOPORT_PROT=9000` serves on 8080), naming the closest real one.
+    Environment names are matched without regard to case, as the settings read them."""
+    known = setting_variables()
+    lines = []
+    for name in sorted(environ):
+        upper = name.upper()
+        if not upper.startswith("AUTOPORT_") or upper in OTHER_VARIABLES or upper in known:
+            continue
+        closest = difflib.get_close_matches(upper, known, n=1, cutoff=0.75)
+        hint = f"did you mean {closest[0]}?" if closest else "no setting has this name"
+        lines.append(f"{name} is not an autoport setting and is ignored: {hint}")
+    return lines
 
 
 # The secrets generated when the configuration does not give them.

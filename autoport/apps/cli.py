@@ -19,6 +19,9 @@ from autoport.kit.environments import Environment, public_base_url, token_endpoi
 
 app = typer.Typer(name="apps", help="Applications and their credentials.", no_args_is_help=True)
 
+# The account `apps create` files applications under when no --account is given.
+DEFAULT_ACCOUNT = "default"
+
 
 def _app_lines(data: dict[str, Any]) -> list[str]:
     return [
@@ -61,8 +64,16 @@ def create_account(
 def create(
     name: Annotated[str, typer.Option(help="Application name.")],
     environment: EnvOption = Environment.production,
+    account: Annotated[
+        str,
+        typer.Option(
+            "--account",
+            help="The owner account, by name: the environment's account of this name, "
+            "created on first use.",
+        ),
+    ] = DEFAULT_ACCOUNT,
     account_id: Annotated[
-        str | None, typer.Option(help="Owner account; a new one named after the app if absent.")
+        str | None, typer.Option(help="The owner account, by id (instead of --account).")
     ] = None,
     redirect_uri: Annotated[
         list[str] | None, typer.Option("--redirect-uri", help="Repeatable.")
@@ -99,8 +110,8 @@ def create(
             owner = account_id
             if owner is None:
                 owner = (
-                    await service.create_account(
-                        conn, environment=environment, name=name, now_us=now
+                    await service.account_named(
+                        conn, environment=environment, name=account, now_us=now
                     )
                 ).id
             application, secret = await service.create_application(

@@ -39,6 +39,18 @@ async def get_account(
     return None if row is None else Account.from_row(row)
 
 
+async def get_account_by_name(
+    conn: Connection, environment: Environment, name: str
+) -> Account | None:
+    """The environment's oldest account of that name (names are not unique)."""
+    row = await conn.fetch_one(
+        "SELECT id, environment, name, created_at FROM accounts "
+        "WHERE environment = :environment AND name = :name ORDER BY created_at, id LIMIT 1",
+        {"environment": str(environment), "name": name},
+    )
+    return None if row is None else Account.from_row(row)
+
+
 async def list_accounts(conn: Connection, environment: Environment) -> list[Account]:
     rows = await conn.fetch_all(
         "SELECT id, environment, name, created_at FROM accounts "

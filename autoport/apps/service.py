@@ -63,6 +63,17 @@ async def create_account(
     return account
 
 
+async def account_named(
+    conn: Connection, *, environment: Environment, name: str, now_us: int
+) -> Account:
+    """The environment's account of that name, created on first use (the command line
+    files applications under one account instead of a new one each time)."""
+    existing = await repository.get_account_by_name(conn, environment, validate_name(name))
+    if existing is not None:
+        return existing
+    return await create_account(conn, environment=environment, name=name, now_us=now_us)
+
+
 async def get_account(conn: Connection, *, environment: Environment, account_id: str) -> Account:
     account = await repository.get_account(conn, environment, account_id)
     if account is None:

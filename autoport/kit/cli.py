@@ -40,7 +40,11 @@ import typer
 from pydantic import ValidationError
 from pydantic_settings import SettingsError
 
-from autoport.config import SECRETS_FILE_NAME, Settings, stored_secrets
+# Typer 0.29 carries its own copy of click (typer._click): its types, for annotations.
+from typer._click.core import Command, Context, Parameter
+from typer.core import TyperArgument, TyperGroup, TyperOption
+
+from autoport.config import SECRETS_FILE_NAME, Settings, stored_secrets, unknown_variables
 from autoport.kit.environments import Environment
 
 if TYPE_CHECKING:
@@ -73,17 +77,20 @@ JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON (for script
 
 # The log format of the settings this command loaded (None before they are loaded).
 _log_format: str | None = None
+_unknown_variables_told = False
 
 
-def say_error(text: str) -> None:
-    """An error on stderr: one JSON object when logs are JSON and stderr is not a
-    terminal (a log collector must be able to parse every line), else a red line."""
+def say_error(text: str, *, level: str = "error") -> None:
+    """An error (or a warning) on stderr: one JSON object when logs are JSON and stderr
+    is not a terminal (a log collector must be able to parse every line), else a red
+    (yellow) line."""
     log_format = _log_format or os.environ.get("AUTOPORT_LOG_FORMAT", "").lower()
     if log_format == "json" and not sys.stderr.isatty():
-        line = {"event": text, "level": "error", "timestamp": datetime.now(UTC).isoformat()}
+        line = {"event": text, "level": level, "timestamp": datetime.now(UTC).isoformat()}
         typer.echo(json.dumps(line), err=True)
     else:
-        typer.secho(text, fg=typer.colors.RED, err=True)
+        colour = typer.colors.RED if level == "error" else typer.colors.YELLOW
+        typer.secho(text, fg=colour, err=True)
 
 
 def fail(message: str, code: ExitCode = ExitCode.error) -> NoReturn:
@@ -111,6 +118,54 @@ def output(data: Any, as_json: bool, text: Callable[[Any], str]) -> None:
 def environment_of(environment: Environment, sandbox: bool) -> Environment:
     """-e/--environment, or the deprecated --sandbox alias."""
     return Environment.sandbox if sandbox else environment
+
+
+# --- help ------------------------------------------------------------------------------
+
+
+class CommandLine(TyperGroup):
+    """The root command group (`typer.Typer(cls=CommandLine)`). Typer's help shows a type
+    placeholder for every parameter (`--json <bool>`, `--name <str>`,
+    `{application_id} <str>`); this group gives each one, down the whole tree, the
+    conventional metavar instead: none for a flag, `[production|sandbox]` for a choice,
+    its name otherwise (`--redirect-uri REDIRECT_URI`, `APPLICATION_ID`)."""
+
+    _metavars_set = False
+
+    def get_params(self, ctx: Context) -> list[Parameter]:
+        if not self._metavars_set:
+            self._metavars_set = True
+            _set_metavars(self, ctx)
+        return super().get_params(ctx)
+
+
+class _NamedArgument(TyperArgument):
+    """An argument whose help shows its metavar alone, not a type beside it."""
+
+    def display_type_rich(self, ctx: Context) -> str | None:
+        return None
+
+
+def _set_metavars(command: Command, ctx: Context) -> None:
+    help_option = command.get_help_option(ctx)  # made now (and kept) to carry one too
+    for param in [*command.params, *([help_option] if help_option else [])]:
+        if isinstance(param, TyperArgument):
+            param.metavar = param.metavar or (param.name or "value").upper()
+            param.__class__ = _NamedArgument
+        elif param.metavar is not None:
+            continue
+        elif isinstance(param, TyperOption):
+            if param.is_flag:
+                param.metavar = ""
+            elif param.type_descriptor.is_choice:
+                choices = param.type_descriptor.choices or ()
+                param.metavar = "[" + "|".join(str(getattr(c, "value", c)) for c in choices) + "]"
+            else:
+                longest = max(param.opts, key=len).lstrip("-")
+                param.metavar = longest.upper().replace("-", "_")
+    if isinstance(command, TyperGroup):
+        for sub in command.commands.values():
+            _set_metavars(sub, ctx)
 
 
 # --- settings --------------------------------------------------------------------------
@@ -154,9 +209,10 @@ def setting_problems(error: Exception) -> list[str]:
     return [str(error)]
 
 
-def load_settings(**overrides: Any) -> Settings:
+def load_settings(*, tell_unknown: bool = True, **overrides: Any) -> Settings:
     """Settings from the environment and config file; a bad value is one clear line per
-    problem and exit code 2."""
+    problem and exit code 2; an `AUTOPORT_` variable no setting reads is a warning naming
+    the closest real one (`tell_unknown=False`: the caller reports them itself)."""
     global _log_format
     try:
         settings = Settings(**overrides)
@@ -165,6 +221,11 @@ def load_settings(**overrides: Any) -> Settings:
             say_error(f"configuration error: {line}")
         raise typer.Exit(ExitCode.usage) from None
     _log_format = settings.log_format
+    global _unknown_variables_told
+    if tell_unknown and not _unknown_variables_told:  # once per command, however often loaded
+        _unknown_variables_told = True
+        for line in unknown_variables(os.environ):
+            say_error(f"warning: {line}", level="warning")
     return settings
 
 

@@ -12,6 +12,7 @@ from autoport.config import Settings
 from autoport.kit.cli import ExitCode, JsonOption, fail, load_settings, note, print_json, run
 from autoport.kit.clock import now_us
 from autoport.kit.db import Database
+from autoport.kit.environments import Environment
 from autoport.streaming import mosquitto, repository
 from autoport.streaming.service import issue_mqtt_credentials
 
@@ -142,10 +143,13 @@ def mosquitto_config(
     typer.echo(f"run: mosquitto -c {target.resolve() / 'mosquitto.conf'}")
 
 
-async def _issue(db: Database, settings: Settings, application_id: str) -> dict[str, Any]:
+async def _issue(
+    db: Database, settings: Settings, application_id: str, expected: Environment | None
+) -> dict[str, Any]:
     environment = await repository.get_application_environment(db.reader, application_id)
-    if environment is None:
-        fail(f"no application with id {application_id}", ExitCode.not_found)
+    if environment is None or expected not in (None, environment):
+        where = f" in {expected}" if expected is not None else ""
+        fail(f"no application with id {application_id}{where}", ExitCode.not_found)
     issued = await issue_mqtt_credentials(
         db, settings, environment=environment, application_id=application_id, now_us=now_us()
     )
@@ -158,13 +162,23 @@ async def _issue(db: Database, settings: Settings, application_id: str) -> dict[
 @app.command("credentials")
 def credentials(
     application_id: Annotated[str, typer.Argument(help="The application id (24 hex).")],
+    environment: Annotated[
+        Environment | None,
+        typer.Option(
+            "--environment",
+            "-e",
+            help="production or sandbox (default: the application's own; given, an "
+            "application of the other environment is not found).",
+        ),
+    ] = None,
     as_json: JsonOption = False,
 ) -> None:
     """Issue MQTT credentials for an application (a new password each time: the old one
     stops working once the broker reloads its password file). The password is shown
     once; autoport keeps only its hash."""
     issued = run(
-        lambda db, settings: _issue(db, settings, application_id.strip().upper()), secrets=True
+        lambda db, settings: _issue(db, settings, application_id.strip().upper(), environment),
+        secrets=True,
     )
     if as_json:
         print_json(issued)

@@ -165,3 +165,24 @@ def test_commands_at_creation_and_set_commands(data_dir: Path) -> None:
     )
     assert refused.exit_code != 0
     assert "commands[0]" in refused.output
+
+
+def test_create_files_applications_under_one_account_by_name(data_dir: Path) -> None:
+    """Each `apps create` used to make an account of its own (issue #38): applications go
+    to the environment's account named by --account (default `default`), made once."""
+    first = run_json("create", "--name", "One", "-e", "sandbox")
+    second = run_json("create", "--name", "Two", "-e", "sandbox")
+    assert first["account_id"] == second["account_id"]
+    acme = run_json("create", "--name", "Three", "-e", "sandbox", "--account", "Acme")
+    again = run_json("create", "--name", "Four", "-e", "sandbox", "--account", "Acme")
+    assert acme["account_id"] == again["account_id"] != first["account_id"]
+    # Another environment has accounts of its own, even of the same name.
+    production = run_json("create", "--name", "Five")
+    assert production["account_id"] not in (first["account_id"], acme["account_id"])
+    # An account given by id still wins; an unknown one is not found.
+    by_id = run_json(
+        "create", "--name", "Six", "-e", "sandbox", "--account-id", str(acme["account_id"])
+    )
+    assert by_id["account_id"] == acme["account_id"]
+    missing = runner.invoke(app, ["apps", "create", "--name", "X", "--account-id", "nope"])
+    assert missing.exit_code == 4, missing.output

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import uuid
@@ -55,6 +56,11 @@ def test_version_option() -> None:
     assert result.stdout.strip() == __version__
 
 
+# Commands whose argument names one thing of one environment (an application id): the
+# environment defaults to that thing's own; given, it must match.
+ENVIRONMENT_OF_THE_ID = {"streaming credentials"}
+
+
 def test_the_environment_option_is_one_option_everywhere() -> None:
     with_environment = 0
     for name, command in commands().items():
@@ -62,7 +68,8 @@ def test_the_environment_option_is_one_option_everywhere() -> None:
             if param.name == "environment":
                 with_environment += 1
                 assert param.opts == ["--environment", "-e"], name
-                assert param.default == "production", name
+                default = None if name in ENVIRONMENT_OF_THE_ID else "production"
+                assert param.default == default, name
             if "--sandbox" in getattr(param, "opts", []):
                 # The old spelling still works but is not advertised.
                 assert getattr(param, "hidden", False), name
@@ -293,3 +300,61 @@ def test_an_address_the_operator_set_wins(data_dir: Path, monkeypatch: pytest.Mo
     monkeypatch.setenv("AUTOPORT_BASE_URL", "https://api.example.com")
     created = runner.invoke(app, ["apps", "create", "--name", "x", "--json"])
     assert json.loads(created.stdout)["auth_uri"].startswith("https://api.example.com/")
+
+
+def test_help_shows_names_not_type_placeholders() -> None:
+    """Typer writes `--json <bool>`, `--name <str>`, `{application_id} <str>` (issue #38):
+    every command's help names each value instead (`--name NAME`, `[production|sandbox]`),
+    and flags show none."""
+    placeholder = re.compile(r"<(?:bool|str|int|float|path|list\[[^\]]*\]|[a-z_|]+)>")
+    names = sorted(commands())
+    assert len(names) > 40
+    for name in ["", *names]:
+        result = runner.invoke(app, [*name.split(), "--help"], terminal_width=200)
+        assert result.exit_code == 0, (name, result.output)
+        found = placeholder.findall(result.output)
+        assert found == [], f"`autoport {name} --help` shows {found}:\n{result.output}"
+    create = runner.invoke(app, ["apps", "create", "--help"], terminal_width=200).output
+    assert re.search(r"--redirect-uri\s+REDIRECT_URI", create)
+    assert re.search(r"--environment\s+-e\s+\[production\|sandbox\]", create)
+    assert re.search(r"--json\s+Print JSON", create)
+    credentials = runner.invoke(app, ["streaming", "credentials", "--help"], terminal_width=200)
+    assert "APPLICATION_ID" in credentials.output
+
+
+def test_an_unknown_setting_is_named_with_the_closest_real_one(data_dir: Path) -> None:
+    """A typo'd variable used to be ignored in silence (`AUTOPORT_PROT=9000` served on 8080,
+    doctor said "all checks passed"): every command warns, once, on stderr; doctor fails
+    its `environment` check."""
+    initialised(data_dir)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AUTOPORT_")}
+    env |= {
+        "AUTOPORT_DATA_DIR": str(data_dir),
+        "AUTOPORT_PROT": "9000",
+        "AUTOPORT_LOG_LEVL": "debug",
+        "AUTOPORT_CONFIG_FILE": "",  # not a setting, but read: no warning
+    }
+    doctor = subprocess.run(
+        [sys.executable, "-m", "autoport", "doctor"], env=env, capture_output=True, text=True
+    )
+    assert doctor.returncode == 1, doctor.stdout + doctor.stderr
+    assert "all checks passed" not in doctor.stdout
+    assert "[FAIL] environment: AUTOPORT_LOG_LEVL is not an autoport setting" in doctor.stdout
+    assert "did you mean AUTOPORT_LOG_LEVEL?" in doctor.stdout
+    assert "did you mean AUTOPORT_PORT?" in doctor.stdout
+    assert "AUTOPORT_CONFIG_FILE" not in doctor.stdout + doctor.stderr
+    listed = subprocess.run(
+        [sys.executable, "-m", "autoport", "apps", "list", "--json"],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert listed.returncode == 0, listed.stderr
+    assert json.loads(listed.stdout) == {"applications": [], "environment": "production"}
+    warnings = [line for line in listed.stderr.splitlines() if line.startswith("warning:")]
+    assert warnings == [
+        "warning: AUTOPORT_LOG_LEVL is not an autoport setting and is ignored: "
+        "did you mean AUTOPORT_LOG_LEVEL?",
+        "warning: AUTOPORT_PROT is not an autoport setting and is ignored: "
+        "did you mean AUTOPORT_PORT?",
+    ]

@@ -75,6 +75,19 @@ def test_credentials_issue_a_password_only_its_hash_is_kept(
     assert again["password"] != password
 
 
+def test_credentials_take_the_environment_option_of_every_command(data_dir: Path) -> None:
+    """`-e/--environment` as every other command takes it (issue #38: `No such option`);
+    an application of the other environment is not found there."""
+    app_id = make_application(data_dir)  # a sandbox application
+    for option in ("--environment", "-e"):
+        result = runner.invoke(app, ["credentials", app_id, option, "sandbox", "--json"])
+        assert result.exit_code == 0, result.output
+        assert json.loads(result.stdout)["environment"] == "sandbox"
+    elsewhere = runner.invoke(app, ["credentials", app_id, "-e", "production"])
+    assert elsewhere.exit_code == 4
+    assert f"no application with id {app_id} in production" in elsewhere.output
+
+
 def test_credentials_of_an_unknown_application_fail(data_dir: Path) -> None:
     result = runner.invoke(app, ["credentials", "0" * 24])
     assert result.exit_code == 4
