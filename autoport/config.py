@@ -110,6 +110,12 @@ class Settings(BaseSettings):
     # History of data points kept this many days after arrival (0 keeps everything).
     vehicle_data_history_retention_days: int = Field(default=90, ge=0)
     vehicle_data_history_prune_interval_seconds: float = Field(default=3600.0, gt=0)
+    # The history's storage (autoport.history, docs/vehicle-data.md): a series' points
+    # stay one row each until its oldest is this old, then are sealed into compressed
+    # chunks of about `history_chunk_points`; the worker looks every interval.
+    history_seal_after_seconds: float = Field(default=3600.0, gt=0, le=7 * 86_400)
+    history_seal_interval_seconds: float = Field(default=30.0, gt=0, le=3600)
+    history_chunk_points: int = Field(default=1000, ge=10, le=100_000)
     # --- vehicle commands (autoport.commands)
     # Commands per vehicle, counted apart from reads (each one wakes the car and costs its
     # 12 V battery), in the `limits` notation. Over it: 429 with Retry-After.

@@ -16,6 +16,8 @@ module says how); each is listed here once, and `create_app` starts them from he
 - sandbox: optimistic writes (a vehicle's updated_at is its version).
 - commands: commands claimed (FOR UPDATE SKIP LOCKED) and marked `sent` in their own
   transaction before the car is asked; a command found `sent` is never sent again.
+- history: a series is sealed by the worker that claimed it (a lease, SKIP LOCKED on
+  PostgreSQL), and each seal checks that what it replaces is still there.
 - consent, console, oauth, history: deletes of rows nobody can use any more (sessions, tokens,
   history past retention); two processes deleting the same rows delete them once.
 """
@@ -95,15 +97,17 @@ def _console() -> BackgroundTask:
 
 
 def _history() -> BackgroundTask:
-    from autoport.vehicle_data.tasks import history_pruner
+    from autoport.history.tasks import history_worker
 
-    return history_pruner
+    return history_worker
 
 
 # The one list of background work, in start order.
 KINDS: tuple[WorkerKind, ...] = (
     WorkerKind("oauth", "delete expired tokens, codes and assertion ids", _oauth),
-    WorkerKind("history", "prune the data-point history past its retention", _history),
+    WorkerKind(
+        "history", "seal the data-point history into chunks, prune it past retention", _history
+    ),
     WorkerKind("fleet", "drive fleet clearances by asking the carmakers", _fleet),
     WorkerKind("streams", "build stream messages (SSE, MQTT) and publish to MQTT", _streams),
     WorkerKind("consent", "purge finished consent sessions", _consent),

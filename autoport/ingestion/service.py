@@ -27,6 +27,7 @@ import structlog
 from autoport.catalog import CATALOG, DataPointError, validate_property_value, validate_wrapper
 from autoport.catalog.brands import SANDBOX_BRAND, UNKNOWN_BRAND, canonical_brand
 from autoport.catalog.validation import json_type
+from autoport.history import service as history
 from autoport.ingestion import repository
 from autoport.kit import outbox
 from autoport.kit.db import Connection, Database
@@ -325,19 +326,13 @@ async def _apply(
     report.brand = brand
     brand_changed = known_brand is not None and brand != known_brand
 
-    await repository.append_history(
+    await history.append(
         conn,
-        [
-            {
-                "environment": env,
-                "vin": vin,
-                "capability": point.capability,
-                "property": point.name,
-                "timestamp": point.instant,
-                "digest": point.digest,
-                "value": point.encoded.decode(),
-                "received_at": now_us,
-            }
+        environment=env,
+        vin=vin,
+        received_at=now_us,
+        points=[
+            (point.capability, point.name, point.instant, point.digest, point.encoded.decode())
             for point in points
         ],
     )

@@ -31,6 +31,7 @@ from autoport.catalog.commands import COMMANDS
 from autoport.config import Settings
 from autoport.consent import verification
 from autoport.consent.verification import CodeCheck, CodeResult, Method, Refusal
+from autoport.history import service as history
 from autoport.kit.clock import to_iso
 from autoport.kit.crypto import new_token, same, token_hash
 from autoport.kit.db import Connection, Row
@@ -713,24 +714,12 @@ def _iso(us: int | None) -> str | None:
 
 async def _history(
     conn: Connection, environment: Environment, vin: str
-) -> AsyncIterator[list[Row]]:
-    """The whole history in keyset pages: one page in memory at a time."""
-    after = repository.HISTORY_START
-    while True:
-        page = await repository.list_history_page(
-            conn,
-            environment=str(environment),
-            vin=vin,
-            after=after,
-            limit=HISTORY_PAGE_ROWS,
-        )
-        if not page:
-            return
+) -> AsyncIterator[list[history.Stored]]:
+    """The whole history in pages: one page in memory at a time."""
+    async for page in history.vehicle_history(
+        conn, environment=str(environment), vin=vin, page_rows=HISTORY_PAGE_ROWS
+    ):
         yield page
-        last = page[-1]
-        after = (last["capability"], last["property"], last["timestamp"], last["digest"])
-        if len(page) < HISTORY_PAGE_ROWS:
-            return
 
 
 def _latest_items(document: dict[str, Any]) -> list[tuple[str, str, Any]]:
@@ -766,11 +755,11 @@ async def export_json(
         chunk = b",".join(
             orjson.dumps(
                 {
-                    "capability": row["capability"],
-                    "property": row["property"],
-                    "timestamp": to_iso(row["timestamp"]),
-                    "received_at": to_iso(row["received_at"]),
-                    "value": orjson.Fragment(row["value"]),
+                    "capability": row.capability,
+                    "property": row.property,
+                    "timestamp": to_iso(row.timestamp),
+                    "received_at": to_iso(row.received_at),
+                    "value": orjson.Fragment(row.value),
                 }
             )
             for row in page
@@ -815,11 +804,11 @@ async def export_csv(conn: Connection, environment: Environment, vin: str) -> As
             [
                 (
                     "history",
-                    row["capability"],
-                    row["property"],
-                    to_iso(row["timestamp"]),
-                    to_iso(row["received_at"]),
-                    row["value"],
+                    row.capability,
+                    row.property,
+                    to_iso(row.timestamp),
+                    to_iso(row.received_at),
+                    row.value,
                 )
                 for row in page
             ]

@@ -1,7 +1,7 @@
 """What the console draws of a sandbox vehicle: its position as a track (an SVG polyline
 computed here, no tile server, no script) and its battery or fuel level, speed and
 odometer as series for the charts, all read from the stored data-point history
-(autoport.vehicle_data.repository), i.e. what the simulator actually delivered."""
+(autoport.history), i.e. what the simulator actually delivered."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from typing import Any
 
 import orjson
 
+from autoport.history import service as history
 from autoport.kit.db import Database
 from autoport.sandbox.service import ENVIRONMENT
-from autoport.vehicle_data import repository as history_repository
 
 # The series the console charts, by the property the simulator delivers them as.
 SERIES = {
@@ -111,42 +111,43 @@ class Series:
 
 async def _history(
     db: Database, vin: str, key: str, after_id: int | None, limit: int
-) -> list[tuple[int, int, Any]]:
-    """(row id, timestamp µs, data) of `key`: the newest `limit` points, oldest first;
-    with `after_id` the points stored after that row instead."""
+) -> list[tuple[int | None, int, Any]]:
+    """(position, timestamp µs, data) of `key`: the newest `limit` points, oldest first;
+    with `after_id` the points stored after that position instead. A point already
+    sealed into a chunk has no position (None)."""
     capability, _, name = key.partition(".")
+    found: list[tuple[int | None, int, str]]
     if after_id is None:
-        rows = list(
-            reversed(
-                await history_repository.list_history(
-                    db,
-                    environment=ENVIRONMENT.value,
-                    vin=vin,
-                    capability=capability,
-                    prop=name,
-                    since=None,
-                    until=None,
-                    cursor=None,
-                    limit=limit,
-                )
-            )
-        )
-    else:
-        rows = await history_repository.list_history_after_id(
+        points, _ = await history.page(
             db,
             environment=ENVIRONMENT.value,
             vin=vin,
             capability=capability,
             prop=name,
-            after_id=after_id,
+            since=None,
+            until=None,
+            cursor=None,
             limit=limit,
         )
-    points: list[tuple[int, int, Any]] = []
-    for row in rows:
-        wrapper = orjson.loads(row["value"])
+        found = [(p.row_id, p.timestamp, p.value) for p in reversed(points)]
+    else:
+        found = list(
+            await history.stored_after(
+                db,
+                environment=ENVIRONMENT.value,
+                vin=vin,
+                capability=capability,
+                prop=name,
+                after_id=after_id,
+                limit=limit,
+            )
+        )
+    points_out: list[tuple[int | None, int, Any]] = []
+    for row_id, timestamp, value in found:
+        wrapper = orjson.loads(value)
         data = wrapper.get("data") if isinstance(wrapper, dict) else None
-        points.append((int(row["id"]), int(row["timestamp"]), data))
-    return points
+        points_out.append((row_id, timestamp, data))
+    return points_out
 
 
 async def series(
@@ -155,11 +156,16 @@ async def series(
     """The charted series; one the vehicle does not deliver (fuel of an electric car)
     is empty. Levels in percent."""
     answer: dict[str, list[tuple[float, float]]] = {}
+    # Where the next poll starts when every point read is sealed already (no position).
+    start = await history.position(db) if after_id is None else after_id
     last_id = after_id or 0
+    positioned = read = False
     for name, key in SERIES.items():
         points = []
         for row_id, timestamp_us, data in await _history(db, vin, key, after_id, limit):
-            last_id = max(last_id, row_id)
+            read = True
+            if row_id is not None:
+                last_id, positioned = max(last_id, row_id), True
             value = _number(data)
             if value is None:
                 continue
@@ -167,6 +173,8 @@ async def series(
                 value = round(value * 100, 2)
             points.append((timestamp_us / 1_000_000, value))
         answer[name] = points
+    if read and not positioned:
+        last_id = max(last_id, start)
     return Series(answer, last_id)
 
 

@@ -25,6 +25,7 @@ from autoport.brands.registry import BrandRegistry
 from autoport.brands.sources import DataSource, DataSourceError
 from autoport.catalog import CATALOG
 from autoport.catalog.brands import SANDBOX_BRAND
+from autoport.history import service as history_store
 from autoport.ingestion.service import IngestError, ingest_vehicle_data
 from autoport.kit.auth import Caller, CallerKind, GrantStatus, require_scope
 from autoport.kit.clock import from_iso, to_iso
@@ -415,11 +416,7 @@ async def history(
     size = page_size(limit, default=HISTORY_DEFAULT_LIMIT, maximum=HISTORY_MAX_LIMIT)
     since_us, until_us = _instant(since, "since"), _instant(until, "until")
     scope = _history_scope(caller, vin, prop)
-    after: tuple[int, int] | None = None
-    if cursor:
-        timestamp, row_id = decode_cursor(state.token_key, scope, cursor, (int, int))
-        after = (timestamp, row_id)
-    rows = await repository.list_history(
+    points, following = await history_store.page(
         state.database,
         environment=str(caller.environment),
         vin=vin,
@@ -427,20 +424,28 @@ async def history(
         prop=name,
         since=since_us,
         until=until_us,
-        cursor=after,
-        limit=size + 1,
+        cursor=None if not cursor else _history_cursor(state, scope, cursor),
+        limit=size,
     )
-    more = len(rows) > size
-    rows = rows[:size]
     return {
         "request_id": request_id,
         "vin": vin,
         "property": prop,
         # Stored JSON is passed through as is: what was accepted is what is served.
-        "values": [orjson.Fragment(row["value"]) for row in rows],
+        "values": [orjson.Fragment(point.value) for point in points],
         "next_cursor": (
-            encode_cursor(state.token_key, scope, [rows[-1]["timestamp"], rows[-1]["id"]])
-            if more
-            else None
+            None if following is None else encode_cursor(state.token_key, scope, list(following))
         ),
     }
+
+
+def _history_cursor(state: AppState, scope: tuple[str, ...], cursor: str) -> tuple[int, str | None]:
+    """(timestamp, digest) of the last point served. A cursor of the row-per-point
+    storage (timestamp, row id), handed out before the upgrade, pages on from before
+    its timestamp: only a point stored at the very same microsecond is passed over."""
+    try:
+        timestamp, digest = decode_cursor(state.token_key, scope, cursor, (int, str))
+    except ApiError:
+        timestamp, _ = decode_cursor(state.token_key, scope, cursor, (int, int))
+        return int(timestamp), None
+    return int(timestamp), str(digest)

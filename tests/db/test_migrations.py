@@ -65,7 +65,14 @@ async def test_postgres_migrations_match_the_tables_in_code(
             lambda sync: compare_metadata(MigrationContext.configure(sync), metadata)
         )
     await engine.dispose()
+    # The history's day partitions are made by the worker, not by migrations.
+    diff = [d for d in diff if not _is_history_partition(d)]
     assert diff == [], f"tables and migrations differ: {diff}"
+
+
+def _is_history_partition(difference: tuple[object, ...]) -> bool:
+    table = getattr(difference[1], "table", difference[1])
+    return str(getattr(table, "name", "")).startswith("history_chunks_")
 
 
 def test_migrating_twice_is_a_no_op(tmp_path: Path) -> None:

@@ -553,8 +553,10 @@ async def test_the_deployment_loses_nothing_when_processes_are_killed(
                 )
             )
             rows = await db.fetch(
-                "SELECT vin, timestamp FROM vehicle_data_history WHERE environment = 'sandbox' "
-                "AND capability = 'charging' AND property = 'battery_level'"
+                # Points stay in history_hot for an hour before they are sealed.
+                "SELECT s.vin, h.timestamp FROM history_hot h "
+                "JOIN history_series s ON s.id = h.series_id WHERE s.environment = 'sandbox' "
+                "AND s.capability = 'charging' AND s.property = 'battery_level'"
             )
             stored = {(row["vin"], int(row["timestamp"])) for row in rows}
             deliveries = await db.fetchval("SELECT COUNT(*) FROM webhook_deliveries")

@@ -10,6 +10,7 @@ from fastapi import FastAPI
 
 from autoport.ingestion.providers import revoke_provider
 from autoport.kit.environments import Environment
+from tests.history import stored
 from tests.ingestion.conftest import new_provider
 
 VIN = "WBA00000000000001"
@@ -115,7 +116,7 @@ async def test_a_redelivered_body_changes_nothing(
     again = await client.post("/v1/ingest", json=body, headers=provider_headers)
     assert again.json()["vehicles"][0]["accepted"][0]["changed"] is False
     db = app.state.autoport.database
-    assert await db.fetch_value("SELECT count(*) FROM vehicle_data_history") == 1
+    assert await stored.points(db) == 1
     assert await db.fetch_value("SELECT count(*) FROM outbox") == 1
 
 

@@ -13,6 +13,7 @@ import pytest
 from autoport.ingestion.service import IngestError, ingest_vehicle_data
 from autoport.kit.db import Database
 from autoport.kit.environments import Environment
+from tests.history import stored as history_stored
 
 VIN = "WBA00000000000001"
 PROD = Environment.production
@@ -61,7 +62,7 @@ async def test_a_newer_point_replaces_and_an_older_one_does_not(database: Databa
         "timestamp": stamp(20),
     }
     # The older point is still history.
-    assert await database.fetch_value("SELECT count(*) FROM vehicle_data_history") == 3
+    assert await history_stored.points(database) == 3
 
 
 async def test_any_delivery_order_ends_on_the_newest_value(database: Database) -> None:
@@ -88,7 +89,7 @@ async def test_a_duplicate_changes_nothing_and_emits_nothing(database: Database)
             database, environment=PROD, vin=VIN, brand="bmw", data=level(0.5, 10), now_us=now
         )
     assert [p.changed for p in report.accepted] == [False]
-    assert await database.fetch_value("SELECT count(*) FROM vehicle_data_history") == 1
+    assert await history_stored.points(database) == 1
     assert len(await outbox_payloads(database)) == 1
 
 
@@ -119,7 +120,7 @@ async def test_concurrent_ingestion_keeps_the_newest_value(database: Database) -
 
     await asyncio.gather(*(one(s) for s in seconds))
     assert (await stored(database))["charging"]["battery_level"]["data"] == 0.59
-    assert await database.fetch_value("SELECT count(*) FROM vehicle_data_history") == 60
+    assert await history_stored.points(database) == 60
 
 
 async def test_a_bad_point_is_rejected_and_the_good_ones_stored(database: Database) -> None:

@@ -64,8 +64,8 @@ OUTBOX_WRITE = (
     "available_at) VALUES ('production', 'test', 'test', '{}', :now, :now)"
 )
 HISTORY_WRITE = (
-    "INSERT INTO vehicle_data_history (environment, vin, capability, property, timestamp, "
-    "digest, value, received_at) VALUES ('production', :uid, 'c', 'p', :now, 'd', '1', :now)"
+    "INSERT INTO history_hot (series_id, timestamp, digest, received_at, value) "
+    "VALUES (1, :now, :now, :now, '1')"
 )
 STREAM_WRITE = (
     "INSERT INTO stream_messages (environment, application_id, seq, message_id, vin, "
@@ -105,7 +105,7 @@ async def test_background_commits_keep_the_pull_caches_in_every_process(
 ) -> None:
     writer, reader = two_processes
     bearer, vehicles = reader.data_version(BEARER_TABLES), reader.data_version(VEHICLES)
-    background = frozenset({"outbox", "vehicle_data_history", "stream_messages"})
+    background = frozenset({"outbox", "history_hot", "stream_messages"})
     before = reader.data_version(background)
     assert before is not None
     for sql in (OUTBOX_WRITE, HISTORY_WRITE, STREAM_WRITE):

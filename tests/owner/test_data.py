@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import csv
+import hashlib
 import io
 import tracemalloc
 from collections.abc import AsyncIterator
@@ -18,7 +19,8 @@ from fastapi import FastAPI
 
 from autoport.app import create_app
 from autoport.config import Settings
-from autoport.kit.clock import FrozenClock
+from autoport.history import service as history
+from autoport.kit.clock import FrozenClock, to_iso
 from autoport.kit.db import Database
 from autoport.owner import reads
 from autoport.owner.reads import DAY_US, ReadCounter
@@ -129,29 +131,20 @@ async def serve(app: FastAPI) -> AsyncIterator[str]:
 
 
 async def _history(db: Database, vin: str, count: int, start_us: int) -> None:
-    value = '{"data":0.5,"timestamp":"2026-01-01T00:00:00.000Z"}'
+    """`count` points of one series, half sealed into chunks, half still hot."""
     batch = 10_000
     for offset in range(0, count, batch):
-        rows = [
-            {
-                "environment": "sandbox",
-                "vin": vin,
-                "capability": "charging",
-                "property": "battery_level",
-                "timestamp": start_us + i,
-                "digest": f"d{i}",
-                "value": value,
-                "received_at": start_us + i,
-            }
-            for i in range(offset, min(count, offset + batch))
-        ]
+        points = []
+        for i in range(offset, min(count, offset + batch)):
+            value = orjson.dumps({"data": i / count, "timestamp": to_iso(start_us + i)})
+            digest = hashlib.blake2b(value, digest_size=8).hexdigest()
+            points.append(("charging", "battery_level", start_us + i, digest, value.decode()))
         async with db.transaction() as conn:
-            await conn.execute_many(
-                "INSERT INTO vehicle_data_history (environment, vin, capability, property, "
-                "timestamp, digest, value, received_at) VALUES (:environment, :vin, "
-                ":capability, :property, :timestamp, :digest, :value, :received_at)",
-                rows,
+            await history.append(
+                conn, environment="sandbox", vin=vin, received_at=start_us + offset, points=points
             )
+    sid = history.series_id("sandbox", vin, "charging", "battery_level")
+    await history.seal_series(db, sid, before=start_us + count // 2, target=1000)
 
 
 async def test_export_of_100k_points_downloads_completely_with_bounded_memory(

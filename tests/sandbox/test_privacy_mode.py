@@ -16,6 +16,7 @@ from fastapi import FastAPI
 from autoport.kit.clock import FrozenClock, from_iso
 from autoport.kit.db import Database
 from autoport.sandbox import service
+from tests.history import stored
 from tests.sandbox.conftest import RecordingIngest, cleared_reader
 
 VIN = "SBXPRVACY00000001"
@@ -61,9 +62,7 @@ async def privacy(admin: httpx.AsyncClient, on: bool) -> dict[str, Any]:
 
 async def counts(db: Database) -> tuple[int, int]:
     """(history rows of VIN, vehicle_data_changed events: what streams and webhooks see)."""
-    history = await db.fetch_value(
-        "SELECT count(*) FROM vehicle_data_history WHERE vin = :vin", {"vin": VIN}
-    )
+    history = (await stored.points_by_vin(db)).get(VIN, 0)
     events = await db.fetch_value(
         "SELECT count(*) FROM outbox WHERE event_type = 'vehicle_data_changed'"
     )

@@ -9,10 +9,12 @@ import httpx
 import pytest
 from fastapi import FastAPI
 
+from autoport.history.retention import prune as prune_history
+from autoport.history.tasks import seal_round
 from autoport.ingestion.service import ingest_vehicle_data
 from autoport.kit.environments import Environment
 from autoport.kit.paging import encode_cursor
-from autoport.vehicle_data.tasks import prune_history
+from tests.history import stored
 from tests.vehicle_data.conftest import TestCallers
 
 VIN = "WBA00000000000001"
@@ -221,9 +223,10 @@ async def test_pruning_removes_only_rows_past_the_retention(app: FastAPI) -> Non
     await fill(app, [1, 2])
     state.clock.advance(10 * 86_400)
     await fill(app, [3])
+    assert await seal_round(state) == 2  # 1 and 2 into a chunk, 3 stays hot
     state.settings = state.settings.model_copy(update={"vehicle_data_history_retention_days": 5})
     assert await prune_history(state) == 2
-    assert await state.database.fetch_value("SELECT count(*) FROM vehicle_data_history") == 1
+    assert await stored.points(state.database) == 1
     # The latest value is not history: pruning never touches it.
     assert await state.database.fetch_value("SELECT count(*) FROM vehicles") == 1
     state.settings = state.settings.model_copy(update={"vehicle_data_history_retention_days": 0})
@@ -262,9 +265,9 @@ async def test_pruning_per_brand_in_bounded_batches(
         }
     )
     deleted: list[int] = []
-    from autoport.vehicle_data import repository
+    from autoport.history import repository
 
-    for name in ("prune_history_of_brand", "prune_history_except"):
+    for name in ("prune_hot",):
         real = getattr(repository, name)
 
         async def counted(*args: Any, _real: Any = real, **kwargs: Any) -> int:
@@ -275,10 +278,7 @@ async def test_pruning_per_brand_in_bounded_batches(
         monkeypatch.setattr(repository, name, counted)
     assert await prune_history(state) == 25
     assert max(deleted) <= 10 and len([d for d in deleted if d]) >= 3
-    left = await state.database.fetch_all(
-        "SELECT vin, count(*) AS n FROM vehicle_data_history GROUP BY vin ORDER BY vin"
-    )
-    assert {row["vin"]: row["n"] for row in left} == {
+    assert await stored.points_by_vin(state.database) == {
         vins["audi"]: 25,  # 30 days for audi: not yet
         vins["mercedes_benz"]: 25,  # kept forever
     }

@@ -25,6 +25,7 @@ from autoport.catalog.types import DataType
 from autoport.ingestion.service import ingest_vehicle_data
 from autoport.kit.environments import Environment
 from autoport.vehicle_data.schemas import pull_response_schema
+from tests.history import stored
 from tests.ingestion.conftest import new_provider
 from tests.vehicle_data.conftest import TestCallers
 
@@ -122,7 +123,7 @@ async def test_an_invalid_value_of_every_property_is_refused(app: FastAPI) -> No
     for rejection, prop in zip(report.rejected, CATALOG.properties(), strict=True):
         assert rejection.source.startswith(prop.key), (rejection, prop.key)
     assert await state.database.fetch_value("SELECT count(*) FROM vehicles") == 0
-    assert await state.database.fetch_value("SELECT count(*) FROM vehicle_data_history") == 0
+    assert await stored.points(state.database) == 0
 
 
 async def test_wrapper_mistakes_are_refused(app: FastAPI) -> None:

@@ -1,0 +1,678 @@
+"""The data-point history: written by ingestion, read by the history API, the owner's
+export and the console's charts, sealed into chunks by the history worker.
+
+Where a point is (docs/vehicle-data.md, History storage):
+
+- `history_hot`: points received less than `history_seal_after_seconds` ago (and late
+  or re-delivered points until the next seal), one row each;
+- `history_chunks`: everything older, column-wise and compressed per series and time
+  range (autoport.history.codec);
+- `vehicle_data_history`: the old row-per-point table, until the worker has moved its
+  rows (autoport.history.migration).
+
+Readers merge the three. A point is identified by (series, timestamp, value digest): a
+re-delivered point is a no-op in hot, dropped when it is sealed next to its first copy,
+and never shown twice meanwhile. Points stored at the same timestamp keep the order they
+were stored in: the old table's first, then the chunks' (in chunk order), then hot's
+(by id); sealing and moving keep that order.
+
+Readers read the old table, then hot, then the chunks: a seal or a move committing in
+between makes a point appear twice (dropped as a duplicate), never disappear.
+"""
+
+from __future__ import annotations
+
+import bisect
+import hashlib
+import secrets
+import weakref
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from autoport.history import codec, partitions, repository
+from autoport.kit.db import Connection, Database, Row
+
+FAR_PAST = -(2**62)
+FAR_FUTURE = 2**62
+
+# Sources, in the order their points at one timestamp were stored.
+OLD, CHUNK, HOT = 0, 1, 2
+
+
+def series_id(environment: str, vin: str, capability: str, prop: str) -> int:
+    """A series' id: 63 bits of blake2b of its names, so a writer needs no lookup. Two
+    series with the same id (a chance of 1 in 10^6 at ten million series) fail the
+    ingestion of the newer one (primary key) rather than mix their points."""
+    names = "\0".join((environment, vin, capability, prop)).encode()
+    return int.from_bytes(hashlib.blake2b(names, digest_size=8).digest(), "big") >> 1
+
+
+def digest_int(hex_digest: str) -> int:
+    """Ingestion's digest (blake2b-64 of the value, hex) as the signed BIGINT stored."""
+    return int.from_bytes(bytes.fromhex(hex_digest), "big", signed=True)
+
+
+def digest_hex(digest: int) -> str:
+    return (digest & (2**64 - 1)).to_bytes(8, "big").hex()
+
+
+def digest_of(value: str) -> int:
+    return int.from_bytes(
+        hashlib.blake2b(value.encode(), digest_size=8).digest(), "big", signed=True
+    )
+
+
+@dataclass(slots=True)
+class Point:
+    timestamp: int
+    value: str  # the JSON text as accepted
+    received_at: int
+    source: int  # OLD, CHUNK or HOT
+    order: int  # within its source: a row id, or the position in its chunk
+    digest: int | None = None  # computed when needed for chunk points
+
+    def key(self) -> int:
+        if self.digest is None:
+            self.digest = digest_of(self.value)
+        return self.digest
+
+    @property
+    def row_id(self) -> int | None:
+        """The live charts' position of a point stored in a row (old table or hot)."""
+        return None if self.source == CHUNK else self.order
+
+
+def _from_row(row: Row, source: int) -> Point:
+    digest = row["digest"]
+    value = str(row["value"])
+    return Point(
+        int(row["timestamp"]),
+        value,
+        int(row["received_at"]),
+        source,
+        int(row["id"]),
+        digest_int(digest) if isinstance(digest, str) else int(digest),
+    )
+
+
+# --- writing -------------------------------------------------------------------------------
+
+
+async def append(
+    conn: Connection,
+    *,
+    environment: str,
+    vin: str,
+    received_at: int,
+    points: Sequence[tuple[str, str, int, str, str]],
+) -> None:
+    """Store accepted points of one vehicle: (capability, property, timestamp, digest
+    hex, value). A point already stored (same series, timestamp and value) is a no-op."""
+    if not points:
+        return
+    series: dict[int, tuple[int, str, str]] = {}
+    rows = []
+    for capability, prop, timestamp, digest, value in points:
+        sid = series_id(environment, vin, capability, prop)
+        series.setdefault(sid, (sid, capability, prop))
+        rows.append((sid, timestamp, digest_int(digest), value))
+    await repository.add_points(
+        conn,
+        environment=environment,
+        vin=vin,
+        received_at=received_at,
+        series=list(series.values()),
+        points=rows,
+    )
+
+
+# --- decoded chunks, kept in process ---------------------------------------------------------
+
+
+class _Chunks:
+    """Decoded chunks by their id (random, new for every rewrite: an entry is never
+    stale), least recently used out past `points` points in all."""
+
+    def __init__(self, points: int = 400_000) -> None:
+        self.limit = points
+        self.size = 0
+        self.entries: OrderedDict[int, codec.Decoded] = OrderedDict()
+
+    def get(self, chunk_id: int) -> codec.Decoded | None:
+        found = self.entries.get(chunk_id)
+        if found is not None:
+            self.entries.move_to_end(chunk_id)
+        return found
+
+    def put(self, chunk_id: int, decoded: codec.Decoded) -> None:
+        self.entries[chunk_id] = decoded
+        self.size += len(decoded.timestamps)
+        while self.size > self.limit and len(self.entries) > 1:
+            _, old = self.entries.popitem(last=False)
+            self.size -= len(old.timestamps)
+
+
+DECODED = _Chunks()
+
+
+class ChunkGone(Exception):
+    """A chunk was rewritten between reading its row and its data: read again."""
+
+
+async def _decoded(conn: Connection, series: int, meta: Row, *, keep: bool = True) -> codec.Decoded:
+    """A chunk's points; kept in process when `keep` (not for an export, which reads
+    each chunk once and would push out what pages read again)."""
+    chunk_id = int(meta["id"])
+    found = DECODED.get(chunk_id)
+    if found is not None:
+        return found
+    data = await repository.get_chunk_data(
+        conn, series_id=series, last_ts=int(meta["last_ts"]), id=chunk_id
+    )
+    if data is None:
+        raise ChunkGone
+    decoded = codec.decode(data)
+    if keep:
+        DECODED.put(chunk_id, decoded)
+    return decoded
+
+
+def _chunk_points(decoded: codec.Decoded) -> list[Point]:
+    return [
+        Point(timestamp, value, received, CHUNK, position)
+        for position, (timestamp, received, value) in enumerate(
+            zip(decoded.timestamps, decoded.received, decoded.values, strict=True)
+        )
+    ]
+
+
+# --- is the old table empty? -----------------------------------------------------------------
+
+# Per Database: once seen empty it stays empty (nothing writes it any more).
+_OLD_EMPTY: weakref.WeakKeyDictionary[Database, bool] = weakref.WeakKeyDictionary()
+
+
+async def _old_rows_left(db: Database) -> bool:
+    if _OLD_EMPTY.get(db):
+        return False
+    if await repository.legacy_exists(db.reader):
+        return True
+    _OLD_EMPTY[db] = True
+    return False
+
+
+# --- pages, newest first ---------------------------------------------------------------------
+
+
+def _grouped(points: list[Point], boundary: int) -> dict[int, list[Point]]:
+    """Points at or after `boundary` by timestamp, each group in stored order, without
+    duplicates (the first stored copy stays)."""
+    groups: dict[int, list[Point]] = {}
+    for point in points:
+        if point.timestamp >= boundary:
+            groups.setdefault(point.timestamp, []).append(point)
+    for timestamp, group in groups.items():
+        if len(group) > 1:
+            group.sort(key=lambda p: (p.source, p.order))
+            if group[0].source != group[-1].source:
+                seen: set[int] = set()
+                kept = []
+                for point in group:
+                    if point.key() not in seen:
+                        seen.add(point.key())
+                        kept.append(point)
+                groups[timestamp] = kept
+    return groups
+
+
+async def _newest(
+    db: Database, series: int, names: tuple[str, str, str, str], low: int, high: int, fetch: int
+) -> tuple[list[Point], bool]:
+    """At least `fetch` points (when there are) of [low, high], newest first, each
+    timestamp's points complete; and whether that is all of them."""
+    reader = db.reader
+    found: list[Point] = []
+    cut = FAR_PAST  # below the newest source cut short, points may be missing
+    complete = True
+
+    async def rows_of(rows: list[Row], source: int, at: Any) -> None:
+        nonlocal cut, complete
+        found.extend(_from_row(row, source) for row in rows)
+        if len(rows) >= fetch:
+            last = int(rows[-1]["timestamp"])
+            # The rest of the last timestamp's points, so that group is whole.
+            lowest = min(int(row["id"]) for row in rows if int(row["timestamp"]) == last)
+            found.extend(
+                _from_row(row, source) for row in await at(last) if int(row["id"]) < lowest
+            )
+            cut, complete = max(cut, last), False
+
+    if await _old_rows_left(db):
+        await rows_of(
+            await repository.list_legacy_desc(reader, names=names, low=low, high=high, limit=fetch),
+            OLD,
+            lambda ts: repository.list_legacy_at(reader, names=names, timestamp=ts),
+        )
+    await rows_of(
+        await repository.list_hot_desc(reader, series_id=series, low=low, high=high, limit=fetch),
+        HOT,
+        lambda ts: repository.list_hot_at(reader, series_id=series, timestamp=ts),
+    )
+    taken = 0
+    before = FAR_FUTURE
+    while taken < fetch:
+        metas = await repository.list_chunks_desc(
+            reader, series_id=series, low=low, high=high, before=before, limit=4
+        )
+        for meta in metas:
+            decoded = await _decoded(reader, series, meta)
+            inside = [p for p in _chunk_points(decoded) if low <= p.timestamp <= high]
+            found.extend(inside)
+            taken += len(inside)
+            before = int(meta["last_ts"])
+            if taken >= fetch:
+                # A timestamp's points are never split between chunks: whole down to the
+                # oldest point taken from the last chunk read.
+                cut, complete = max(cut, inside[0].timestamp), False
+                break
+        if len(metas) < 4:
+            break
+    groups = _grouped(found, cut)
+    ordered = [
+        point for timestamp in sorted(groups, reverse=True) for point in reversed(groups[timestamp])
+    ]
+    return ordered, complete
+
+
+async def page(
+    db: Database,
+    *,
+    environment: str,
+    vin: str,
+    capability: str,
+    prop: str,
+    since: int | None,
+    until: int | None,
+    cursor: tuple[int, str | None] | None,
+    limit: int,
+) -> tuple[list[Point], tuple[int, str] | None]:
+    """Up to `limit` points of [since, until), newest first, after `cursor` (the
+    (timestamp, digest) of the previous page's last point; digest None: everything at
+    that timestamp was served); and the cursor of the next page, if there is one."""
+    series = series_id(environment, vin, capability, prop)
+    names = (environment, vin, capability, prop)
+    low = FAR_PAST if since is None else since
+    high = FAR_FUTURE if until is None else until - 1
+    if cursor is not None:
+        high = min(high, cursor[0])
+    fetch = limit + 1
+    while True:
+        try:
+            found, complete = await _newest(db, series, names, low, high, fetch)
+        except ChunkGone:
+            continue
+        points = _after(found, cursor)
+        if len(points) > limit or complete:
+            break
+        fetch *= 4
+    if len(points) <= limit:
+        return points, None
+    last = points[limit - 1]
+    return points[:limit], (last.timestamp, digest_hex(last.key()))
+
+
+def _after(points: list[Point], cursor: tuple[int, str | None] | None) -> list[Point]:
+    """The points after the cursor's one (newest-first order)."""
+    if cursor is None:
+        return points
+    timestamp, digest = cursor
+    start = 0
+    while start < len(points) and points[start].timestamp == timestamp:
+        start += 1
+    if digest is not None:
+        for index in range(start):
+            if digest_hex(points[index].key()) == digest:
+                return points[index + 1 :]
+    return points[start:]
+
+
+# --- the live charts' reads --------------------------------------------------------------------
+
+
+async def position(db: Database) -> int:
+    """The newest stored row's position (hot ids continue the old table's)."""
+    return await repository.last_hot_id(db.reader)
+
+
+async def stored_after(
+    db: Database,
+    *,
+    environment: str,
+    vin: str,
+    capability: str,
+    prop: str,
+    after_id: int,
+    limit: int,
+) -> list[tuple[int, int, str]]:
+    """(position, timestamp, value) of the points stored after `after_id`, in the order
+    they were stored."""
+    names = (environment, vin, capability, prop)
+    rows: list[Row] = []
+    if await _old_rows_left(db):
+        rows += await repository.list_legacy_after_id(
+            db.reader, names=names, after_id=after_id, limit=limit
+        )
+    rows += await repository.list_hot_after_id(
+        db.reader, series_id=series_id(*names), after_id=after_id, limit=limit
+    )
+    found = sorted((int(r["id"]), int(r["timestamp"]), str(r["value"])) for r in rows)
+    return found[:limit]
+
+
+# --- the whole history of a vehicle, for its owner's export ---------------------------------
+
+
+@dataclass(slots=True)
+class Stored:
+    capability: str
+    property: str
+    timestamp: int
+    digest: str
+    value: str
+    received_at: int
+
+
+def _ascending(points: list[Point]) -> list[Point]:
+    """By (timestamp, digest), each (timestamp, digest) once: the first stored copy."""
+    points.sort(key=lambda p: (p.timestamp, digest_hex(p.key()), p.source, p.order))
+    kept: list[Point] = []
+    for point in points:
+        if kept and kept[-1].timestamp == point.timestamp and kept[-1].digest == point.digest:
+            continue
+        kept.append(point)
+    return kept
+
+
+async def _series_ascending(
+    conn: Connection, series: int, names: tuple[str, str, str, str], old: bool, page_rows: int
+) -> AsyncIterator[list[Point]]:
+    """Every point of one series by (timestamp, digest), in windows of timestamps: each
+    chunk's span, then pages of hot rows; the old table's rows of a window in pages."""
+
+    async def window(after: int, upto: int, held: list[Point]) -> AsyncIterator[list[Point]]:
+        """The window's points: `held` (in memory already) and the old table's, merged."""
+        rest = _ascending(held)
+        key = (after, "")
+        while old:
+            rows = await repository.list_legacy_range(
+                conn, names=names, after=key, upto=upto, limit=page_rows
+            )
+            if not rows:
+                break
+            page = [_from_row(row, OLD) for row in rows]
+            key = (page[-1].timestamp, str(rows[-1]["digest"]))
+            if len(rows) == page_rows:
+                cut = 0
+                while cut < len(rest) and (rest[cut].timestamp, digest_hex(rest[cut].key())) <= key:
+                    cut += 1
+                page, rest = page + rest[:cut], rest[cut:]
+            else:
+                page, rest = page + rest, []
+            yield _ascending(page)
+            if len(rows) < page_rows:
+                break
+        if rest:
+            yield rest
+
+    previous = FAR_PAST - 1
+    while True:
+        metas = await repository.list_chunks_asc(conn, series_id=series, after=previous, limit=8)
+        for meta in metas:
+            upto = int(meta["last_ts"])
+            held = _chunk_points(await _decoded(conn, series, meta, keep=False))
+            held += [
+                _from_row(row, HOT)
+                for row in await repository.list_hot_range(
+                    conn, series_id=series, after=previous, upto=upto
+                )
+            ]
+            async for points in window(previous, upto, held):
+                yield points
+            previous = upto
+        if len(metas) < 8:
+            break
+    # After the last chunk: hot rows a page at a time (each timestamp's rows whole).
+    while True:
+        rows = await repository.list_hot_asc(
+            conn, series_id=series, after=previous, limit=page_rows
+        )
+        upto = FAR_FUTURE
+        if len(rows) == page_rows:
+            upto = int(rows[-1]["timestamp"])
+            seen = {int(row["id"]) for row in rows}
+            rows += [
+                row
+                for row in await repository.list_hot_at(conn, series_id=series, timestamp=upto)
+                if int(row["id"]) not in seen
+            ]
+        async for points in window(previous, upto, [_from_row(row, HOT) for row in rows]):
+            yield points
+        if upto == FAR_FUTURE:
+            return
+        previous = upto
+
+
+async def vehicle_history(
+    conn: Connection, *, environment: str, vin: str, page_rows: int
+) -> AsyncIterator[list[Stored]]:
+    """Every stored point of the vehicle, by (capability, property, timestamp, digest),
+    in pages (one chunk's span, or `page_rows` rows of the old table)."""
+    named = {
+        (str(row["capability"]), str(row["property"]))
+        for row in await repository.list_series_of_vehicle(conn, environment=environment, vin=vin)
+    }
+    old = await repository.legacy_exists(conn)
+    if old:
+        named |= {
+            (str(row["capability"]), str(row["property"]))
+            for row in await repository.list_legacy_properties(
+                conn, environment=environment, vin=vin
+            )
+        }
+    for capability, prop in sorted(named):
+        names = (environment, vin, capability, prop)
+        async for points in _series_ascending(conn, series_id(*names), names, old, page_rows):
+            if points:
+                yield [
+                    Stored(
+                        capability,
+                        prop,
+                        p.timestamp,
+                        digest_hex(p.key()),
+                        p.value,
+                        p.received_at,
+                    )
+                    for p in points
+                ]
+
+
+# --- sealing ---------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class Plan:
+    """A series' change: chunks to delete (their rows) and to add (their values)."""
+
+    delete: list[Row]
+    add: list[dict[str, Any]]
+
+
+def _split(points: list[Point], target: int) -> list[list[Point]]:
+    """Pieces of about `target` points, never parting one timestamp's points."""
+    if len(points) <= target * 3 // 2:
+        return [points]
+    pieces: list[list[Point]] = []
+    start = 0
+    while start < len(points):
+        end = min(start + target, len(points))
+        if len(points) - end < target // 2:
+            end = len(points)
+        while end < len(points) and points[end].timestamp == points[end - 1].timestamp:
+            end += 1
+        pieces.append(points[start:end])
+        start = end
+    return pieces
+
+
+def _chunk_values(series: int, points: list[Point]) -> dict[str, Any]:
+    return {
+        "series_id": series,
+        "first_ts": points[0].timestamp,
+        "last_ts": points[-1].timestamp,
+        "received_max": max(p.received_at for p in points),
+        "count": len(points),
+        "id": secrets.randbits(63),
+        "data": codec.encode(
+            [p.timestamp for p in points],
+            [p.received_at for p in points],
+            [p.value for p in points],
+        ),
+    }
+
+
+def _merged(existing: list[Point], new: list[Point], *, new_first: bool) -> list[Point]:
+    """One chunk's points: both lists in stored order at each timestamp (the old
+    table's points were stored before any chunk's, hot's after), duplicates dropped."""
+    new_rank = 0 if new_first else 2
+    for point in new:
+        point.source = new_rank
+    for point in existing:
+        point.source = 1
+    stamps = {p.timestamp for p in new}
+    merged = sorted(existing + new, key=lambda p: (p.timestamp, p.source, p.order))
+    kept: list[Point] = []
+    seen: set[tuple[int, int]] = set()
+    for point in merged:
+        if point.timestamp in stamps:
+            key = (point.timestamp, point.key())
+            if key in seen:
+                continue
+            seen.add(key)
+        kept.append(point)
+    return kept
+
+
+async def plan_merge(
+    conn: Connection, series: int, new: list[Point], *, target: int, new_first: bool
+) -> Plan:
+    """How to bring `new` (sorted by timestamp, then stored order) into the series'
+    chunks, keeping their ranges apart: a point goes to the chunk with the latest start
+    at or before it; past a full chunk's end it starts new chunks; before every chunk,
+    too. A small chunk takes the points after it (so a slow series' chunks grow)."""
+    low, high = new[0].timestamp, new[-1].timestamp
+    metas = list(
+        await repository.list_chunks_overlapping(conn, series_id=series, low=low, high=high)
+    )
+    before = await repository.get_chunk_before(conn, series_id=series, before=low)
+    if before is not None:
+        metas.insert(0, before)
+    starts = [int(m["first_ts"]) for m in metas]
+    assigned: dict[int, list[Point]] = {}
+    loose: list[Point] = []
+    for point in new:
+        index = bisect.bisect_right(starts, point.timestamp) - 1
+        if index < 0:
+            loose.append(point)
+            continue
+        meta = metas[index]
+        small = int(meta["count"]) < target // 2
+        if point.timestamp > int(meta["last_ts"]) and not small:
+            loose.append(point)
+        else:
+            assigned.setdefault(index, []).append(point)
+    plan = Plan([], [])
+    for index, points in assigned.items():
+        meta = metas[index]
+        existing = _chunk_points(await _decoded(conn, series, meta))
+        merged = _merged(existing, points, new_first=new_first)
+        plan.delete.append(meta)
+        plan.add += [_chunk_values(series, piece) for piece in _split(merged, target)]
+    if loose:
+        # Runs of loose points between chunks become chunks of their own.
+        run: list[Point] = []
+        for point in loose:
+            index = bisect.bisect_right(starts, point.timestamp)
+            if run and bisect.bisect_right(starts, run[-1].timestamp) != index:
+                plan.add += [_chunk_values(series, p) for p in _split(run, target)]
+                run = []
+            run.append(point)
+        plan.add += [_chunk_values(series, p) for p in _split(run, target)]
+    return plan
+
+
+class SealConflict(Exception):
+    """Another worker changed the series meanwhile; it is sealed again next round."""
+
+
+async def apply_plan(conn: Connection, series: int, plan: Plan) -> None:
+    for meta in plan.delete:
+        deleted = await repository.delete_chunk(
+            conn, series_id=series, last_ts=int(meta["last_ts"]), id=int(meta["id"])
+        )
+        if deleted != 1:
+            raise SealConflict
+    for values in plan.add:
+        await repository.add_chunk(conn, values)
+
+
+async def seal_series(db: Database, series: int, *, before: int, target: int) -> int:
+    """Move the series' hot points received before `before` into its chunks; returns
+    how many. The encoding runs outside any transaction; the transaction checks that
+    nothing it replaces has changed (else SealConflict, nothing written)."""
+    rows = await repository.list_hot_of_series(db.reader, series_id=series, before=before)
+    if not rows:
+        return 0
+    new = [_from_row(row, HOT) for row in rows]
+    plan = await plan_merge(db.reader, series, new, target=target, new_first=False)
+    await partitions.ensure(db, [values["received_max"] for values in plan.add])
+    async with db.transaction() as conn:
+        await apply_plan(conn, series, plan)
+        if await repository.delete_hot(conn, ids=[p.order for p in new]) != len(new):
+            raise SealConflict
+    return len(new)
+
+
+async def seal(
+    db: Database,
+    *,
+    now_us: int,
+    seal_after_us: int,
+    grace_us: int,
+    target: int,
+    series_per_round: int = 32,
+    lease_us: int = 300_000_000,
+) -> int:
+    """One round: the series with a hot point received more than `seal_after_us` ago
+    (up to `series_per_round`), each sealed up to `grace_us` ago. Several workers may
+    run it at once: each seals the series it claimed. Returns the points sealed."""
+    candidates = await repository.list_sealable(
+        db.reader, before=now_us - seal_after_us, limit=series_per_round
+    )
+    if not candidates:
+        return 0
+    async with db.transaction() as conn:
+        claimed = await repository.claim_series(
+            conn, ids=candidates, now=now_us, until=now_us + lease_us
+        )
+    sealed = 0
+    for series in claimed:
+        try:
+            sealed += await seal_series(db, series, before=now_us - grace_us, target=target)
+        except (SealConflict, ChunkGone):
+            pass
+        finally:
+            async with db.transaction() as conn:
+                await repository.release_series(conn, series_id=series)
+    return sealed
