@@ -258,11 +258,6 @@ def create_app(
     install_error_handlers(app, oauth_path=is_oauth_path)
     for router in feature_routers():
         app.include_router(router)
-    from autoport.consent.routes import install_error_pages
-    from autoport.owner.routes import install_page_errors
-
-    install_error_pages(app)  # the consent pages' error pages
-    install_page_errors(app)  # the owner portal's error pages
     app.pipeline = RequestPipeline(
         AppRouter(hot_routes(), app.framework),
         environments=EnvironmentRouter.from_settings(settings),

@@ -133,7 +133,7 @@ async def main(quick: bool) -> None:
             async def healthz() -> None:
                 await call(app, "GET", "/healthz")
 
-            template = pages.environment("de-DE").get_template("error.html")
+            template = pages.SURFACE.environment("de-DE").get_template("error.html")
 
             async def bare_render() -> None:
                 template.render(kind="expired", stylesheet="/x.css", switch=None)

@@ -1,79 +1,57 @@
-"""Rendering the consent pages: Jinja2 templates, gettext catalogs per locale (Babel),
-dates and numbers formatted per locale, and the security headers every page carries.
+"""The consent pages' surface (autoport.web): their templates, catalogue and stylesheet,
+what every consent page's template sees, and their error page.
 
-The catalogs' sources (`locales/<locale>/LC_MESSAGES/messages.po`) are compiled in
-memory on first use, so there is no build step and no compiled file to go stale.
+The sandbox's simulated carmaker login (autoport.sandbox.oem_login) is drawn with these
+templates too, and answers its problems with this error page.
 """
 
 from __future__ import annotations
 
-import io
-from datetime import UTC, datetime
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from babel.dates import format_datetime
-from babel.messages.catalog import Catalog
-from babel.messages.mofile import write_mo
-from babel.messages.pofile import read_po
-from babel.numbers import format_decimal
-from babel.support import Translations
-from jinja2 import Environment, FileSystemLoader, select_autoescape
-from starlette.responses import HTMLResponse, Response
+from fastapi import APIRouter
+from starlette.requests import Request
+from starlette.responses import Response
 
+from autoport.catalog.brands import hyphenated
 from autoport.catalog.labels import group_for_consent
+from autoport.web import locale
+from autoport.web.csrf import Csrf
+from autoport.web.errors import PageError, PageRoute, page_router
+from autoport.web.surface import Surface
 
-HERE = Path(__file__).parent
-TEMPLATES = HERE / "templates"
-LOCALES_DIR = HERE / "locales"
-STATIC = HERE / "static"
-LOCALES = ("en-GB", "de-DE")
-LANGUAGE_NAMES = {"en-GB": "English", "de-DE": "Deutsch"}
-
-
-def babel_locale(locale: str) -> str:
-    return locale.replace("-", "_")
-
-
-@lru_cache(maxsize=4)
-def translations(locale: str) -> Translations:
-    po_path = LOCALES_DIR / babel_locale(locale) / "LC_MESSAGES" / "messages.po"
-    with po_path.open("rb") as handle:
-        catalog = read_po(handle, locale=babel_locale(locale))
-    buffer = io.BytesIO()
-    write_mo(buffer, catalog, use_fuzzy=False)
-    buffer.seek(0)
-    return Translations(fp=buffer)
+SURFACE = Surface("consent", Path(__file__).parent, stylesheets=("consent.css",))
+CSRF = Csrf("consent")
+COOKIE = "autoport_consent"
+PAGES = "/oauth/consent"
+STYLESHEET = "static/consent.css"
 
 
-@lru_cache(maxsize=4)
-def environment(locale: str) -> Environment:
-    """One Jinja environment per locale: gettext is installed once, never swapped per
-    request (requests of both languages run concurrently)."""
-    env = Environment(
-        loader=FileSystemLoader(TEMPLATES),
-        autoescape=select_autoescape(["html"]),
-        extensions=["jinja2.ext.i18n"],
-        trim_blocks=True,
-        lstrip_blocks=True,
-    )
-    env.install_gettext_translations(translations(locale), newstyle=True)  # type: ignore[attr-defined]
-    env.globals["locale"] = locale
-    env.globals["html_lang"] = locale
-    env.filters["datetime"] = lambda us: format_instant(us, locale)
-    env.filters["number"] = lambda value: format_decimal(value, locale=babel_locale(locale))
-    return env
+def prefix(request: Request) -> str:
+    """`/sandbox` in the sandbox (stripped before routing), else empty."""
+    return str(request.scope.get("root_path", ""))
 
 
-def format_instant(us: int, locale: str) -> str:
-    moment = datetime.fromtimestamp(us / 1_000_000, tz=UTC)
-    text = format_datetime(moment, "medium", tzinfo=UTC, locale=babel_locale(locale))
-    return f"{text} UTC"
+def page_url(request: Request, step: str) -> str:
+    """A consent page's (or its static file's) path under the environment's prefix."""
+    return f"{prefix(request)}{PAGES}/{step}"
 
 
-def gettext(locale: str, message: str) -> str:
-    return translations(locale).gettext(message)
+def request_locale(request: Request) -> str:
+    """The language of a page no session speaks for: `lang` or `locale`, else the
+    browser's."""
+    query = request.query_params
+    accept_language = request.headers.get("accept-language")
+    return locale.negotiate(query.get("lang"), query.get("locale"), accept_language=accept_language)
+
+
+def brand_label(brand: str) -> str:
+    names = {"mercedes_benz": "Mercedes-Benz", "bmw": "BMW", "ds": "DS", "man": "MAN",
+             "mini": "MINI", "land_rover": "Land Rover", "volvo_cars": "Volvo Cars",
+             "alfaromeo": "Alfa Romeo", "sandbox": "Sandbox"}  # fmt: skip
+    return names.get(brand, hyphenated(brand).replace("-", " ").title())
 
 
 @lru_cache(maxsize=512)
@@ -91,59 +69,28 @@ def consent_commands(commands: tuple[str, ...], locale: str) -> tuple[str, ...]:
     return tuple(command.label(locale) for command in found if command is not None)
 
 
-def content_security_policy(form_targets: tuple[str, ...] = ()) -> str:
-    # No script at all; styles only from our own file. Form submissions may end at the
-    # application's redirect URI or the carmaker's login (Chromium applies form-action
-    # to the redirects that follow a POST), so those origins are listed per page.
-    form_action = " ".join(("'self'", *form_targets))
-    return (
-        "default-src 'none'; style-src 'self'; img-src 'self'; "
-        f"form-action {form_action}; frame-ancestors 'none'; base-uri 'none'"
+def error_page(request: Request, problem: PageError) -> Response:
+    """The error page of `problem`, in the request's language (`lang`/`locale`, else the
+    browser's). A finished consent's cookie is forgotten."""
+    response = SURFACE.render(
+        "error.html",
+        request_locale(request),
+        status=problem.status,
+        kind=problem.kind,
+        retry_after=problem.retry_after,
+        switch=None,
+        stylesheet=page_url(request, STYLESHEET),
     )
-
-
-def security_headers(response: Response, form_targets: tuple[str, ...] = ()) -> Response:
-    response.headers["Content-Security-Policy"] = content_security_policy(form_targets)
-    response.headers["X-Frame-Options"] = "DENY"
-    response.headers["Referrer-Policy"] = "no-referrer"
-    response.headers["X-Content-Type-Options"] = "nosniff"
-    response.headers["Cache-Control"] = "no-store"
+    if problem.kind == "finished":
+        response.delete_cookie(COOKIE, path=prefix(request) + "/oauth")
     return response
 
 
-def render(
-    template: str,
-    locale: str,
-    *,
-    status: int = 200,
-    form_targets: tuple[str, ...] = (),
-    **context: Any,
-) -> Response:
-    html = environment(locale).get_template(template).render(**context)
-    response = HTMLResponse(html, status_code=status)
-    response.headers["Content-Language"] = locale
-    return security_headers(response, form_targets)
+class ConsentRoute(PageRoute):
+    def error_page(self, request: Request, problem: PageError) -> Response:
+        return error_page(request, problem)
 
 
-@lru_cache(maxsize=1)
-def stylesheet() -> bytes:
-    # The look shared with the console (kit/static/base.css), then the consent pages' own.
-    shared = (Path(__file__).parent.parent / "kit" / "static" / "base.css").read_bytes()
-    return shared + b"\n" + (STATIC / "consent.css").read_bytes()
-
-
-def extract_messages() -> Catalog:
-    """Every message of the templates, as Babel extracts them (scripts/consent_messages.py
-    updates the .po files from this; a test checks each one is translated)."""
-    from babel.messages.extract import extract_from_dir
-
-    catalog = Catalog(project="autoport consent", fuzzy=False)
-    options = {"**.html": {"extensions": "jinja2.ext.i18n", "trim_blocks": "True",
-                           "lstrip_blocks": "True"}}  # fmt: skip
-    for _, _, message, comments, context in extract_from_dir(
-        str(TEMPLATES),
-        method_map=[("**.html", "jinja2.ext:babel_extract")],
-        options_map=options,
-    ):
-        catalog.add(message, None, auto_comments=comments, context=context)
-    return catalog
+def router(**kwargs: Any) -> APIRouter:
+    """A router of consent pages (problems answered with `error_page`)."""
+    return page_router(ConsentRoute, **kwargs)

@@ -3,31 +3,29 @@ carmaker reports an owner's decision. The sandbox's simulated carmaker login, wh
 `oem_login` pages send owners of sandbox brands, is autoport.sandbox.oem_login.
 
 Routes stay thin: parse the form, check the CSRF token, call the service, render or
-redirect (303 after every POST). A problem the owner sees is raised as `ErrorPage` and
-rendered by one handler (`install_error_pages`).
+redirect (303 after every POST). A problem the owner sees is raised as
+`autoport.web.errors.PageError` and answered with the consent error page
+(`pages.error_page`, through the pages' router).
 """
 
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import parse_qs, urlencode, urlsplit
+from urllib.parse import urlencode, urlsplit
 
 import structlog
-from fastapi import APIRouter, FastAPI, Request
-from fastapi.routing import APIRoute
-from starlette.responses import RedirectResponse, Response
+from fastapi import APIRouter, Request
+from starlette.responses import Response
 from starlette.routing import Match
 from starlette.types import Scope
 
 from autoport.brands.base import BrandConnector, ConnectorError
 from autoport.brands.registry import registry_of
-from autoport.catalog.brands import hyphenated
 from autoport.consent import pages, service
 from autoport.consent.schemas import OwnerDecision, OwnerDecisionResult
 from autoport.consent.service import (
     CarmakerUnreachable,
     Context,
-    ErrorPage,
     FormProblem,
     VehicleUnreachable,
 )
@@ -39,11 +37,12 @@ from autoport.kit.errors import ApiError
 from autoport.kit.ratelimit import Verdict, client_address, rate_limiter
 from autoport.kit.routing import api_router, json_response
 from autoport.kit.state import AppState
+from autoport.web import forms, http, locale
+from autoport.web.errors import PageError
+from autoport.web.http import see_other
 
 log = structlog.get_logger("autoport.consent")
 
-COOKIE = "autoport_consent"
-PAGES = "/oauth/consent"
 DEFAULT_ENTRY = "/oauth/new"
 
 
@@ -51,7 +50,11 @@ def entry_path(state: AppState) -> str:
     return urlsplit(state.settings.auth_url).path.rstrip("/") or DEFAULT_ENTRY
 
 
-class AuthUrlRoute(APIRoute):
+router = pages.router()
+admin_router = api_router(tags=["admin"])
+
+
+class AuthUrlRoute(pages.ConsentRoute):
     """Matches the configured `auth_url`'s path (read at request time, so the operator's
     setting decides where the entry point lives)."""
 
@@ -64,9 +67,7 @@ class AuthUrlRoute(APIRoute):
         return super().matches({**scope, "path": self.path})
 
 
-router = APIRouter(include_in_schema=False)
 entry_router = APIRouter(include_in_schema=False, route_class=AuthUrlRoute)
-admin_router = api_router(tags=["admin"])
 
 
 # ----------------------------------------------------------------------- helpers
@@ -85,59 +86,9 @@ def _keys(state: AppState) -> tuple[bytes, bytes]:
     return state.token_key, state.session_key
 
 
-def _prefix(request: Request) -> str:
-    return str(request.scope.get("root_path", ""))
-
-
-def page_url(request: Request, step: str) -> str:
-    """A consent page's (or its static file's) path under the environment's prefix."""
-    return f"{_prefix(request)}{PAGES}/{step}"
-
-
-def see_other(url: str) -> Response:
-    return pages.security_headers(RedirectResponse(url, status_code=303))
-
-
-async def form_of(request: Request) -> dict[str, str]:
-    body = (await request.body()).decode("utf-8", errors="replace")
-    return {name: values[-1] for name, values in parse_qs(body, keep_blank_values=True).items()}
-
-
-def request_locale(request: Request) -> str:
-    return service.locale_from(
-        request.query_params.get("lang") or request.query_params.get("locale"),
-        request.headers.get("accept-language"),
-    )
-
-
-def error_page(request: Request, problem: ErrorPage) -> Response:
-    """The error page of `problem`, in the request's language (`lang`/`locale`, else the
-    browser's)."""
-    response = pages.render(
-        "error.html",
-        request_locale(request),
-        status=problem.status,
-        kind=problem.kind,
-        retry_after=int(problem.headers.get("Retry-After", 0)),
-        switch=None,
-        stylesheet=page_url(request, "static/consent.css"),
-    )
-    response.headers.update(problem.headers)
-    if problem.kind == "finished":
-        response.delete_cookie(COOKIE, path=_prefix(request) + "/oauth")
-    return response
-
-
-async def error_page_handler(request: Request, error: Exception) -> Response:
-    assert isinstance(error, ErrorPage)
-    return error_page(request, error)
-
-
-def install_error_pages(app: FastAPI) -> None:
-    """One handler renders every ErrorPage the consent pages (and the simulated
-    carmaker's login) raise. Only they raise it: the API routes' errors keep their JSON
-    shapes (autoport.kit.errors)."""
-    app.add_exception_handler(ErrorPage, error_page_handler)
+page_url = pages.page_url
+PAGES = pages.PAGES
+brand_label = pages.brand_label
 
 
 async def _context(request: Request, state: AppState, env: Environment) -> Context:
@@ -146,7 +97,7 @@ async def _context(request: Request, state: AppState, env: Environment) -> Conte
         state.database.reader,
         key=key,
         environment=env,
-        token=request.cookies.get(COOKIE),
+        token=request.cookies.get(pages.COOKIE),
         now_us=state.clock.now_us(),
     )
 
@@ -169,30 +120,20 @@ _ORDER = ("brand", "vehicle", "verify", "review")
 def _common(request: Request, ctx: Context, step: str) -> dict[str, Any]:
     state: AppState = request.app.state.autoport
     _, secret = _keys(state)
-    token = request.cookies.get(COOKIE, "")
+    token = request.cookies.get(pages.COOKIE, "")
     return {
         "application": ctx.application,
         "session": ctx.session,
-        "csrf_token": service.csrf_token(secret, token),
+        "csrf_token": pages.CSRF.token(secret, token),
         "step": step,
         "steps": _ORDER,
         "url": lambda name: page_url(request, name),
-        "switch": {
-            code: f"{page_url(request, step)}?{urlencode({'lang': code})}" for code in pages.LOCALES
-        },
-        "languages": pages.LANGUAGE_NAMES,
-        "stylesheet": page_url(request, "static/consent.css"),
+        "switch": locale.language_links(page_url(request, step)),
+        "stylesheet": page_url(request, pages.STYLESHEET),
         "brand_label": brand_label,
         # Where the owner withdraws later (autoport.owner): linked from every page.
         "owner_portal": f"{public_base_url(state.settings, ctx.session.environment)}/owner",
     }
-
-
-def brand_label(brand: str) -> str:
-    names = {"mercedes_benz": "Mercedes-Benz", "bmw": "BMW", "ds": "DS", "man": "MAN",
-             "mini": "MINI", "land_rover": "Land Rover", "volvo_cars": "Volvo Cars",
-             "alfaromeo": "Alfa Romeo", "sandbox": "Sandbox"}  # fmt: skip
-    return names.get(brand, hyphenated(brand).replace("-", " ").title())
 
 
 async def _page(
@@ -203,7 +144,7 @@ async def _page(
     lang = request.query_params.get("lang")
     if lang:
         async with state.database.transaction() as conn:
-            await service.set_locale(conn, ctx, locale=lang, now_us=state.clock.now_us())
+            await service.set_locale(conn, ctx, wanted=lang, now_us=state.clock.now_us())
         return ctx, see_other(page_url(request, step))
     reached = _where(ctx)
     if _ORDER.index(step) > _ORDER.index(reached):
@@ -215,10 +156,10 @@ async def _post(
     request: Request, state: AppState, env: Environment
 ) -> tuple[Context, dict[str, str]]:
     ctx = await _context(request, state, env)
-    form = await form_of(request)
+    form = await forms.form(request)
     _, secret = _keys(state)
-    if not service.csrf_valid(secret, request.cookies.get(COOKIE, ""), form.get("csrf_token")):
-        raise ErrorPage("csrf", status=403)
+    if not pages.CSRF.valid(secret, request.cookies.get(pages.COOKIE, ""), form.get("csrf_token")):
+        raise PageError("csrf", 403)
     return ctx, form
 
 
@@ -251,7 +192,7 @@ async def consent_entry(request: Request) -> Response:
     state, env = _where_am_i(request)
     refused = await _entry_rate_limit(request, state)
     if refused is not None:
-        raise ErrorPage("busy", status=429, headers=refused.headers())
+        raise PageError("busy", 429, refused.headers())
     query = request.query_params
     entry = service.EntryRequest(
         **{name: query.get(name) for name in service.EntryRequest.__dataclass_fields__}
@@ -276,10 +217,10 @@ async def consent_entry(request: Request) -> Response:
         return see_other(entry_checked.failure.url)
     response = see_other(page_url(request, "brand"))
     response.set_cookie(
-        COOKIE,
+        pages.COOKIE,
         started.session_token,
         max_age=state.settings.consent_session_seconds,
-        path=_prefix(request) + "/oauth",
+        path=pages.prefix(request) + "/oauth",
         httponly=True,
         # Secure whenever this environment is served over https (behind a TLS proxy too:
         # the public base URL says so, not the proxy-to-app hop).
@@ -292,13 +233,9 @@ async def consent_entry(request: Request) -> Response:
 # ------------------------------------------------------------------------- pages
 
 
-@router.get(PAGES + "/static/consent.css")
+@router.get(PAGES + "/" + pages.STYLESHEET)
 async def consent_stylesheet() -> Response:
-    return Response(
-        pages.stylesheet(),
-        media_type="text/css",
-        headers={"Cache-Control": "public, max-age=3600", "X-Content-Type-Options": "nosniff"},
-    )
+    return http.static(pages.SURFACE.stylesheet, pages.STYLESHEET)
 
 
 @router.get(PAGES + "/brand")
@@ -307,7 +244,7 @@ async def brand_page(request: Request) -> Response:
     ctx, early = await _page(request, state, env, "brand")
     if early:
         return early
-    return pages.render("brand.html", ctx.session.locale, **_common(request, ctx, "brand"))
+    return pages.SURFACE.render("brand.html", ctx.session.locale, **_common(request, ctx, "brand"))
 
 
 @router.post(PAGES + "/brand")
@@ -320,7 +257,7 @@ async def brand_submit(request: Request) -> Response:
                 conn, ctx, brand=form.get("brand"), now_us=state.clock.now_us()
             )
     except FormProblem as problem:
-        return pages.render(
+        return pages.SURFACE.render(
             "brand.html",
             ctx.session.locale,
             status=problem.status,
@@ -336,7 +273,7 @@ async def vehicle_page(request: Request) -> Response:
     ctx, early = await _page(request, state, env, "vehicle")
     if early:
         return early
-    return pages.render(
+    return pages.SURFACE.render(
         "vehicle.html",
         ctx.session.locale,
         vin=ctx.session.vin or "",
@@ -350,7 +287,7 @@ async def vehicle_submit(request: Request) -> Response:
     ctx, form = await _post(request, state, env)
     key, _ = _keys(state)
     if ctx.session.brand is None:
-        raise ErrorPage("step_order")
+        raise PageError("step_order")
     registry = registry_of(state)
     connector = registry.connector_for(env, ctx.session.brand)
     try:
@@ -373,7 +310,7 @@ async def vehicle_submit(request: Request) -> Response:
     except VehicleUnreachable:
         return see_other(page_url(request, "verify") + "?unreachable=1")
     except FormProblem as problem:
-        return pages.render(
+        return pages.SURFACE.render(
             "vehicle.html",
             ctx.session.locale,
             status=problem.status,
@@ -404,7 +341,7 @@ async def verify_page(request: Request) -> Response:
 
 def _connector(state: AppState, ctx: Context) -> BrandConnector:
     if ctx.session.brand is None:
-        raise ErrorPage("step_order")
+        raise PageError("step_order")
     return registry_of(state).connector_for(ctx.session.environment, ctx.session.brand)
 
 
@@ -424,7 +361,7 @@ def _verify_render(
     refused: Refusal | None = None,
 ) -> Response:
     method = Method(ctx.session.method or Method.instant)
-    response = pages.render(
+    response = pages.SURFACE.render(
         "verify.html",
         ctx.session.locale,
         status=status,
@@ -478,7 +415,7 @@ async def verify_submit(request: Request) -> Response:
         served_here = connector.oem_login_page(ctx.session.brand or "")
         if served_here is not None:
             # The sandbox's simulated carmaker (autoport.sandbox.oem_login).
-            return see_other(f"{_prefix(request)}{served_here}?{urlencode({'state': signed})}")
+            return see_other(f"{pages.prefix(request)}{served_here}?{urlencode({'state': signed})}")
         # A team's connector: the carmaker's own login (OAuth authorization code).
         try:
             login_url = await connector.oem_login_url(
@@ -572,7 +509,7 @@ async def review_page(request: Request) -> Response:
 def _review_render(request: Request, ctx: Context, status: int = 200) -> Response:
     locale = ctx.session.locale
     groups = pages.consent_groups(ctx.application.properties, locale)
-    return pages.render(
+    return pages.SURFACE.render(
         "review.html",
         locale,
         status=status,
@@ -600,14 +537,14 @@ async def review_submit(request: Request) -> Response:
             result = await service.decide(
                 conn, ctx, approve=decision == "approve", now_us=state.clock.now_us()
             )
-    except ErrorPage:
+    except PageError:
         raise
     except Exception:
         # The owner still goes back to the application, which learns to retry.
         log.exception("consent decision failed", session_id=ctx.session.id)
         return see_other(service.server_error_url(ctx))
     response = see_other(result.redirect_url)
-    response.delete_cookie(COOKIE, path=_prefix(request) + "/oauth")
+    response.delete_cookie(pages.COOKIE, path=pages.prefix(request) + "/oauth")
     return response
 
 

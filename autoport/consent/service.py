@@ -44,11 +44,12 @@ from autoport.kit.keyring import accepted
 from autoport.oauth import pkce
 from autoport.oauth import service as oauth
 from autoport.vehicles.vin import vin_problem
+from autoport.web import locale
+from autoport.web.errors import PageError
 
 log = structlog.get_logger("autoport.consent")
 
 MICROS = 1_000_000
-LOCALES = ("en-GB", "de-DE")
 # RFC 7636 §4.2: 43-128 characters of the unreserved set.
 MAX_STATE_LENGTH = 2048
 
@@ -72,21 +73,6 @@ class EntryRequest:
     code_challenge: str | None
     code_challenge_method: str | None
     response_type: str | None = None
-
-
-class ErrorPage(Exception):
-    """A problem shown to the owner, never redirected: the client or its redirect URI
-    cannot be trusted, or there is no session to go back to. Raised anywhere under a
-    consent page (or the simulated carmaker's login), rendered by one handler
-    (autoport.consent.routes.install_error_pages) in the request's language."""
-
-    def __init__(
-        self, kind: str, status: int = 400, headers: Mapping[str, str] | None = None
-    ) -> None:
-        super().__init__(kind)
-        self.kind = kind
-        self.status = status
-        self.headers = dict(headers or {})
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,36 +117,6 @@ def with_query(uri: str, params: dict[str, str]) -> str:
     return urlunsplit((parts.scheme, parts.netloc, parts.path, urlencode(query), ""))
 
 
-def locale_from(query_locale: str | None, accept_language: str | None) -> str:
-    """`locale` wins; else the browser's preference; else en-GB."""
-    for candidate in [query_locale] if query_locale else []:
-        chosen = _supported(candidate)
-        if chosen:
-            return chosen
-    ranked: list[tuple[float, int, str]] = []
-    for index, part in enumerate((accept_language or "").split(",")):
-        tag, _, params = part.strip().partition(";")
-        quality = 1.0
-        if params.strip().startswith("q="):
-            try:
-                quality = float(params.strip()[2:])
-            except ValueError:
-                quality = 0.0
-        if tag:
-            ranked.append((-quality, index, tag))
-    for quality, _, tag in sorted(ranked):
-        if quality < 0:
-            chosen = _supported(tag)
-            if chosen:
-                return chosen
-    return "en-GB"
-
-
-def _supported(tag: str) -> str | None:
-    language = tag.strip().replace("_", "-").lower().split("-")[0]
-    return {"en": "en-GB", "de": "de-DE"}.get(language)
-
-
 def _instant(text: str | None, name: str) -> int | None:
     if text is None or text == "":
         return None
@@ -181,22 +137,22 @@ async def check_entry(
 ) -> Entry | RedirectError:
     """Check the entry point's parameters: the session to open (`open_session`).
 
-    Raises ErrorPage when the client or redirect URI is not trustworthy (RFC 6749
+    Raises PageError when the client or redirect URI is not trustworthy (RFC 6749
     §4.1.2.1: never redirect then); returns RedirectError for every other problem."""
     if not request.client_id:
-        raise ErrorPage("missing_client")
+        raise PageError("missing_client")
     app = await repository.get_application_by_client_id(
         conn, environment=environment, client_id=request.client_id
     )
     if app is None:
-        raise ErrorPage("unknown_client")
+        raise PageError("unknown_client")
     if (
         not request.redirect_uri
         or request.redirect_uri not in app.redirect_uris
         # Registered before redirect URIs were checked strictly, and would not pass now.
         or uris.origin(request.redirect_uri) is None
     ):
-        raise ErrorPage("bad_redirect_uri")
+        raise PageError("bad_redirect_uri")
     state = request.state
     redirect_uri = request.redirect_uri
 
@@ -260,7 +216,7 @@ async def check_entry(
         else None,
         "valid_from": valid_from,
         "valid_until": valid_until,
-        "locale": locale_from(request.locale, accept_language),
+        "locale": locale.negotiate(request.locale, accept_language=accept_language),
         "brand": brand,
         "vin": vin,
         "method": None,
@@ -285,19 +241,6 @@ def session_token_hash(key: bytes, token: str) -> str:
     return token_hash(key, f"consent-session:{token}")
 
 
-def csrf_token(secret: bytes, session_token: str) -> str:
-    """The form token, derived from the session cookie: nothing extra to store, and
-    useless to anyone who cannot read the cookie."""
-    return token_hash(secret, f"consent-csrf:{session_token}")
-
-
-def csrf_valid(secret: bytes, session_token: str, sent: str | None) -> bool:
-    # A form rendered just before a key rotation carries a token of the previous secret.
-    return bool(sent) and any(
-        same(csrf_token(used, session_token), sent or "") for used in accepted(secret)
-    )
-
-
 # ------------------------------------------------------------------------- the steps
 
 
@@ -312,9 +255,9 @@ class Context:
 async def load(
     conn: Connection, *, key: bytes, environment: Environment, token: str | None, now_us: int
 ) -> Context:
-    """The open session of this browser; ErrorPage('expired') when there is none."""
+    """The open session of this browser; PageError('expired') when there is none."""
     if not token:
-        raise ErrorPage("no_session")
+        raise PageError("no_session")
     session = None
     # Sessions opened before a key rotation are found under the previous key.
     for used in accepted(key):
@@ -324,16 +267,16 @@ async def load(
         if session is not None:
             break
     if session is None:
-        raise ErrorPage("no_session")
+        raise PageError("no_session")
     if session.completed_at is not None:
-        raise ErrorPage("finished")
+        raise PageError("finished")
     if session.expires_at <= now_us:
-        raise ErrorPage("expired", status=410)
+        raise PageError("expired", 410)
     app = await repository.get_application(
         conn, environment=environment, application_id=session.application_id
     )
     if app is None:
-        raise ErrorPage("unknown_client")
+        raise PageError("unknown_client")
     return Context(session, app)
 
 
@@ -342,11 +285,11 @@ async def _update(conn: Connection, ctx: Context, now_us: int, **values: Any) ->
         conn, session_id=ctx.session.id, now_us=now_us, **values
     )
     if not ok:
-        raise ErrorPage("expired", status=410)
+        raise PageError("expired", 410)
 
 
-async def set_locale(conn: Connection, ctx: Context, *, locale: str, now_us: int) -> str:
-    chosen = _supported(locale) or ctx.session.locale
+async def set_locale(conn: Connection, ctx: Context, *, wanted: str, now_us: int) -> str:
+    chosen = locale.supported(wanted) or ctx.session.locale
     if chosen != ctx.session.locale:
         await _update(conn, ctx, now_us, locale=chosen)
     return chosen
@@ -418,7 +361,7 @@ async def enter_vin(
     verification: a code verifies only the VIN it was shown for. Returns the vehicle
     code issued (or refused) for `show_code`, None when the method shows none."""
     if ctx.session.brand is None:
-        raise ErrorPage("step_order")
+        raise PageError("step_order")
     # Lenient in what the owner types: spaces and lower case are fixed, not refused.
     cleaned = "".join((vin or "").split()).upper()
     problem = vin_problem(cleaned)
@@ -485,7 +428,7 @@ async def new_vehicle_code(
     or the address is locked out or out of codes."""
     session = ctx.session
     if session.vin is None or session.method != Method.vehicle_code:
-        raise ErrorPage("step_order")
+        raise PageError("step_order")
     return await verification.issue_vehicle_code(
         conn,
         key=key,
@@ -511,7 +454,7 @@ async def submit_vehicle_code(
     transaction whatever the outcome, and raises nothing after it."""
     session = ctx.session
     if session.vin is None or session.method != Method.vehicle_code:
-        raise ErrorPage("step_order")
+        raise PageError("step_order")
     result = await verification.check_vehicle_code(
         conn,
         key=key,
@@ -551,7 +494,7 @@ async def begin_oem_login(
     """The signed state to send to the carmaker's login; its nonce is kept hashed."""
     session = ctx.session
     if session.vin is None or session.brand is None or session.method != Method.oem_login:
-        raise ErrorPage("step_order")
+        raise PageError("step_order")
     nonce = verification.new_oem_nonce()
     await _update(conn, ctx, now_us, oem_nonce_hash=verification.nonce_hash(key, nonce))
     return verification.oem_state(
@@ -680,7 +623,7 @@ async def decide(
         if not await repository.complete_session(
             conn, session_id=session.id, authorization_id=None, now_us=now_us
         ):
-            raise ErrorPage("finished")
+            raise PageError("finished")
         return Decision(
             RedirectError(
                 session.redirect_uri,
@@ -690,14 +633,14 @@ async def decide(
             ).url
         )
     if session.vin is None or session.brand is None or requires_verification(ctx):
-        raise ErrorPage("step_order")
+        raise PageError("step_order")
     method = Method(session.method or Method.instant)
     authorization_id = str(uuid.uuid4())
     status = "pending" if grant_starts_pending(method) else "approved"
     if not await repository.complete_session(
         conn, session_id=session.id, authorization_id=authorization_id, now_us=now_us
     ):
-        raise ErrorPage("finished")
+        raise PageError("finished")
     await repository.create_authorization(
         conn,
         values={

@@ -6,36 +6,38 @@ class that turns a refusal into a page.
   `/console` of its environment) holds a random token; only its keyed hash is stored.
   Before sign-in it holds an anonymous token that is nowhere stored (it only anchors
   the sign-in form's CSRF token); a sign-in always issues a new token (rotation).
-- CSRF tokens are derived from the cookie's token (HMAC with `session_secret`): nothing
-  to store, useless without the cookie, checked on every POST.
+- CSRF tokens are derived from the cookie's token (autoport.web.csrf, over the live
+  session key ring): nothing to store, useless without the cookie, checked on every
+  POST.
 - The role is read from the database on every request, so a change applies at once.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import parse_qs, quote
+from urllib.parse import quote
 
 from fastapi import APIRouter, Request
-from fastapi.routing import APIRoute
 from starlette.responses import Response
 
 from autoport.apps.schemas import Account
 from autoport.console import pages, service
 from autoport.console.pages import DEVELOPER, OPERATOR, OWNER
-from autoport.kit.crypto import new_token, same, token_hash
+from autoport.kit.crypto import new_token
 from autoport.kit.environments import Environment, environment_of
-from autoport.kit.errors import ApiError
 from autoport.kit.ratelimit import client_address
 from autoport.kit.state import AppState
+from autoport.web import forms
+from autoport.web import locale as locales
+from autoport.web.csrf import Csrf
+from autoport.web.errors import PageError, PageRoute, page_router
+from autoport.web.http import security_headers
 
 PREFIX = "/console"
 COOKIE = "autoport_console"
 LANG_COOKIE = "autoport_console_lang"
 ANONYMOUS_PREFIX = "ap_anon_"
-MAX_FORM_BYTES = 256 * 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,44 +79,28 @@ class Principal:
         return f"{PREFIX}/a/{self.account_id}/applications" if self.account_id else PREFIX + "/"
 
 
-class Refusal(Exception):
-    """Raised anywhere in a console route: answered with `response` (ConsoleRoute)."""
+class ConsoleRoute(PageRoute):
+    """Console routes answer a PageError (and an ApiError a route did not handle, a 404
+    of a service, say, with the API's message) with the console's error page, and
+    remember a language chosen with `?lang=` on any page."""
 
-    def __init__(self, response: Response) -> None:
-        super().__init__(response.status_code)
-        self.response = response
+    async def error_page(self, request: Request, problem: PageError) -> Response:
+        return await error_page(request, problem)
 
-
-class ConsoleRoute(APIRoute):
-    """Console routes answer a `Refusal` with its page, and an `ApiError` a route did
-    not handle (a 404 of a service, say) with the error page and the API's message."""
-
-    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
-        handler = super().get_route_handler()
-
-        async def guarded(request: Request) -> Response:
-            try:
-                response = await handler(request)
-            except Refusal as refusal:
-                response = refusal.response
-            except ApiError as error:
-                response = error_page(request, error.status, detail=error.detail)
-            chosen = pages.supported_locale(request.query_params.get("lang"))
-            if chosen and request.method == "GET":
-                # The language link of any page: remembered for the next pages.
-                response.set_cookie(
-                    LANG_COOKIE, chosen, max_age=365 * 86_400, path=cookie_path(request),
-                    httponly=True, samesite="lax", secure=is_https(*where(request)),
-                )  # fmt: skip
-            return response
-
-        return guarded
+    def finish(self, request: Request, response: Response) -> Response:
+        chosen = locales.supported(request.query_params.get("lang"))
+        if chosen and request.method == "GET":
+            response.set_cookie(
+                LANG_COOKIE, chosen, max_age=365 * 86_400, path=cookie_path(request),
+                httponly=True, samesite="lax", secure=is_https(*where(request)),
+            )  # fmt: skip
+        return response
 
 
 def console_router(**kwargs: Any) -> APIRouter:
     """The router of a console page module: under /console, out of the OpenAPI
     document, with ConsoleRoute."""
-    return APIRouter(prefix=PREFIX, include_in_schema=False, route_class=ConsoleRoute, **kwargs)
+    return page_router(ConsoleRoute, prefix=PREFIX, **kwargs)
 
 
 # ------------------------------------------------------------------------ helpers
@@ -125,22 +111,18 @@ def where(request: Request) -> tuple[AppState, Environment]:
     return state, environment_of(request)
 
 
-def secret_of(state: AppState) -> bytes:
-    secret = state.settings.session_secret
-    if secret is None:
-        raise RuntimeError("secrets were not loaded (config.ensure_secrets)")
-    return secret.get_secret_value().encode()
+CSRF = Csrf("console")
 
 
 def csrf_for(state: AppState, cookie_token: str) -> str:
-    return token_hash(secret_of(state), f"console-csrf:{cookie_token}")
+    return CSRF.token(state.session_key, cookie_token)
 
 
 def request_locale(request: Request) -> str:
-    return (
-        pages.supported_locale(request.query_params.get("lang"))
-        or pages.supported_locale(request.cookies.get(LANG_COOKIE))
-        or pages.locale_from(request.headers.get("accept-language"))
+    return locales.negotiate(
+        request.query_params.get("lang"),
+        request.cookies.get(LANG_COOKIE),
+        accept_language=request.headers.get("accept-language"),
     )
 
 
@@ -208,36 +190,35 @@ def sign_in_redirect(request: Request) -> Response:
 
 
 async def signed_in(request: Request) -> Principal:
-    """The principal, or the sign-in page (as a Refusal)."""
+    """The principal, or the sign-in page (PageError `signed_out`)."""
     principal = await principal_of(request)
     if principal is None:
-        raise Refusal(sign_in_redirect(request))
+        raise PageError("signed_out", 401)
     return principal
 
 
-def error_page(
-    request: Request,
-    status: int,
-    *,
-    kind: str = "error",
-    detail: str | None = None,
-    principal: Principal | None = None,
-    headers: dict[str, str] | None = None,
-) -> Response:
+async def error_page(request: Request, problem: PageError) -> Response:
+    """The console's answer to `problem`: nobody signed in goes to the sign-in page (an
+    event stream, which cannot follow a redirect, gets a plain 401); anything else is
+    the error page, in the frame of whoever is signed in."""
+    if problem.kind == "signed_out":
+        return sign_in_redirect(request)
+    if problem.kind == "no_stream":
+        plain = Response("sign in first", status_code=401, media_type="text/plain")
+        return security_headers(plain, scripts=True)
     return pages.render(
         request,
-        principal,
+        await principal_of(request),
         "error.html",
-        status=status,
-        kind=kind,
-        detail=detail,
-        headers=headers,
-        title=str(status),
+        status=problem.status,
+        kind=problem.kind,
+        detail=problem.detail,
+        title=str(problem.status),
     )
 
 
-def not_found(request: Request, principal: Principal | None) -> Refusal:
-    return Refusal(error_page(request, 404, kind="not_found", principal=principal))
+def not_found() -> PageError:
+    return PageError("not_found", 404)
 
 
 async def account_page(request: Request, account_id: str) -> tuple[Principal, Account]:
@@ -252,11 +233,7 @@ async def account_events(request: Request, account_id: str) -> tuple[Principal, 
     is 401 (an EventSource cannot follow a redirect to a sign-in form; it stops)."""
     principal = await principal_of(request)
     if principal is None:
-        raise Refusal(
-            pages.security_headers(
-                Response("sign in first", status_code=401, media_type="text/plain")
-            )
-        )
+        raise PageError("no_stream", 401)
     return await _account_of(request, principal, account_id)
 
 
@@ -272,48 +249,31 @@ async def _account_of(
 ) -> tuple[Principal, Account]:
     state, environment = where(request)
     if not principal.is_operator and principal.account_id != account_id:
-        raise not_found(request, principal)
+        raise not_found()
     account = await service.get_account(state.database.reader, environment, account_id)
     if account is None:
-        raise not_found(request, principal)
+        raise not_found()
     return principal, account
 
 
-async def form_of(request: Request) -> dict[str, str]:
-    """The url-encoded form (the last value of each field)."""
-    body = await request.body()
-    if len(body) > MAX_FORM_BYTES:
-        raise Refusal(error_page(request, 413, kind="too_large"))
-    text = body.decode("utf-8", errors="replace")
-    return {k: v[-1] for k, v in parse_qs(text, keep_blank_values=True).items()}
-
-
-async def form_lists(request: Request) -> dict[str, list[str]]:
-    """The url-encoded form with every value of each field (checkbox groups)."""
-    body = await request.body()
-    if len(body) > MAX_FORM_BYTES:
-        raise Refusal(error_page(request, 413, kind="too_large"))
-    return parse_qs(body.decode("utf-8", errors="replace"), keep_blank_values=True)
-
-
 def check_csrf(request: Request, sent: str | None, principal: Principal | None) -> None:
+    """The form's token must be this browser's cookie's, under the live session key
+    ring (a key rotated away within its window still counts)."""
     state, _ = where(request)
-    cookie = request.cookies.get(COOKIE, "")
-    expected = principal.csrf_token if principal else (csrf_for(state, cookie) if cookie else "")
-    if not sent or not expected or not same(expected, sent):
-        raise Refusal(error_page(request, 403, kind="csrf", principal=principal))
+    if not CSRF.valid(state.session_key, request.cookies.get(COOKIE, ""), sent):
+        raise PageError("csrf", 403)
 
 
 async def checked_form(request: Request, principal: Principal | None) -> dict[str, str]:
     """A POST's form after its CSRF token was checked (403 page otherwise)."""
-    form = await form_of(request)
+    form = await forms.form(request)
     check_csrf(request, form.get("csrf_token"), principal)
     return form
 
 
 async def checked_lists(request: Request, principal: Principal | None) -> dict[str, list[str]]:
     """Like `checked_form`, keeping every value of each field (checkbox groups)."""
-    form = await form_lists(request)
+    form = await forms.form_lists(request)
     check_csrf(request, (form.get("csrf_token") or [""])[-1], principal)
     return form
 
@@ -321,10 +281,10 @@ async def checked_lists(request: Request, principal: Principal | None) -> dict[s
 def require_change(request: Request, principal: Principal) -> None:
     """Owners, developers and the operator change things; a viewer only looks."""
     if not principal.may_change:
-        raise Refusal(error_page(request, 403, kind="read_only", principal=principal))
+        raise PageError("read_only", 403)
 
 
 def require_owner(request: Request, principal: Principal) -> None:
     """Users, invitations and the audit log: the account's owners and the operator."""
     if not principal.may_manage_users:
-        raise Refusal(error_page(request, 403, kind="owners_only", principal=principal))
+        raise PageError("owners_only", 403)

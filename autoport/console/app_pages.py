@@ -5,18 +5,15 @@ CSV upload), whose CSRF token is checked like any form's."""
 
 from __future__ import annotations
 
-from email import message_from_bytes
-from email.message import Message
-from email.policy import HTTP
-
 from pydantic import ValidationError
 from starlette.requests import Request
 
 from autoport.apps.schemas import Application
 from autoport.console import access, service
-from autoport.console.access import Principal, Refusal
+from autoport.console.access import Principal
 from autoport.console.routes import errors_of, validation_errors
 from autoport.kit.errors import ApiError
+from autoport.web import forms
 
 # The picker lists this many applications (with a search box for the rest).
 PICKER_SIZE = 100
@@ -40,7 +37,7 @@ async def account_application(
         state.database.reader, environment, account_id, app_id.strip().upper()
     )
     if application is None:
-        raise access.not_found(request, principal)
+        raise access.not_found()
     return application
 
 
@@ -58,31 +55,9 @@ async def applications_for_picker(
     )
 
 
-def _part_name(part: Message) -> str | None:
-    name = part.get_param("name", header="content-disposition")
-    return name if isinstance(name, str) else None
-
-
 async def multipart_form(request: Request, principal: Principal) -> dict[str, str]:
-    """A `multipart/form-data` POST (text fields and uploaded files, as UTF-8 text)
-    after its CSRF token was checked; an url-encoded one is read too (a browser without
-    a file to send may use either). Too large: the 413 page."""
-    content_type = request.headers.get("content-type", "")
-    if not content_type.startswith("multipart/form-data"):
-        return await access.checked_form(request, principal)
-    body = await request.body()
-    if len(body) > MAX_UPLOAD_BYTES:
-        raise Refusal(access.error_page(request, 413, kind="too_large", principal=principal))
-    head = f"Content-Type: {content_type}\r\nMIME-Version: 1.0\r\n\r\n".encode("latin-1")
-    parsed = message_from_bytes(head + body, policy=HTTP)
-    form: dict[str, str] = {}
-    if parsed.is_multipart():
-        for part in parsed.iter_parts() if hasattr(parsed, "iter_parts") else []:
-            name = _part_name(part)
-            if name is None:
-                continue
-            payload = part.get_payload(decode=True)
-            raw = payload if isinstance(payload, bytes) else b""
-            form[name] = raw.decode("utf-8-sig", errors="replace")
+    """A `multipart/form-data` POST (text fields and uploaded files, as UTF-8 text) or
+    an url-encoded one, after its CSRF token was checked. Too large: the 413 page."""
+    form = await forms.form(request, limit=MAX_UPLOAD_BYTES)
     access.check_csrf(request, form.get("csrf_token"), principal)
     return form

@@ -1,5 +1,5 @@
-"""Rendering the developer console: Jinja2 templates, gettext catalogs (en-GB, de-DE),
-the navigation, and the security headers every console response carries.
+"""The developer console's surface (autoport.web): its templates, catalogue and static
+files, the navigation, and what every console template sees.
 
 How to add a page (the whole recipe; `routes.py` has the request side):
 
@@ -29,50 +29,36 @@ How to add a page (the whole recipe; `routes.py` has the request side):
 5. **Navigation.** A `NavEntry` in `NAV` below (its `order` decides the position, its
    `roles` who sees it, `environments` where).
 6. **Words.** Every text through `_()`/`{% trans %}`; its German in
-   `locales/de_DE/LC_MESSAGES/<name>.po` (one .po file per page group, all files of a
-   locale are merged, so parallel work never edits the same file); English needs no
-   entry. `tests/console/test_translations.py` checks that every message has one.
+   `locales/de_DE/LC_MESSAGES/messages.po` (`python scripts/messages.py` adds the new
+   messages; English needs no entry). `tests/web/test_messages.py` checks that every
+   message has one.
 7. **Tests.** `tests/console/conftest.py` has signed-in clients for the operator and each
    role of two accounts; add your page's URLs to `ACCOUNT_PAGES` in
    `tests/console/test_access.py` so the cross-account and viewer tests cover it.
-
-The catalogs' sources are compiled in memory on first use: no build step.
 """
 
 from __future__ import annotations
 
-import io
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlencode
 
-from babel.dates import format_datetime
-from babel.messages.catalog import Catalog
-from babel.messages.mofile import write_mo
-from babel.messages.pofile import read_po
-from babel.numbers import format_decimal
-from babel.support import Translations
-from jinja2 import Environment, FileSystemLoader, select_autoescape
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.responses import Response
 
 from autoport.kit.environments import Environment as DeploymentEnvironment
 from autoport.kit.environments import public_base_url
+from autoport.web import http
+from autoport.web import locale as locales
+from autoport.web.surface import BASE_CSS, Surface
 
 if TYPE_CHECKING:
     from autoport.console.access import Principal
 
 HERE = Path(__file__).parent
-TEMPLATES = HERE / "templates"
-LOCALES_DIR = HERE / "locales"
 STATIC = HERE / "static"
-LOCALES = ("en-GB", "de-DE")
-DEFAULT_LOCALE = "en-GB"
-LANGUAGE_NAMES = {"en-GB": "English", "de-DE": "Deutsch"}
 HTMX_VERSION = "2.0.4"
 
 # Roles, strongest first. `operator` is the deployment's operator (admin token).
@@ -178,97 +164,18 @@ def nav_for(role: str, environment: DeploymentEnvironment) -> list[NavEntry]:
     )
 
 
-def babel_locale(locale: str) -> str:
-    return locale.replace("-", "_")
+def _globals(locale: str) -> dict[str, Any]:
+    return {
+        "role_name": lambda role: gettext(locale, ROLE_NAMES.get(role) or str(role)),
+        "action_name": lambda code: action_name(locale, str(code)),
+    }
 
 
-def supported_locale(value: str | None) -> str | None:
-    if not value:
-        return None
-    wanted = value.strip().replace("_", "-").lower()
-    for locale in LOCALES:
-        if locale.lower() == wanted or locale.split("-")[0] == wanted:
-            return locale
-    return None
-
-
-def locale_from(accept_language: str | None) -> str:
-    """The browser's first supported language, else en-GB."""
-    for part in (accept_language or "").split(","):
-        chosen = supported_locale(part.split(";")[0])
-        if chosen:
-            return chosen
-    return DEFAULT_LOCALE
-
-
-@lru_cache(maxsize=4)
-def catalog(locale: str) -> Catalog:
-    """Every .po file of the locale, merged (one file per page group)."""
-    merged = Catalog(locale=babel_locale(locale))
-    for po_path in sorted((LOCALES_DIR / babel_locale(locale) / "LC_MESSAGES").glob("*.po")):
-        with po_path.open("rb") as handle:
-            for message in read_po(handle, locale=babel_locale(locale)):
-                if message.id and message.string:
-                    merged[message.id] = message
-    return merged
-
-
-@lru_cache(maxsize=4)
-def translations(locale: str) -> Translations:
-    buffer = io.BytesIO()
-    write_mo(buffer, catalog(locale), use_fuzzy=False)
-    buffer.seek(0)
-    return Translations(fp=buffer)
+SURFACE = Surface("console", HERE, scripts=True, python_messages=True, globals_for=_globals)
 
 
 def gettext(locale: str, message: str) -> str:
-    return translations(locale).gettext(message)
-
-
-def format_instant(us: int | None, locale: str) -> str:
-    if us is None:
-        return ""
-    moment = datetime.fromtimestamp(us / 1_000_000, tz=UTC)
-    text = format_datetime(moment, "medium", tzinfo=UTC, locale=babel_locale(locale))
-    return f"{text} UTC"
-
-
-@lru_cache(maxsize=4)
-def environment(locale: str) -> Environment:
-    """One Jinja environment per locale (gettext installed once, never swapped)."""
-    env = Environment(
-        loader=FileSystemLoader(TEMPLATES),
-        autoescape=select_autoescape(["html"]),
-        extensions=["jinja2.ext.i18n"],
-        trim_blocks=True,
-        lstrip_blocks=True,
-    )
-    env.install_gettext_translations(translations(locale), newstyle=True)  # type: ignore[attr-defined]
-    env.globals["locale"] = locale
-    env.globals["languages"] = LANGUAGE_NAMES
-    env.globals["role_name"] = lambda role: gettext(locale, ROLE_NAMES.get(role) or str(role))
-    env.globals["action_name"] = lambda code: action_name(locale, str(code))
-    env.filters["datetime"] = lambda us: format_instant(us, locale)
-    env.filters["number"] = lambda value: format_decimal(value, locale=babel_locale(locale))
-    return env
-
-
-def content_security_policy() -> str:
-    # Scripts and styles only from our own files (htmx and console.js); no inline code,
-    # no eval (htmx is configured without it), nothing from another host.
-    return (
-        "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
-        "connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
-    )
-
-
-def security_headers(response: Response) -> Response:
-    response.headers["Content-Security-Policy"] = content_security_policy()
-    response.headers["X-Frame-Options"] = "DENY"
-    response.headers["Referrer-Policy"] = "no-referrer"
-    response.headers["X-Content-Type-Options"] = "nosniff"
-    response.headers["Cache-Control"] = "no-store"
-    return response
+    return SURFACE.gettext(locale, message)
 
 
 def prefix(request: Request) -> str:
@@ -282,14 +189,20 @@ def url(request: Request, path: str) -> str:
 
 
 def see_other(location: str) -> Response:
-    return security_headers(RedirectResponse(location, status_code=303))
+    return http.see_other(location, scripts=True)
+
+
+def security_headers(response: Response) -> Response:
+    """The console's policy: its own scripts (htmx, console.js) may run and fetch."""
+    return http.security_headers(response, scripts=True)
 
 
 def language_links(request: Request) -> dict[str, str]:
-    """Each language's link: this page with `?lang=` (routes.py stores the choice)."""
-    query = [(k, v) for k, v in request.query_params.multi_items() if k != "lang"]
-    base = url(request, request.url.path)
-    return {code: f"{base}?{urlencode([*query, ('lang', code)])}" for code in LOCALES}
+    """Each language's link: this page with `?lang=` (the console remembers the choice,
+    access.remember_language)."""
+    return locales.language_links(
+        url(request, request.url.path), request.query_params.multi_items()
+    )
 
 
 def render(
@@ -304,25 +217,30 @@ def render(
 ) -> Response:
     """A console page: the template with the navigation, CSRF token, language links and
     URL helper in its context, and the console's security headers."""
-    chosen, html = _render(request, principal, template, locale, context)
-    response = HTMLResponse(html, status_code=status, headers=headers)
-    response.headers["Content-Language"] = chosen
-    return security_headers(response)
+    chosen, context = _context(request, principal, locale, context)
+    return SURFACE.render(
+        template, chosen, status=status, headers=headers, zone=_zone(request), **context
+    )
 
 
 def fragment(request: Request, principal: Principal | None, template: str, **context: Any) -> str:
     """A template as text with `render`'s context (a live view's event, live.py)."""
-    return _render(request, principal, template, None, context)[1]
+    chosen, context = _context(request, principal, None, context)
+    return SURFACE.text(template, chosen, zone=_zone(request), **context)
 
 
-def _render(
+def _zone(request: Request) -> str | None:
+    """The reader's time zone as the console's script read it from the browser."""
+    return request.cookies.get(locales.TIME_ZONE_COOKIE)
+
+
+def _context(
     request: Request,
     principal: Principal | None,
-    template: str,
     locale: str | None,
     context: dict[str, Any],
-) -> tuple[str, str]:
-    """(the locale, the template's text)."""
+) -> tuple[str, dict[str, Any]]:
+    """(the locale, what every console template sees and the page's own `context`)."""
     from autoport.console.access import PREFIX, request_locale
 
     state = request.app.state.autoport
@@ -353,65 +271,22 @@ def _render(
         if env is DeploymentEnvironment.sandbox
         else DeploymentEnvironment.sandbox
     )
-    html = (
-        environment(chosen)
-        .get_template(template)
-        .render(
-            principal=principal,
-            csrf_token=principal.csrf_token if principal else context.pop("csrf_token", ""),
-            link=link,
-            static=lambda name: url(request, f"{PREFIX}/static/{name}"),
-            nav=nav,
-            switch=language_links(request),
-            deployment_environment=str(env),
-            other_console=public_base_url(state.settings, other_env) + PREFIX + "/",
-            other_environment=str(other_env),
-            **context,
-        )
-    )
-    return chosen, html
-
-
-# The stylesheet the console shares with the consent and owner pages.
-BASE_CSS = HERE.parent / "kit" / "static" / "base.css"
+    common = {
+        "principal": principal,
+        "csrf_token": principal.csrf_token if principal else context.pop("csrf_token", ""),
+        "link": link,
+        "static": lambda name: url(request, f"{PREFIX}/static/{name}"),
+        "nav": nav,
+        "switch": language_links(request),
+        "deployment_environment": str(env),
+        "other_console": public_base_url(state.settings, other_env) + PREFIX + "/",
+        "other_environment": str(other_env),
+    }
+    return chosen, {**common, **context}
 
 
 @lru_cache(maxsize=8)
 def static_file(name: str) -> bytes:
+    """A file of the console's static folder; `base.css` is the look it shares with the
+    consent pages and the owner portal (autoport.web)."""
     return (BASE_CSS if name == "base.css" else STATIC / name).read_bytes()
-
-
-def extract_messages() -> Catalog:
-    """Every message of the templates and of this package's `_()` calls, as Babel
-    extracts them (`python -m autoport.console.pages` prints the untranslated ones)."""
-    from babel.messages.extract import extract_from_dir
-
-    catalog = Catalog(project="autoport console", fuzzy=False)
-    options = {"**.html": {"extensions": "jinja2.ext.i18n", "trim_blocks": "True",
-                           "lstrip_blocks": "True"}}  # fmt: skip
-    for _f, _l, message, comments, context in extract_from_dir(
-        str(TEMPLATES),
-        method_map=[("**.html", "jinja2.ext:babel_extract")],
-        options_map=options,
-    ):
-        catalog.add(message, None, auto_comments=comments, context=context)
-    for _f, _l, message, comments, context in extract_from_dir(
-        str(HERE), method_map=[("*.py", "python")], keywords={"_": None, "gettext": (2,)}
-    ):
-        catalog.add(message, None, auto_comments=comments, context=context)
-    return catalog
-
-
-def untranslated(locale: str = "de-DE") -> list[str]:
-    """The extracted messages the locale's catalogs do not translate."""
-    known = catalog(locale)
-    missing = []
-    for message in extract_messages():
-        if message.id and known.get(message.id) is None:
-            missing.append(message.id if isinstance(message.id, str) else message.id[0])
-    return missing
-
-
-if __name__ == "__main__":
-    for msgid in untranslated():
-        print(repr(msgid))

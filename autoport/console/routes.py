@@ -35,7 +35,7 @@ words):
         return pages.see_other(pages.url(request, f"/console/a/{account_id}/fleet"))
 
 then append `"autoport.console.fleet_routes"` to `PAGE_MODULES` below and a `NavEntry` to
-`pages.NAV`. Raise `access.Refusal(response)` from anywhere to answer with a page;
+`pages.NAV`. Raise `autoport.web.errors.PageError` from anywhere to answer with a page;
 an unhandled `ApiError` becomes the error page with the API's message (ConsoleRoute).
 `?lang=de-DE` on any GET switches the language (kept in a cookie).
 """
@@ -51,10 +51,12 @@ from starlette.responses import Response
 
 from autoport.apps import service as apps_service
 from autoport.console import access, pages, service
-from autoport.console.access import COOKIE, PREFIX, Principal, Refusal, console_router
+from autoport.console.access import COOKIE, PREFIX, Principal, console_router
 from autoport.console.service import SignInRefused
 from autoport.kit import paging
 from autoport.kit.errors import ApiError
+from autoport.web import http
+from autoport.web.errors import PageError
 
 # The console's page modules, each with a `router` (access.console_router()).
 PAGE_MODULES: tuple[str, ...] = (
@@ -91,7 +93,6 @@ def validation_errors(error: ValidationError) -> dict[str, str]:
 # ------------------------------------------------------------------------ static
 
 
-_STATIC_TYPES = {".js": "text/javascript", ".css": "text/css"}
 _STATIC_FILES = frozenset(
     {"base.css", "console.css", "console.js", "htmx/htmx.min.js"}
 ) | frozenset(
@@ -104,12 +105,7 @@ _STATIC_FILES = frozenset(
 async def static(name: str) -> Response:
     if name not in _STATIC_FILES:
         return Response(status_code=404)
-    media_type = _STATIC_TYPES["." + name.rsplit(".", 1)[-1]]
-    return Response(
-        pages.static_file(name),
-        media_type=media_type,
-        headers={"Cache-Control": "public, max-age=3600", "X-Content-Type-Options": "nosniff"},
-    )
+    return http.static(pages.static_file(name), name)
 
 
 # ----------------------------------------------------------------------- sign-in
@@ -252,7 +248,7 @@ async def link_page(request: Request, token: str) -> Response:
         now_us=state.clock.now_us(),
     )
     if invitation is None:
-        raise Refusal(access.error_page(request, 404, kind="link"))
+        raise PageError("link", 404)
     anonymous, new = access.anonymous_token(request)
     response = pages.render(
         request,
@@ -290,7 +286,7 @@ async def use_link(request: Request, token: str) -> Response:
             now_us=state.clock.now_us(),
         )  # fmt: skip
         if invitation is None:
-            raise Refusal(access.error_page(request, 404, kind="link")) from error
+            raise PageError("link", 404) from error
         return pages.render(
             request,
             None,
@@ -360,7 +356,7 @@ async def create_account(request: Request) -> Response:
     principal = await access.signed_in(request)
     form = await access.checked_form(request, principal)
     if not principal.is_operator:
-        raise access.not_found(request, principal)
+        raise access.not_found()
     state, environment = access.where(request)
     now = state.clock.now_us()
     try:

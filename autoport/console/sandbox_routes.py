@@ -56,7 +56,7 @@ async def _sandbox_account(request: Request, account_id: str) -> tuple[Principal
     principal, account = await access.account_page(request, account_id)
     _, environment = access.where(request)
     if environment is not Environment.sandbox:
-        raise access.not_found(request, principal)
+        raise access.not_found()
     return principal, account
 
 
@@ -66,7 +66,7 @@ async def _vehicle(request: Request, principal: Principal, account_id: str, vin:
     try:
         return await sandbox.get_account_vehicle(state.database.reader, vin, account_id)
     except ApiError:
-        raise access.not_found(request, principal) from None
+        raise access.not_found() from None
 
 
 def _checked(model: type[BaseModel], values: dict[str, Any]) -> Any:
@@ -312,7 +312,7 @@ async def sandbox_events(
     principal, account = await access.account_events(request, account_id)
     _, environment = access.where(request)
     if environment is not Environment.sandbox:
-        raise access.not_found(request, principal)
+        raise access.not_found()
     vehicle = await _vehicle(request, principal, account_id, vin)
     state, _ = access.where(request)
     hub = state.part(StreamHub)

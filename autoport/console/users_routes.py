@@ -157,7 +157,7 @@ async def reset_link(request: Request, account_id: str, user_id: str) -> Respons
         state.database.reader, environment, account.id, user_id
     )
     if user is None or user.disabled_at is not None:
-        raise access.not_found(request, principal)
+        raise access.not_found()
     link = await service.make_link(
         state.database,
         settings=state.settings,
@@ -185,7 +185,7 @@ async def withdraw(request: Request, account_id: str, invitation_id: str) -> Res
     now = state.clock.now_us()
     async with state.database.transaction() as conn:
         if not await service.withdraw_invitation(conn, environment, account.id, invitation_id, now):
-            raise access.not_found(request, principal)
+            raise access.not_found()
         await service.audit(
             conn,
             environment=environment,
@@ -249,5 +249,5 @@ async def operator_audit(request: Request) -> Response:
     the operator only."""
     principal = await access.signed_in(request)
     if not principal.is_operator:
-        raise access.not_found(request, principal)
+        raise access.not_found()
     return await _audit(request, principal, None, f"{PREFIX}/audit")

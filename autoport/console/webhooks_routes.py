@@ -221,7 +221,7 @@ async def send_test_event(request: Request, account_id: str, app_id: str) -> Res
     state, environment = access.where(request)
     hook = await service.get_webhook(state.database.reader, environment, application.id)
     if hook is None:
-        raise access.not_found(request, principal)
+        raise access.not_found()
     try:
         body = WebhookIn.model_validate({"url": hook.url, "events": list(hook.events)})
         result = await _save(request, principal, account, application, body, "webhook_test_sent")

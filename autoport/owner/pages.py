@@ -1,93 +1,139 @@
-"""Rendering the owner portal: Jinja2 templates in the consent pages' style (their
-stylesheet, security headers, date formats and data-item grouping), with the portal's own
-gettext catalog (`locales/de_DE`; English is the source language)."""
+"""The owner portal's surface (autoport.web): its templates, catalogue and stylesheet,
+what every portal page's template sees, and its error page."""
 
 from __future__ import annotations
 
-import io
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from babel.messages.catalog import Catalog
-from babel.messages.mofile import write_mo
-from babel.messages.pofile import read_po
-from babel.numbers import format_decimal
-from babel.support import NullTranslations, Translations
-from jinja2 import Environment, FileSystemLoader, select_autoescape
-from starlette.responses import HTMLResponse, Response
+from fastapi import APIRouter
+from starlette.requests import Request
+from starlette.responses import Response
 
-from autoport.consent import pages as consent_pages
+from autoport.catalog import UnknownProperty
+from autoport.catalog.catalog import CATALOG
+from autoport.catalog.labels import group_for_consent, label
+from autoport.consent.pages import brand_label, consent_groups
+from autoport.kit.state import AppState
+from autoport.owner.service import OwnerSession
+from autoport.web import locale
+from autoport.web.csrf import Csrf
+from autoport.web.errors import PageError, PageRoute, page_router
+from autoport.web.surface import Surface
 
-HERE = Path(__file__).parent
-TEMPLATES = HERE / "templates"
-LOCALES_DIR = HERE / "locales"
-LOCALES = consent_pages.LOCALES
-LANGUAGE_NAMES = consent_pages.LANGUAGE_NAMES
-security_headers = consent_pages.security_headers
-consent_groups = consent_pages.consent_groups
-format_instant = consent_pages.format_instant
-
-
-@lru_cache(maxsize=4)
-def translations(locale: str) -> NullTranslations:
-    po_path = LOCALES_DIR / consent_pages.babel_locale(locale) / "LC_MESSAGES" / "messages.po"
-    if not po_path.exists():
-        return NullTranslations()  # the source language
-    with po_path.open("rb") as handle:
-        catalog = read_po(handle, locale=consent_pages.babel_locale(locale))
-    buffer = io.BytesIO()
-    write_mo(buffer, catalog, use_fuzzy=False)
-    buffer.seek(0)
-    return Translations(fp=buffer)
+SURFACE = Surface("owner portal", Path(__file__).parent, stylesheets=("owner.css",))
+CSRF = Csrf("owner")
+COOKIE = "autoport_owner"
+# Before the sign-in: a random value only this browser holds, so that the sign-in
+# form's CSRF token can be checked (login CSRF) before any session exists.
+FORM_COOKIE = "autoport_owner_form"
+BASE = "/owner"
+STYLESHEET = "static/owner.css"
 
 
-@lru_cache(maxsize=4)
-def environment(locale: str) -> Environment:
-    env = Environment(
-        loader=FileSystemLoader(TEMPLATES),
-        autoescape=select_autoescape(["html"]),
-        extensions=["jinja2.ext.i18n"],
-        trim_blocks=True,
-        lstrip_blocks=True,
+def prefix(request: Request) -> str:
+    return str(request.scope.get("root_path", ""))
+
+
+def url(request: Request, path: str) -> str:
+    """A portal page's path under the environment's prefix (`/sandbox/owner/...`)."""
+    return f"{prefix(request)}{BASE}{'/' + path if path else ''}"
+
+
+def request_locale(request: Request, session: OwnerSession | None = None) -> str:
+    """`lang` when asked for, else the session's language, else the browser's."""
+    asked = request.query_params.get("lang")
+    if asked or session is None:
+        return locale.negotiate(asked, accept_language=request.headers.get("accept-language"))
+    return session.locale
+
+
+def csrf_token(request: Request, cookie: str = COOKIE) -> str:
+    state: AppState = request.app.state.autoport
+    return CSRF.token(state.session_key, request.cookies.get(cookie, ""))
+
+
+def grouped(properties: tuple[str, ...], chosen: str) -> list[Any]:
+    """The data items a grant covers, in the consent page's groups (a scope the catalog
+    does not describe is not shown as data)."""
+    known = []
+    for item in properties:
+        try:
+            group_for_consent([item], chosen)
+        except (UnknownProperty, KeyError, ValueError):
+            continue
+        known.append(item)
+    return list(consent_groups(tuple(known), chosen))
+
+
+def command_label(scope: str, chosen: str) -> str:
+    """`charging.set.start` -> "Charging: start" (the catalog's capability label)."""
+    capability, _, rest = scope.partition(".set.")
+    try:
+        cap_label = label(CATALOG.capability(capability), chosen)
+    except (KeyError, AttributeError):
+        cap_label = capability.replace("_", " ").capitalize()
+    return f"{cap_label}: {rest.replace('_', ' ')}"
+
+
+def common(request: Request, csrf: str, session: OwnerSession | None = None) -> dict[str, Any]:
+    """What every portal page's template sees. The language links lead to this page in
+    this environment; a page answering a POST (a form problem) links the sign-in page,
+    where a GET is served."""
+    path = url(request, "") if request.method != "GET" else prefix(request) + request.url.path
+    return {
+        "url": lambda name: url(request, name),
+        "csrf_token": csrf,
+        "switch": locale.language_links(path),
+        "stylesheet": url(request, STYLESHEET),
+        "brand_label": brand_label,
+        "session": session,
+        "signed_in": session is not None and session.signed_in,
+    }
+
+
+def render(
+    request: Request,
+    template: str,
+    session: OwnerSession | None = None,
+    *,
+    chosen: str | None = None,
+    csrf: str | None = None,
+    status: int = 200,
+    **context: Any,
+) -> Response:
+    """A portal page in the reader's language, with the common context."""
+    words = chosen or request_locale(request, session)
+    token = csrf if csrf is not None else csrf_token(request)
+    return SURFACE.render(
+        template, words, status=status, **{**common(request, token, session), **context}
     )
-    env.install_gettext_translations(translations(locale), newstyle=True)  # type: ignore[attr-defined]
-    env.globals["locale"] = locale
-    env.globals["html_lang"] = locale
-    env.filters["datetime"] = lambda us: format_instant(us, locale)
-    env.filters["number"] = lambda value: format_decimal(
-        value, locale=consent_pages.babel_locale(locale)
+
+
+def drop_cookie(request: Request, response: Response, name: str = COOKIE) -> None:
+    response.delete_cookie(name, path=prefix(request) + BASE)
+
+
+def error_page(request: Request, problem: PageError) -> Response:
+    response = render(
+        request,
+        "error.html",
+        status=problem.status,
+        csrf="",
+        kind=problem.kind,
+        retry_after=problem.retry_after,
+        switch=None,
     )
-    return env
+    if problem.drop_cookie:
+        drop_cookie(request, response)
+    return response
 
 
-def gettext(locale: str, message: str) -> str:
-    return str(translations(locale).gettext(message))
+class OwnerRoute(PageRoute):
+    def error_page(self, request: Request, problem: PageError) -> Response:
+        return error_page(request, problem)
 
 
-def render(template: str, locale: str, *, status: int = 200, **context: Any) -> Response:
-    html = environment(locale).get_template(template).render(**context)
-    response = HTMLResponse(html, status_code=status)
-    response.headers["Content-Language"] = locale
-    return security_headers(response)
-
-
-@lru_cache(maxsize=1)
-def stylesheet() -> bytes:
-    return consent_pages.stylesheet() + b"\n" + (HERE / "static" / "owner.css").read_bytes()
-
-
-def extract_messages() -> Catalog:
-    """Every message of the templates (a test checks each one is translated)."""
-    from babel.messages.extract import extract_from_dir
-
-    catalog = Catalog(project="autoport owner portal", fuzzy=False)
-    options = {"**.html": {"extensions": "jinja2.ext.i18n", "trim_blocks": "True",
-                           "lstrip_blocks": "True"}}  # fmt: skip
-    for _, _, message, comments, context in extract_from_dir(
-        str(TEMPLATES),
-        method_map=[("**.html", "jinja2.ext:babel_extract")],
-        options_map=options,
-    ):
-        catalog.add(message, None, auto_comments=comments, context=context)
-    return catalog
+def router(**kwargs: Any) -> APIRouter:
+    """A router of portal pages (problems answered with `error_page`)."""
+    return page_router(OwnerRoute, **kwargs)

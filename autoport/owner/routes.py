@@ -3,26 +3,21 @@ no JavaScript, the consent pages' protections (HttpOnly SameSite cookie, CSRF to
 every form, strict CSP, 303 after every POST); and the admin API's revocation of a grant.
 
 Routes stay thin: read the cookie and form, call the service, render or redirect. Errors
-the owner sees are raised as `PageError` and rendered by one handler.
+the owner sees are raised as `autoport.web.errors.PageError` and answered with the
+portal's error page (`pages.error_page`, through the pages' router).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
-from urllib.parse import parse_qs, urlencode, urlsplit
+from urllib.parse import urlencode
 
 import structlog
-from fastapi import APIRouter, FastAPI, Request
-from starlette.responses import RedirectResponse, Response, StreamingResponse
+from fastapi import APIRouter, Request
+from starlette.responses import Response
 
 from autoport.brands.base import ConnectorError
 from autoport.brands.registry import registry_of
-from autoport.catalog import UnknownProperty
-from autoport.catalog.catalog import CATALOG
-from autoport.catalog.labels import group_for_consent, label
-from autoport.consent.routes import brand_label
-from autoport.consent.service import locale_from
 from autoport.consent.verification import CodeCheck, Method, Refusal
 from autoport.kit.auth import AdminDep
 from autoport.kit.crypto import new_token
@@ -34,34 +29,18 @@ from autoport.kit.state import AppState
 from autoport.owner import pages, reads, service
 from autoport.owner.schemas import RevokeResult
 from autoport.owner.service import OwnerSession
+from autoport.web import forms, http, locale
+from autoport.web.errors import PageError
+from autoport.web.http import see_other as _see_other
 
 log = structlog.get_logger("autoport.owner")
 
-COOKIE = "autoport_owner"
-# Before the sign-in: a random value only this browser holds, so that the sign-in
-# form's CSRF token can be checked (login CSRF) before any session exists.
-FORM_COOKIE = "autoport_owner_form"
-BASE = "/owner"
+COOKIE = pages.COOKIE
+FORM_COOKIE = pages.FORM_COOKIE
+BASE = pages.BASE
 
-router = APIRouter(include_in_schema=False)
+router = pages.router()
 admin_router = api_router(tags=["admin"])
-
-
-class PageError(Exception):
-    def __init__(
-        self,
-        kind: str,
-        status: int,
-        headers: dict[str, str] | None = None,
-        *,
-        drop_cookie: bool = False,
-    ) -> None:
-        super().__init__(kind)
-        self.kind = kind
-        self.status = status
-        self.headers = headers or {}
-        # No live session behind the cookie: the browser forgets it.
-        self.drop_cookie = drop_cookie
 
 
 # ----------------------------------------------------------------------- helpers
@@ -73,34 +52,10 @@ def _state(request: Request) -> AppState:
 
 
 def _keys(state: AppState) -> tuple[bytes, bytes]:
-    secret = state.settings.session_secret
-    if secret is None:
-        raise RuntimeError("secrets were not loaded (config.ensure_secrets)")
-    return state.token_key, secret.get_secret_value().encode()
+    return state.token_key, state.session_key
 
 
-def _prefix(request: Request) -> str:
-    return str(request.scope.get("root_path", ""))
-
-
-def _url(request: Request, path: str) -> str:
-    return f"{_prefix(request)}{BASE}{'/' + path if path else ''}"
-
-
-def _see_other(url: str) -> Response:
-    return pages.security_headers(RedirectResponse(url, status_code=303))
-
-
-async def _form(request: Request) -> dict[str, str]:
-    body = (await request.body()).decode("utf-8", errors="replace")
-    return {name: values[-1] for name, values in parse_qs(body, keep_blank_values=True).items()}
-
-
-def _locale(request: Request, session: OwnerSession | None = None) -> str:
-    asked = request.query_params.get("lang")
-    if asked or session is None:
-        return locale_from(asked, request.headers.get("accept-language"))
-    return session.locale
+_url = pages.url
 
 
 def _secure(state: AppState) -> bool:
@@ -112,86 +67,11 @@ def _set_cookie(request: Request, response: Response, name: str, value: str, sec
         name,
         value,
         max_age=seconds,
-        path=_prefix(request) + BASE,
+        path=pages.prefix(request) + BASE,
         httponly=True,
         secure=_secure(_state(request)),
         samesite="lax",
     )
-
-
-def _drop_cookie(request: Request, response: Response, name: str) -> None:
-    response.delete_cookie(name, path=_prefix(request) + BASE)
-
-
-def _grouped(properties: tuple[str, ...], locale: str) -> list[Any]:
-    known = []
-    for item in properties:
-        try:
-            group_for_consent([item], locale)
-        except (UnknownProperty, KeyError, ValueError):
-            continue  # a scope the catalog does not describe: not shown as data
-        known.append(item)
-    return list(pages.consent_groups(tuple(known), locale))
-
-
-def _command_label(scope: str, locale: str) -> str:
-    """`charging.set.start` -> "Charging: start" (the catalog's capability label)."""
-    capability, _, rest = scope.partition(".set.")
-    try:
-        cap_label = label(CATALOG.capability(capability), locale)
-    except (KeyError, AttributeError):
-        cap_label = capability.replace("_", " ").capitalize()
-    return f"{cap_label}: {rest.replace('_', ' ')}"
-
-
-def _common(
-    request: Request, locale: str, csrf: str, session: OwnerSession | None = None
-) -> dict[str, Any]:
-    path = urlsplit(str(request.url)).path
-    if request.method != "GET":
-        # A page answering a POST (a form problem, the carmaker's-portal page): the
-        # switch leads to the sign-in page, where a GET is served.
-        path = _url(request, "")
-    return {
-        "url": lambda name: _url(request, name),
-        "csrf_token": csrf,
-        "switch": {code: f"{path}?{urlencode({'lang': code})}" for code in pages.LOCALES},
-        "languages": pages.LANGUAGE_NAMES,
-        "stylesheet": _url(request, "static/owner.css"),
-        "brand_label": brand_label,
-        "session": session,
-        "signed_in": session is not None and session.signed_in,
-    }
-
-
-def _csrf(state: AppState, request: Request, cookie: str = COOKIE) -> str:
-    _, secret = _keys(state)
-    return service.csrf_token(secret, request.cookies.get(cookie, ""))
-
-
-def _render_error(request: Request, problem: PageError) -> Response:
-    response = pages.render(
-        "error.html",
-        _locale(request),
-        status=problem.status,
-        kind=problem.kind,
-        retry_after=int(problem.headers.get("Retry-After", 0)),
-        **{**_common(request, _locale(request), ""), "switch": None},
-    )
-    response.headers.update(problem.headers)
-    if problem.drop_cookie:
-        _drop_cookie(request, response, COOKIE)
-    return response
-
-
-async def page_error_handler(request: Request, error: Exception) -> Response:
-    assert isinstance(error, PageError)
-    return _render_error(request, error)
-
-
-def install_page_errors(app: FastAPI) -> None:
-    """One handler renders every PageError the portal's routes raise."""
-    app.add_exception_handler(PageError, page_error_handler)
 
 
 async def _session(request: Request, *, signed_in: bool = True) -> OwnerSession:
@@ -211,7 +91,7 @@ async def _session(request: Request, *, signed_in: bool = True) -> OwnerSession:
     if signed_in and not session.signed_in:
         raise PageError("signed_out", 401)  # the proof is not finished: the cookie stays
     lang = request.query_params.get("lang")
-    if lang and lang in pages.LOCALES and lang != session.locale:
+    if lang and lang in locale.LOCALES and lang != session.locale:
         async with state.database.transaction() as conn:
             await service.set_locale(conn, session, lang)
     return session
@@ -219,9 +99,9 @@ async def _session(request: Request, *, signed_in: bool = True) -> OwnerSession:
 
 async def _checked_form(request: Request, cookie: str = COOKIE) -> dict[str, str]:
     state = _state(request)
-    _, secret = _keys(state)
-    form = await _form(request)
-    if not service.csrf_valid(secret, request.cookies.get(cookie, ""), form.get("csrf_token")):
+    form = await forms.form(request)
+    anchor = request.cookies.get(cookie, "")
+    if not pages.CSRF.valid(state.session_key, anchor, form.get("csrf_token")):
         raise PageError("csrf", 403)
     return form
 
@@ -229,13 +109,9 @@ async def _checked_form(request: Request, cookie: str = COOKIE) -> dict[str, str
 # ---------------------------------------------------------------------- sign-in
 
 
-@router.get(BASE + "/static/owner.css")
+@router.get(BASE + "/" + pages.STYLESHEET)
 async def owner_stylesheet() -> Response:
-    return Response(
-        pages.stylesheet(),
-        media_type="text/css",
-        headers={"Cache-Control": "public, max-age=3600", "X-Content-Type-Options": "nosniff"},
-    )
+    return http.static(pages.SURFACE.stylesheet, pages.STYLESHEET)
 
 
 def _sign_in_page(
@@ -246,20 +122,18 @@ def _sign_in_page(
     problem: service.FormProblem | None = None,
     brand: str = "",
     vin: str = "",
-    locale: str | None = None,
+    chosen: str | None = None,
 ) -> Response:
-    state = _state(request)
-    _, secret = _keys(state)
-    chosen = locale or _locale(request)
     response = pages.render(
+        request,
         "sign_in.html",
-        chosen,
+        chosen=chosen,
+        csrf=pages.CSRF.token(_state(request).session_key, form_value),
         status=status,
         problem=problem,
         brands=service.brands_for(environment_of(request)),
         brand=brand,
         vin=vin,
-        **_common(request, chosen, service.csrf_token(secret, form_value)),
     )
     if request.cookies.get(FORM_COOKIE) != form_value:
         _set_cookie(request, response, FORM_COOKIE, form_value, 3600)
@@ -301,7 +175,8 @@ async def sign_in_submit(request: Request) -> Response:
     state = _state(request)
     env = environment_of(request)
     form = await _checked_form(request, FORM_COOKIE)
-    locale = locale_from(form.get("locale"), request.headers.get("accept-language"))
+    accept_language = request.headers.get("accept-language")
+    words = locale.negotiate(form.get("locale"), accept_language=accept_language)
     vin_typed = form.get("vin", "")
     await _throttle(request, state, "".join(vin_typed.split()).upper())
     try:
@@ -314,12 +189,12 @@ async def sign_in_submit(request: Request) -> Response:
             problem=problem,
             brand=form.get("brand", ""),
             vin=vin_typed[:40],
-            locale=locale,
+            chosen=words,
         )
     registry = registry_of(state)
     method = registry.verification_method(env, brand)
     if method is Method.owner_portal:
-        return pages.render("elsewhere.html", locale, brand=brand, **_common(request, locale, ""))
+        return pages.render(request, "elsewhere.html", chosen=words, csrf="", brand=brand)
     key, _ = _keys(state)
     connector = registry.connector_for(env, brand)
     async with state.database.transaction() as conn:
@@ -331,7 +206,7 @@ async def sign_in_submit(request: Request) -> Response:
             brand=brand,
             vin=vin,
             method=method,
-            locale=locale,
+            locale=words,
             now_us=state.clock.now_us(),
         )
         issued = None
@@ -355,7 +230,7 @@ async def sign_in_submit(request: Request) -> Response:
             target = "verify?unreachable=1"
     response = _see_other(_url(request, target))
     _set_cookie(request, response, COOKIE, started.token, state.settings.owner_session_seconds)
-    _drop_cookie(request, response, FORM_COOKIE)
+    pages.drop_cookie(request, response, FORM_COOKIE)
     return response
 
 
@@ -369,19 +244,18 @@ def _verify_page(
     refused: Refusal | None = None,
 ) -> Response:
     state = _state(request)
-    locale = _locale(request, session)
     if notice is None and request.query_params.get("unreachable"):
         notice = "unreachable"
     response = pages.render(
+        request,
         "verify.html",
-        locale,
+        session,
         status=status,
         notice=notice,
         attempts_left=attempts_left,
         locked_until=refused.until_us if refused and refused.reason == "locked" else None,
         codes_until=refused.until_us if refused and refused.reason == "codes" else None,
         request_sent=request.query_params.get("sent") == "1",
-        **_common(request, locale, _csrf(state, request), session),
     )
     if refused is not None and status == 429:
         wait_us = refused.until_us - state.clock.now_us()
@@ -464,7 +338,8 @@ async def verify_submit(request: Request) -> Response:
         served_here = connector.oem_login_page(session.brand)
         if served_here is not None:
             # The sandbox's simulated carmaker (autoport.sandbox.oem_login).
-            return _see_other(f"{_prefix(request)}{served_here}?{urlencode({'state': signed})}")
+            query = urlencode({"state": signed})
+            return _see_other(f"{pages.prefix(request)}{served_here}?{query}")
         try:
             login_url = await connector.oem_login_url(
                 environment=env, vin=session.vin, state=signed,
@@ -533,7 +408,7 @@ async def sign_out(request: Request) -> Response:
     async with state.database.transaction() as conn:
         await service.sign_out(conn, session)
     response = _see_other(_url(request, ""))
-    _drop_cookie(request, response, COOKIE)
+    pages.drop_cookie(request, response, COOKIE)
     return response
 
 
@@ -567,13 +442,8 @@ async def vehicles_page(request: Request) -> Response:
     vins = await service.vehicles_of(state.database.reader, session)
     if len(vins) == 1:
         return _see_other(_url(request, f"vehicles/{vins[0]}"))
-    locale = _locale(request, session)
     return pages.render(
-        "vehicles.html",
-        locale,
-        vins=vins,
-        vehicle_url=_vehicle_url(request),
-        **_common(request, locale, _csrf(state, request), session),
+        request, "vehicles.html", session, vins=vins, vehicle_url=_vehicle_url(request)
     )
 
 
@@ -595,25 +465,25 @@ async def vehicle_page(request: Request, vin: str) -> Response:
     env = environment_of(request)
     reader = state.database.reader
     grants = await service.with_commands(reader, env, vin, await _grants(state, env, vin))
-    locale = _locale(request, session)
+    words = pages.request_locale(request, session)
     vins = await service.vehicles_of(reader, session)
     return pages.render(
+        request,
         "vehicle.html",
-        locale,
+        session,
         vin=vin,
         grants=grants,
         live_count=sum(1 for grant in grants if grant.live),
         several=len(vins) > 1,
         done=request.query_params.get("done"),
-        groups=lambda properties: _grouped(properties, locale),
-        command_label=lambda scope: _command_label(scope, locale),
-        sent_label=lambda command: command.label(locale),
+        groups=lambda properties: pages.grouped(properties, words),
+        command_label=lambda scope: pages.command_label(scope, words),
+        sent_label=lambda command: command.label(words),
         withdraw_url=lambda grant: (
             _url(request, f"vehicles/{vin}/withdraw")
             + (f"?{urlencode({'grant': grant})}" if grant else "")
         ),
         download_url=lambda name: _url(request, f"vehicles/{vin}/{name}"),
-        **_common(request, locale, _csrf(state, request), session),
     )
 
 
@@ -632,16 +502,15 @@ async def withdraw_page(request: Request, vin: str) -> Response:
         return _see_other(_url(request, f"vehicles/{vin}") + "?done=already")
     if wanted == "all" and not live:
         return _see_other(_url(request, f"vehicles/{vin}") + "?done=none")
-    locale = _locale(request, session)
     return pages.render(
+        request,
         "confirm.html",
-        locale,
+        session,
         vin=vin,
         grant=grant,
         live=live,
         vehicle_url=_vehicle_url(request),
         withdraw_url=lambda _: _url(request, f"vehicles/{vin}/withdraw"),
-        **_common(request, locale, _csrf(state, request), session),
     )
 
 
@@ -677,31 +546,20 @@ async def withdraw_submit(request: Request, vin: str) -> Response:
 # ------------------------------------------------------------------------ your data
 
 
-def _download(body: Any, *, filename: str, media_type: str) -> Response:
-    headers = {
-        "Content-Disposition": f'attachment; filename="{filename}"',
-        "Cache-Control": "no-store",
-        "X-Content-Type-Options": "nosniff",
-    }
-    if isinstance(body, bytes):
-        return Response(body, media_type=media_type, headers=headers)
-    return StreamingResponse(body, media_type=media_type, headers=headers)
-
-
 @router.get(BASE + "/vehicles/{vin}/data.json")
 async def export_json(request: Request, vin: str) -> Response:
     state, _, vin = await _vehicle(request, vin)
     body = service.export_json(
         state.database.reader, environment_of(request), vin, now_us=state.clock.now_us()
     )
-    return _download(body, filename=f"{vin}-data.json", media_type="application/json")
+    return http.download(body, filename=f"{vin}-data.json", media_type="application/json")
 
 
 @router.get(BASE + "/vehicles/{vin}/data.csv")
 async def export_csv(request: Request, vin: str) -> Response:
     state, _, vin = await _vehicle(request, vin)
     body = service.export_csv(state.database.reader, environment_of(request), vin)
-    return _download(body, filename=f"{vin}-data.csv", media_type="text/csv; charset=utf-8")
+    return http.download(body, filename=f"{vin}-data.csv", media_type="text/csv; charset=utf-8")
 
 
 @router.get(BASE + "/vehicles/{vin}/access.json")
@@ -711,7 +569,7 @@ async def export_access(request: Request, vin: str) -> Response:
     body = await service.access_record(
         state.database.reader, environment_of(request), vin, now_us=state.clock.now_us()
     )
-    return _download(body, filename=f"{vin}-access.json", media_type="application/json")
+    return http.download(body, filename=f"{vin}-access.json", media_type="application/json")
 
 
 # ------------------------------------------------------------------------ admin API

@@ -79,15 +79,6 @@ def session_token_hash(key: bytes, token: str) -> str:
     return token_hash(key, f"owner-session:{token}")
 
 
-def csrf_token(secret: bytes, cookie: str) -> str:
-    """The form token, derived from the cookie it protects (owner or sign-in cookie)."""
-    return token_hash(secret, f"owner-csrf:{cookie}")
-
-
-def csrf_valid(secret: bytes, cookie: str, sent: str | None) -> bool:
-    return bool(cookie) and bool(sent) and same(csrf_token(secret, cookie), sent or "")
-
-
 def _session(row: Row | dict[str, Any]) -> OwnerSession:
     return OwnerSession(
         id=row["id"],

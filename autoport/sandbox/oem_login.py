@@ -15,29 +15,24 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlencode
 
-from fastapi import APIRouter, Request
+from fastapi import Request
 from starlette.responses import Response
 
 from autoport.brands.registry import registry_of
 from autoport.brands.sandbox import SIMULATED_OEM_LOGIN
 from autoport.consent import pages
-from autoport.consent.routes import (
-    brand_label,
-    form_of,
-    page_url,
-    request_locale,
-    see_other,
-)
-from autoport.consent.service import ErrorPage
 from autoport.consent.verification import BACK_TO_OWNER, oem_result, unsign
 from autoport.kit.crypto import same
 from autoport.kit.environments import environment_of
 from autoport.kit.state import AppState
+from autoport.web import forms
+from autoport.web.errors import PageError
+from autoport.web.http import see_other
 
 # The simulated carmaker accepts any e-mail address with this password (sandbox only).
 SANDBOX_OEM_PASSWORD = "sandbox"  # noqa: S105 - a documented sandbox credential
 
-router = APIRouter(include_in_schema=False)
+router = pages.router()
 
 
 def simulated_oem_owns(account: str, password: str) -> bool:
@@ -59,22 +54,21 @@ def _state_payload(request: Request, state: AppState, brand: str, signed: str) -
         or registry_of(state).connector_for(environment_of(request), brand).oem_login_page(brand)
         is None
     ):
-        raise ErrorPage("oem_state", status=400)
+        raise PageError("oem_state", 400)
     return payload
 
 
 def _login_page(
     request: Request, brand: str, signed: str, payload: dict[str, Any], **extra: Any
 ) -> Response:
-    prefix = str(request.scope.get("root_path", ""))
-    return pages.render(
+    return pages.SURFACE.render(
         "oem_login.html",
-        request_locale(request),
-        oem_brand=brand_label(brand),
+        pages.request_locale(request),
+        oem_brand=pages.brand_label(brand),
         signed_state=signed,
         vin=payload.get("vin"),
-        action=prefix + SIMULATED_OEM_LOGIN.format(brand=brand),
-        stylesheet=page_url(request, "static/consent.css"),
+        action=pages.prefix(request) + SIMULATED_OEM_LOGIN.format(brand=brand),
+        stylesheet=pages.page_url(request, pages.STYLESHEET),
         switch=None,
         **extra,
     )
@@ -92,7 +86,7 @@ async def oem_login_page(request: Request, brand: str) -> Response:
 @router.post(SIMULATED_OEM_LOGIN)
 async def oem_login_submit(request: Request, brand: str) -> Response:
     state: AppState = request.app.state.autoport
-    form = await form_of(request)
+    form = await forms.form(request)
     # The signed state is this page's CSRF protection: it is bound to one consent
     # session's nonce and expires.
     signed = form.get("state", "")
@@ -103,10 +97,9 @@ async def oem_login_submit(request: Request, brand: str) -> Response:
     result = oem_result(
         state.session_key, state=payload, account=account, now_us=state.clock.now_us()
     )
-    prefix = str(request.scope.get("root_path", ""))
     back = (
-        f"{prefix}/owner/oem-callback"
+        f"{pages.prefix(request)}/owner/oem-callback"
         if payload.get("back") == BACK_TO_OWNER
-        else page_url(request, "oem-callback")
+        else pages.page_url(request, "oem-callback")
     )
     return see_other(f"{back}?{urlencode({'result': result})}")

@@ -9,7 +9,7 @@ import httpx
 import orjson
 import pytest
 
-from autoport.consent.service import csrf_token
+from autoport.consent.pages import CSRF as FORM_TOKENS
 from autoport.kit.clock import FrozenClock, to_iso
 from autoport.kit.db import Database
 from autoport.kit.environments import Environment
@@ -311,7 +311,7 @@ async def test_csrf_token_of_another_session_is_refused(
     app = await insert_application(db)
     await walk_to_review(browser_client, app)
     secret = consent_app.state.autoport.settings.session_secret.get_secret_value()  # type: ignore[attr-defined]
-    foreign = csrf_token(secret.encode(), "cs_someone_else")
+    foreign = FORM_TOKENS.token(secret.encode(), "cs_someone_else")
     answer = await browser_client.post(
         f"{PAGES}/review", data={"csrf_token": foreign, "decision": "approve"}
     )
