@@ -23,7 +23,7 @@ import tempfile
 import time
 import uuid
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 BATCH = 100
 TARGET_IN_PROCESS = 30_000
@@ -86,7 +86,7 @@ async def in_process(url: str, schema: str | None, count: int) -> tuple[float, f
         subject = count * BATCH / (time.perf_counter() - started)
         # Baseline: the same number of history rows written bare (no validation, no
         # merge, no vehicle row, no outbox), one transaction per batch.
-        from autoport.ingestion.repository import append_history
+        from autoport.history.service import append
 
         rows = [
             [
@@ -107,7 +107,23 @@ async def in_process(url: str, schema: str | None, count: int) -> tuple[float, f
         started = time.perf_counter()
         for batch in rows:
             async with db.transaction() as conn:
-                await append_history(conn, batch)
+                first: dict[str, Any] = batch[0]
+                await append(
+                    conn,
+                    environment=str(first["environment"]),
+                    vin=str(first["vin"]),
+                    received_at=int(first["received_at"]),
+                    points=[
+                        (
+                            str(r["capability"]),
+                            str(r["property"]),
+                            int(r["timestamp"]),
+                            "0" * 16,
+                            str(r["value"]),
+                        )
+                        for r in cast(list[dict[str, Any]], batch)
+                    ],
+                )
         baseline = count * BATCH / (time.perf_counter() - started)
     finally:
         await db.close()
@@ -176,13 +192,20 @@ def _wrk_script(path: Path, secret: str) -> None:
     path.write_text(_LUA % {"template": template, "secret": secret, "vehicles": 400})
 
 
+# Points stored in the history (hot rows and sealed chunks).
+HISTORY_POINTS = (
+    "SELECT (SELECT count(*) FROM history_hot) "
+    "+ (SELECT coalesce(sum(count), 0) FROM history_chunks)"
+)
+
+
 async def _history_rows(url: str, schema: str | None) -> int:
     from autoport.kit.db import create_database
 
     db = create_database(url, schema=schema)
     await db.connect()
     try:
-        return int(await db.fetch_value("SELECT count(*) FROM vehicle_data_history"))
+        return int(await db.fetch_value(HISTORY_POINTS))
     finally:
         await db.close()
 

@@ -392,7 +392,10 @@ class Results:
 
 async def _history_count(backend: Backend, data_dir: Path) -> int:
     marks = ",".join(f"'{vin}'" for vin in INGEST_VEHICLES)  # fixed VINs, no input
-    sql = f"SELECT count(*) FROM vehicle_data_history WHERE vin IN ({marks})"  # noqa: S608
+    sql = (
+        "SELECT count(*) FROM history_hot h JOIN history_series s ON s.id = h.series_id "  # noqa: S608
+        f"WHERE s.vin IN ({marks})"
+    )
     if backend.postgres is None:
         conn = sqlite3.connect(str(data_dir / "autoport.db"))
         try:

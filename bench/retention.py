@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from autoport.config import Settings
-from autoport.ingestion.repository import append_history
+from autoport.history.service import append
 from autoport.ingestion.service import ingest_vehicle_data
 from autoport.kit.clock import MICROS, FrozenClock
 from autoport.kit.db import Database, create_database
@@ -125,7 +125,12 @@ async def disk_use(url: str, schema: str | None, path: Path | None, hours: float
             points += report.changed_count
         took = time.perf_counter() - started
         after = await database_bytes(db, path, schema)
-        rows = int(await db.fetch_value("SELECT count(*) FROM vehicle_data_history"))
+        rows = int(
+            await db.fetch_value(
+                "SELECT (SELECT count(*) FROM history_hot) "
+                "+ (SELECT coalesce(sum(count), 0) FROM history_chunks)"
+            )
+        )
     finally:
         await db.close()
     per_day = (after - before) * DAY / seconds
@@ -162,7 +167,7 @@ async def _ingest_rate(db: Database, seconds: float, offset: int) -> float:
 async def during_prune(
     url: str, schema: str | None, data_dir: Path, backlog: int, seconds: float
 ) -> dict[str, Any]:
-    from autoport.vehicle_data.tasks import prune_history
+    from autoport.history.retention import prune as prune_history
 
     await upgrade(url, schema=schema)
     db = create_database(url, schema=schema)
@@ -184,8 +189,24 @@ async def during_prune(
                 for i in range(min(1000, backlog - start))
             ]
             for vin in {row["vin"] for row in rows}:
+                mine: list[dict[str, Any]] = [r for r in rows if r["vin"] == vin]
                 async with db.transaction() as conn:
-                    await append_history(conn, [r for r in rows if r["vin"] == vin])
+                    await append(
+                        conn,
+                        environment=str(mine[0]["environment"]),
+                        vin=str(vin),
+                        received_at=int(mine[0]["received_at"]),
+                        points=[
+                            (
+                                str(r["capability"]),
+                                str(r["property"]),
+                                int(r["timestamp"]),
+                                "0" * 16,
+                                str(r["value"]),
+                            )
+                            for r in mine
+                        ],
+                    )
         quiet = await _ingest_rate(db, seconds, 0)
         settings = Settings(
             data_dir=data_dir, database_url=url, database_schema=schema, sandbox_demo=False
