@@ -3,9 +3,6 @@
  * cache, pull, history pages, eligibility, fleet clearance (add, list with paging and
  * filters, get, remove), private_key_jwt and typed errors.
  */
-import { mkdtempSync, readFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { describe, expect, inject, it } from "vitest";
 import {
   AuthenticationError,
@@ -21,7 +18,7 @@ import {
 } from "../src/index.js";
 import { vehicleDataCall } from "../src/calls.js";
 import { bearer } from "../src/http.js";
-import { admin, cli, newVin, waitFor } from "./live.js";
+import { admin, newVin, waitFor } from "./live.js";
 
 const server = inject("server");
 const { demo } = server;
@@ -94,12 +91,15 @@ describe("application token", () => {
   });
 
   it("private_key_jwt with the credentials file of `apps add-key`", async () => {
-    const file = join(mkdtempSync(join(tmpdir(), "keys-")), "credentials.json");
-    await cli(server, "apps", "add-key", demo.applicationId, "--environment", "sandbox", "-o", file);
+    // The admin API's answer holds the file `autoport apps add-key -o` writes.
+    const added = await admin(server, "POST", `/admin/v1/applications/${demo.applicationId}/keys`, {});
+    expect(added.status).toBe(201);
+    const { credentials } = (await added.json()) as { credentials: Record<string, unknown> };
+    expect(credentials.type).toBe("autoport_client_assertion_key");
     const keyed = new Client({
       baseUrl: server.root,
       clientId: demo.clientId,
-      privateKey: readFileSync(file, "utf8"),
+      privateKey: JSON.stringify(credentials),
       environment: "sandbox",
     });
     const first = await keyed.appToken();

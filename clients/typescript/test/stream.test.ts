@@ -1,12 +1,12 @@
 /**
  * The SSE consumer against real servers: typed messages, the cursor callback, resuming
- * from a stored cursor, a fresh token after a 401, and a server restart in the middle of
- * a stream (reconnect with Last-Event-ID: every message once, none missed).
+ * from a stored cursor, a fresh token after a 401, an end on the caller's signal (the
+ * restart of a server in the middle of a stream is in own-server.test.ts).
  */
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { describe, expect, inject, it } from "vitest";
 import { Client, type StreamMessage, type VehicleDataMessage } from "../src/index.js";
 import { LineSplitter, SseParser } from "../src/stream.js";
-import { launch, type LiveServer, type ServerInfo } from "./live.js";
+import type { ServerInfo } from "./live.js";
 
 const QUICK = { initialMs: 100, maxMs: 500 };
 
@@ -85,41 +85,5 @@ describe("the stream", () => {
       stop.abort(); // the loop ends without an error
     }
     expect(received).toHaveLength(1);
-  });
-});
-
-describe("a server restart in the middle of a stream", () => {
-  let own: LiveServer;
-  beforeAll(async () => {
-    own = await launch();
-  });
-  afterAll(async () => {
-    await own.stop();
-  });
-
-  it("loses and repeats nothing", async () => {
-    const cursors: string[] = [];
-    const received: StreamMessage[] = [];
-    let restarted = 0;
-    for await (const message of client(own).stream({
-      onCursor: (id) => void cursors.push(id),
-      backoff: QUICK,
-      maxReconnects: 100,
-    })) {
-      received.push(message);
-      if (received.length === 3) {
-        // The server goes away (its open streams end) and comes back on the same data;
-        // the consumer reconnects with Last-Event-ID.
-        await own.restart();
-        restarted = received.length;
-      }
-      if (received.length === 10) {
-        break;
-      }
-    }
-    expect(restarted).toBe(3);
-    expect(consecutive(received), received.map((m) => m.eventId).join(",")).toBe(true);
-    expect(new Set(received.map((message) => message.messageId)).size).toBe(received.length);
-    expect(cursors.at(-1)).toBe(received[8]?.eventId);
   });
 });
