@@ -145,8 +145,13 @@ async def _subscribe(
             client.stream("GET", "/sandbox/v1/stream", headers=headers) as response,
         ):
             ready.put("sse")
+            named = False  # an `event:` line: the stream's own events (start, gap, end)
             async for line in response.aiter_lines():
-                if line.startswith("data: "):
+                if line.startswith("event:"):
+                    named = True
+                elif line == "":
+                    named = False
+                elif line.startswith("data: ") and not named:
                     outcome["sse"].append(latency_of(line[6:].encode()))
                     last["sse"] = time.monotonic()
                     if len(outcome["sse"]) >= expected:

@@ -66,7 +66,7 @@ async def _start(state: AppState, caller: Caller, after: int | None) -> tuple[in
     head = await repository.get_last_seq(
         reader, environment=environment, application_id=application_id
     )
-    preamble = f"retry: {RETRY_MS}\n\n".encode()
+    preamble = b""
     if after is None:
         cursor = head
     else:
@@ -81,12 +81,20 @@ async def _start(state: AppState, caller: Caller, after: int | None) -> tuple[in
             gap = {"requested_after": after, "first_available": first_available}
             preamble += b"event: gap\ndata: " + orjson.dumps(gap) + b"\n\n"
             cursor = first_available - 1
-    # The position the stream starts from, as an event without data (it sets the
-    # client's last event id and dispatches nothing): a client that drops before the
-    # first message still resumes from here instead of from "now" (missing what came
-    # in between).
-    preamble += b"id: %d\n\n" % cursor
+    preamble += start_event(cursor)
     return cursor, preamble
+
+
+def start_event(cursor: int) -> bytes:
+    """The position the stream starts from, with the reconnection delay: a browser that
+    drops before the first message resumes from here (its last event id) instead of
+    from "now", missing nothing written in between. A named event with JSON data, like
+    every event of the stream: browsers' `onmessage` passes over named events, and
+    clients that hand over every event (httpx-sse, sseclient-py) can `json.loads` its
+    data (an event without data came to them with an empty one, and the usual loop
+    crashed on it)."""
+    data = orjson.dumps({"after": cursor})
+    return b"retry: %d\nevent: start\nid: %d\ndata: %s\n\n" % (RETRY_MS, cursor, data)
 
 
 def _end(reason: str) -> bytes:

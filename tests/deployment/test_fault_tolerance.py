@@ -324,19 +324,21 @@ class SseClient:
 
     async def _read(self, answer: aiohttp.ClientResponse) -> None:
         event_id: int | None = None
-        has_data = False
+        has_data = named = False
         async for raw in answer.content:
             line = raw.decode().rstrip("\r\n")
             if line.startswith("id:"):
                 event_id = int(line[3:].strip())
-            elif line.startswith("data:"):
+            elif line.startswith("event:"):
+                named = True  # the stream's own events (start: the position), not messages
+            elif line.startswith("data:") and not named:
                 has_data = True
             elif line == "":
                 if event_id is not None:
                     if has_data:
                         self.seqs.append(event_id)
                     self.last_id = event_id
-                event_id, has_data = None, False
+                event_id, has_data, named = None, False, False
             if self.stop:
                 return
 

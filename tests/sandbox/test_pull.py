@@ -136,8 +136,13 @@ async def sse_messages(live: Live, found: asyncio.Queue[dict[str, Any]]) -> None
     headers = {**bearer(live.token), "Accept": "text/event-stream"}
     async with live.client.stream("GET", "/sandbox/v1/stream", headers=headers) as response:
         assert response.status_code == 200
+        named = False  # an `event:` line: the stream's own events (start, gap, end)
         async for line in response.aiter_lines():
-            if line.startswith("data:"):
+            if line.startswith("event:"):
+                named = True
+            elif line == "":
+                named = False
+            elif line.startswith("data:") and not named:
                 await found.put(orjson.loads(line[5:].strip()))
 
 

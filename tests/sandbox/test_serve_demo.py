@@ -88,7 +88,10 @@ def test_serve_creates_a_living_demo_sandbox(tmp_path: Path) -> None:
         )
         with httpx.stream("GET", f"{base}/sandbox/v1/stream", headers=bearer, timeout=15) as stream:
             assert stream.status_code == 200
-            message = next(line for line in stream.iter_lines() if line.startswith("data:"))
+            # The first event is the stream's start position; the next one a message.
+            data = (line for line in stream.iter_lines() if line.startswith("data:"))
+            assert "after" in orjson.loads(next(data)[5:])
+            message = next(data)
         assert orjson.loads(message[5:])["vin"] in printed["vins"]
         vehicles = httpx.get(f"{base}/admin/v1/sandbox/vehicles", headers=headers).json()
         assert len(vehicles["vehicles"]) == 3

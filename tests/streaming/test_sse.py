@@ -40,7 +40,9 @@ class SseReader:
             event: dict[str, str] = {}
             async for line in self.lines:
                 if line == "":
-                    if "data" in event or "event" in event:
+                    if event.get("event") == "start":  # the position, not a message
+                        event = {}
+                    elif "data" in event or "event" in event:
                         return event
                     continue
                 if line.startswith(":"):

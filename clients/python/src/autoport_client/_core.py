@@ -469,7 +469,8 @@ StreamItem = StreamMessage | StreamGap
 
 
 def decode_event(event: SSEEvent) -> StreamItem | None:
-    """The message (or gap notice) an SSE event carries; None for an id-only event."""
+    """The message (or gap notice) an SSE event carries; None for the stream's other
+    events (`start`: the position, which only moves the cursor; `end`)."""
     if not event.data:
         return None
     body = json.loads("\n".join(event.data))
