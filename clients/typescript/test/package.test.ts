@@ -44,17 +44,39 @@ function exampleEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   };
 }
 
+function emptyApp(): string {
+  const directory = mkdtempSync(join(tmpdir(), "autoport-app-"));
+  writeFileSync(join(directory, "package.json"), JSON.stringify({ name: "my-app", private: true, type: "module" }));
+  return directory;
+}
+
+const INSTALL = ["install", "--offline", "--no-audit", "--no-fund", "--loglevel=error"];
+
 describe("the packed package in an empty app", () => {
   let app: string;
+  let linked: string;
 
   beforeAll(async () => {
-    const packed = mkdtempSync(join(tmpdir(), "autoport-pack-"));
-    // dist/ is fresh (global-setup.ts built it): no second build.
-    await run("npm", ["pack", "--silent", "--ignore-scripts", "--pack-destination", packed], { cwd: PACKAGE });
-    const tarball = join(packed, defined(readdirSync(packed).find((name) => name.endsWith(".tgz")), "the tarball"));
-    app = mkdtempSync(join(tmpdir(), "autoport-app-"));
-    writeFileSync(join(app, "package.json"), JSON.stringify({ name: "my-app", private: true, type: "module" }));
-    await run("npm", ["install", "--offline", "--no-audit", "--no-fund", "--loglevel=error", tarball], { cwd: app });
+    app = emptyApp();
+    linked = emptyApp();
+    const packAndInstall = async (): Promise<void> => {
+      const packed = mkdtempSync(join(tmpdir(), "autoport-pack-"));
+      // dist/ is fresh (global-setup.ts built it): no second build.
+      await run("npm", ["pack", "--silent", "--ignore-scripts", "--pack-destination", packed], { cwd: PACKAGE });
+      const tarball = join(packed, defined(readdirSync(packed).find((name) => name.endsWith(".tgz")), "the tarball"));
+      await run("npm", [...INSTALL, tarball], { cwd: app });
+    };
+    // `npm install ./clients/typescript`: the folder, linked.
+    await Promise.all([packAndInstall(), run("npm", [...INSTALL, PACKAGE], { cwd: linked })]);
+  });
+
+  it("installs from the folder too (a link)", async () => {
+    const { stdout } = await run(
+      process.execPath,
+      ["--input-type=module", "-e", 'import { Client } from "autoport-client"; console.log(typeof Client);'],
+      { cwd: linked },
+    );
+    expect(stdout.trim()).toBe("function");
   });
 
   it("holds the built ESM files with declarations and no runtime dependency", () => {
