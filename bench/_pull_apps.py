@@ -1,10 +1,11 @@
-"""The two servers `bench.vehicle_data_pull` measures, as uvicorn factories.
+"""The floors the benchmarks measure autoport against, as uvicorn factories (autoport
+itself runs as the real `autoport serve`, bench._serve), and the settings they prepare
+their data with.
 
-- `subject`: the real autoport app with its real bearer authenticator (the token is a
-  real consent token issued by `bench.vehicle_data_pull.prepare` through the token
-  endpoint; the deployment key lives in the data directory, shared by both).
-- `floor`: a minimal Starlette app reading the same row of the same table with sqlite3
-  and answering the same bytes: what one Python process can do at best here.
+- `floor` (bench.vehicle_data_pull): a minimal Starlette app reading the same row of the
+  same table with sqlite3 and answering the same bytes;
+- `bare_floor` and `live_floor` (bench.pull_live): with a token lookup;
+- `command_floor` (bench.commands): one sqlite3 insert per POST.
 """
 
 from __future__ import annotations
@@ -31,8 +32,9 @@ DATA_DIR = Path(os.environ.get("BENCH_DATA_DIR", "var/bench-data"))
 def bench_settings(
     data_dir: Path = DATA_DIR, database_url: str | None = None, schema: str | None = None
 ) -> Settings:
-    """The settings the benchmarks serve with: the limiter runs but never refuses. The
-    database is SQLite in `data_dir` unless `database_url` (PostgreSQL) is given."""
+    """The settings the benchmarks prepare their data with, in process (quiet: this is
+    not what they measure; the server they measure runs with make run's, bench._serve).
+    The database is SQLite in `data_dir` unless `database_url` (PostgreSQL) is given."""
     from autoport.config import Settings
 
     return Settings(
@@ -43,12 +45,6 @@ def bench_settings(
         log_level="warning",
         vehicle_data_rate_limit="100000000/minute",
     )
-
-
-def subject() -> object:
-    from autoport.app import create_app
-
-    return create_app(bench_settings(), run_background=False)
 
 
 def floor(data_dir: Path = DATA_DIR) -> Starlette:
@@ -65,6 +61,72 @@ def floor(data_dir: Path = DATA_DIR) -> Starlette:
         return Response(body, media_type="application/json")
 
     return Starlette(routes=[Route("/v1/vehicle-data/autoapi-13/{vin}", vehicle_data)])
+
+
+BARE_FLOOR_DB = "bare-floor.db"
+
+
+def write_bare_floor(data_dir: Path, answers: list[tuple[str, str, str, bytes]]) -> None:
+    """The bare floor's database: each (environment, vin, bearer token, answer body),
+    the bodies being autoport's own answers, so that both serve the same bytes."""
+    import time
+
+    conn = sqlite3.connect(str(data_dir / BARE_FLOOR_DB))
+    try:
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("CREATE TABLE IF NOT EXISTS tokens (token TEXT PRIMARY KEY, expires_at REAL)")
+        conn.execute(
+            "CREATE TABLE IF NOT EXISTS answers (environment TEXT, vin TEXT, body BLOB, "
+            "PRIMARY KEY (environment, vin))"
+        )
+        for environment, vin, token, body in answers:
+            conn.execute(
+                "INSERT OR REPLACE INTO tokens VALUES (?, ?)", (token, time.time() + 86_400)
+            )
+            conn.execute(
+                "INSERT OR REPLACE INTO answers VALUES (?, ?, ?)", (environment, vin, body)
+            )
+        conn.commit()
+    finally:
+        conn.close()
+
+
+def bare_floor(data_dir: Path = DATA_DIR) -> Starlette:
+    """The bare floor of `bench.pull_live`: a user's quickest app serving the same bytes.
+    Starlette and sqlite3; the bearer token looked up as stored (no HMAC) and checked for
+    expiry, the vehicle's stored answer served as it is (no JSON assembly, no request
+    id). Its database is written by `write_bare_floor`."""
+    import time
+
+    conn = sqlite3.connect(str(data_dir / BARE_FLOOR_DB), check_same_thread=False)
+    unauthorized = Response(b'{"errors":[]}', status_code=401, media_type="application/json")
+    missing = Response(b'{"errors":[]}', status_code=404, media_type="application/json")
+
+    def answer(request: Request, environment: str) -> Response:
+        token = request.headers.get("authorization", "").removeprefix("Bearer ")
+        row = conn.execute("SELECT expires_at FROM tokens WHERE token = ?", (token,)).fetchone()
+        if row is None or row[0] <= time.time():
+            return unauthorized
+        found = conn.execute(
+            "SELECT body FROM answers WHERE environment = ? AND vin = ?",
+            (environment, request.path_params["vin"]),
+        ).fetchone()
+        if found is None:
+            return missing
+        return Response(found[0], media_type="application/json")
+
+    async def production(request: Request) -> Response:
+        return answer(request, "production")
+
+    async def sandbox(request: Request) -> Response:
+        return answer(request, "sandbox")
+
+    return Starlette(
+        routes=[
+            Route("/v1/vehicle-data/autoapi-13/{vin}", production),
+            Route("/sandbox/v1/vehicle-data/autoapi-13/{vin}", sandbox),
+        ]
+    )
 
 
 def live_floor(data_dir: Path = DATA_DIR) -> Starlette:

@@ -1,9 +1,11 @@
 """Benchmark: vehicle commands against the real `autoport serve` (sandbox cars, SQLite).
 
 The subject is the real server process (`python -m autoport serve`, pinned to core 0)
-with its background work on (the command worker, the simulator, streams, webhooks). The
-sandbox cars answer with zero latency. The demo application (which registers every
-command the simulator obeys) holds approved fleet clearances of N parked sandbox cars.
+with `make run`'s settings (bench._serve: logging on; the command rate limit raised so
+that the limiter runs but never refuses, printed) and its background work on (the
+command worker, the simulator, streams, webhooks). The sandbox cars answer with zero
+latency. The demo application (which registers every command the simulator obeys) holds
+approved fleet clearances of N parked sandbox cars.
 
 Two phases, from clients on core 1:
 - accepted: wrk (one thread, 64 connections, a Lua script written to the data directory)
@@ -49,6 +51,9 @@ from typing import Any
 
 import httpx
 
+from bench import _serve
+from bench._figures import keep
+from bench._serve import Changed
 from bench.vehicle_data_pull import _free_port, _wait_ready
 
 TARGET_ACCEPTED_PER_S = 500.0
@@ -119,33 +124,18 @@ async def prepare(data_dir: Path, cars: int) -> Setup:
     return Setup(demo.client_id, demo.client_secret or "", vins)
 
 
+RATE_LIMIT = Changed(
+    "AUTOPORT_VEHICLE_COMMAND_RATE_LIMIT",
+    "100000000/minute",
+    "one application commands every car: the limiter runs on every command but never refuses",
+)
+
+
 def start_server(
-    data_dir: Path, profile: Path | None = None
+    data_dir: Path, changed: tuple[Changed, ...], profile: Path | None = None
 ) -> tuple[subprocess.Popen[bytes], int]:
-    port = _free_port()
-    env = {
-        **os.environ,
-        "AUTOPORT_DATA_DIR": str(data_dir),
-        "AUTOPORT_PORT": str(port),
-        "AUTOPORT_LOG_LEVEL": "warning",
-        "AUTOPORT_ACCESS_LOG": "false",
-        "AUTOPORT_VEHICLE_COMMAND_RATE_LIMIT": "100000000/minute",
-        "PYTHONPATH": os.getcwd(),
-    }
-    pin = ["taskset", "-c", "0"] if shutil.which("taskset") else []
-    # --profile: the server under cProfile (its event loop runs in the main thread).
-    command = (
-        ["-m", "autoport", "serve"]
-        if profile is None
-        else ["-m", "bench._profiled_serve", str(profile.resolve()), "serve"]
-    )
-    process = subprocess.Popen(
-        [*pin, sys.executable, *command],
-        env=env,
-        stdout=subprocess.DEVNULL,
-    )
-    _wait_ready(port, process)
-    return process, port
+    served = _serve.serve(data_dir, changed, profile=profile)
+    return served.process, served.port
 
 
 def start_floor(data_dir: Path) -> tuple[subprocess.Popen[bytes], int]:
@@ -679,9 +669,15 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="a smoke test: few cars, 2 s")
     parser.add_argument("--cars", type=int, default=None)
     parser.add_argument(
-        "--profile", type=Path, default=None, help="write the server's cProfile stats here"
+        "--profile",
+        type=Path,
+        default=None,
+        help="record the server with py-spy into this file (folded stacks)",
     )
+    _serve.add_arguments(parser)
     args = parser.parse_args()
+    changed = _serve.changes(args, RATE_LIMIT)
+    _serve.announce(changed)
     # 1,000 cars: 3,000 slots a round, 3 s at 1,000 commands/s (prepared in ~4 s).
     cars = args.cars or (20 if args.quick else 1000)
     seconds = 2.0 if args.quick else 8.0
@@ -693,7 +689,7 @@ def main() -> int:
         prepared = time.perf_counter()
         setup = asyncio.run(prepare(data_dir, cars))
         prepared = time.perf_counter() - prepared
-        process, port = start_server(data_dir, args.profile)
+        process, port = start_server(data_dir, changed, args.profile)
         floor, floor_port = start_floor(data_dir)
         try:
             if shutil.which("taskset"):
@@ -714,7 +710,10 @@ def main() -> int:
         finally:
             for server in (process, floor):
                 server.send_signal(signal.SIGCONT)
-                server.send_signal(signal.SIGTERM)
+                # py-spy writes its profile on SIGINT (and ends its child, the server).
+                server.send_signal(
+                    signal.SIGINT if args.profile and server is process else signal.SIGTERM
+                )
                 server.wait(timeout=30)
     finally:
         shutil.rmtree(data_dir, ignore_errors=True)
@@ -768,6 +767,16 @@ def main() -> int:
     )
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps({"cars": cars, **figures}, indent=2))
+    keep(
+        {
+            "accepted_per_s": best["accepted_per_s"],
+            "accepted_share_of_floor": sorted(shares)[len(shares) // 2],
+            "executed_p50_ms": latency["p50_ms"],
+            "executed_p99_ms": latency["p99_ms"],
+            "executed_per_s": latency["executed_per_s"],
+            "server_cpu_per_executed_ms": cpu_ms,
+        }
+    )
     ok = all(
         r["unfinished"] == 0 and r["unanswered"] == 0 and set(r["finished"]) <= {"executed"}
         for r in figures["accepted"]

@@ -3,8 +3,11 @@
 - in-process: `ingest_vehicle_data` (validation, newest-wins merge, history, outbox, one
   transaction per batch), on SQLite and PostgreSQL; beside it the baseline of the same
   number of rows written bare into the history table (no validation, no merge).
-- HTTP: `POST /v1/ingest` to one uvicorn process pinned to core 0, load from wrk (16
-  connections) on core 1; points counted in the database afterwards.
+- HTTP: `POST /v1/ingest` to the real `autoport serve` with `make run`'s settings
+  (bench._serve: logging on, background work and the demo sandbox on) pinned to core 0,
+  load from wrk (8 connections, 20 vehicles x 5 properties per request, every point's
+  timestamp unique) on core 1; every point acknowledged must be in the history
+  afterwards (counted in the database).
 
     python -m bench.ingest                 # SQLite and, if reachable, PostgreSQL
     python -m bench.ingest --quick         # a few seconds, a smoke test
@@ -16,19 +19,22 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import socket
+import re
 import subprocess
-import sys
 import tempfile
 import time
 import uuid
 from pathlib import Path
 from typing import Any, cast
 
+from bench import _serve
+from bench._figures import keep
+from bench._serve import Changed
+
 BATCH = 100
 TARGET_IN_PROCESS = 30_000
-TARGET_HTTP = 10_000
-CLIENTS = 16
+TARGET_HTTP = 30_000  # issue #33, with the default logging
+CLIENTS = 8
 
 
 def _properties() -> list[Any]:
@@ -130,12 +136,6 @@ async def in_process(url: str, schema: str | None, count: int) -> tuple[float, f
     return subject, baseline
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 async def _provider_secret(data_dir: Path, url: str, schema: str | None) -> str:
     from autoport.config import Settings, ensure_secrets
     from autoport.ingestion.providers import create_provider
@@ -164,38 +164,60 @@ async def _provider_secret(data_dir: Path, url: str, schema: str | None) -> str:
 
 _LUA = """
 local counter = 0
-local template = [[%(template)s]]
+local template = [=[%(template)s]=]
 local headers = {["Authorization"] = "Bearer %(secret)s", ["Content-Type"] = "application/json"}
 request = function()
-  local vehicle = counter %% %(vehicles)d
-  local second = math.floor(counter / %(vehicles)d)
+  -- One request: the next %(per_request)d vehicles of the fleet, in turn, each with the
+  -- same properties at one instant, a millisecond after the request before: every
+  -- point is newer than its vehicle's last, and its timestamp unique.
+  local first = (counter * %(per_request)d) %% %(vehicles)d
+  local ms = counter
   counter = counter + 1
-  local vin = string.format("WBAHTTP%%010d", vehicle)
-  local stamp = string.format("2024-05-01T%%02d:%%02d:%%02dZ",
-    math.floor(second / 3600) %% 24, math.floor(second / 60) %% 60, second %% 60)
-  local body = template:gsub("VIN_HERE", vin):gsub("STAMP_HERE", stamp)
+  local stamp = string.format("2024-05-01T%%02d:%%02d:%%02d.%%03dZ",
+    math.floor(ms / 3600000) %% 24, math.floor(ms / 60000) %% 60,
+    math.floor(ms / 1000) %% 60, ms %% 1000)
+  local body = template:gsub("STAMP_HERE", stamp)
+  for i = 0, %(per_request)d - 1 do
+    local vin = string.format("WBAHTTP%%010d", (first + i) %% %(vehicles)d)
+    body = body:gsub("VIN_" .. i .. "_", vin, 1)
+  end
   return wrk.format("POST", "/v1/ingest", headers, body)
 end
 """
+# POST /v1/ingest as issue #33's target has it: 20 vehicles x 5 properties per request.
+HTTP_VEHICLES = 20
+HTTP_PROPERTIES = 5
+HTTP_FLEET = 400
 
 
 def _wrk_script(path: Path, secret: str) -> None:
-    """A wrk script that posts batches of 100 points, each newer than its vehicle's last
-    (one wrk thread, so the counter is one sequence)."""
+    """A wrk script posting HTTP_VEHICLES vehicles x HTTP_PROPERTIES points per request,
+    every point newer than its vehicle's last (one wrk thread: one counter)."""
     import orjson
 
     (_, data), *_ = batches(1, vehicles=1)
-    for group in data.values():
-        for wrapper in group.values():
-            wrapper["timestamp"] = "STAMP_HERE"
-    template = orjson.dumps({"vin": "VIN_HERE", "brand": "bmw", **data}).decode()
-    path.write_text(_LUA % {"template": template, "secret": secret, "vehicles": 400})
+    kept: dict[str, dict[str, Any]] = {}
+    for capability, group in data.items():
+        for name, wrapper in group.items():
+            if sum(len(g) for g in kept.values()) < HTTP_PROPERTIES:
+                wrapper["timestamp"] = "STAMP_HERE"
+                kept.setdefault(capability, {})[name] = wrapper
+    vehicles = [{"vin": f"VIN_{i}_", "brand": "bmw", **kept} for i in range(HTTP_VEHICLES)]
+    values = {
+        "template": orjson.dumps(vehicles).decode(),
+        "secret": secret,
+        "vehicles": HTTP_FLEET,
+        "per_request": HTTP_VEHICLES,
+    }
+    path.write_text(_LUA % values)
 
 
-# Points stored in the history (hot rows and sealed chunks).
+# The benchmark's points stored in the history (hot rows and sealed chunks); the demo
+# sandbox's cars write there too.
 HISTORY_POINTS = (
-    "SELECT (SELECT count(*) FROM history_hot) "
-    "+ (SELECT coalesce(sum(count), 0) FROM history_chunks)"
+    "SELECT (SELECT count(*) FROM history_hot h JOIN history_series s ON s.id = h.series_id "
+    "WHERE s.vin LIKE 'WBAHTTP%') + (SELECT coalesce(sum(c.count), 0) FROM history_chunks c "
+    "JOIN history_series s ON s.id = c.series_id WHERE s.vin LIKE 'WBAHTTP%')"
 )
 
 
@@ -210,65 +232,35 @@ async def _history_rows(url: str, schema: str | None) -> int:
         await db.close()
 
 
-def over_http(data_dir: Path, url: str, schema: str | None, seconds: float) -> float:
+def over_http(
+    data_dir: Path, url: str, schema: str | None, seconds: float, changed: tuple[Changed, ...]
+) -> tuple[float, int, int]:
+    """POST /v1/ingest to the real `autoport serve`: (points stored per second, points
+    acknowledged, points stored)."""
     secret = asyncio.run(_provider_secret(data_dir, url, schema))
-    port = _free_port()
-    env = {
-        **os.environ,
-        "AUTOPORT_DATA_DIR": str(data_dir),
-        "AUTOPORT_DATABASE_URL": url,
-        "AUTOPORT_ACCESS_LOG": "false",
-        "AUTOPORT_LOG_LEVEL": "warning",
-        # The demo sandbox would add background traffic and print credentials.
-        "AUTOPORT_SANDBOX_DEMO": "false",
-        "PYTHONPATH": os.getcwd(),
-    }
+    env = {"AUTOPORT_DATABASE_URL": url}
     if schema:
         env["AUTOPORT_DATABASE_SCHEMA"] = schema
-    server = subprocess.Popen(
-        [
-            "taskset",
-            "-c",
-            "0",
-            sys.executable,
-            "-m",
-            "uvicorn",
-            "--factory",
-            "autoport.app:create_app",
-            "--port",
-            str(port),
-            "--no-access-log",
-            "--log-level",
-            "warning",
-        ],
-        env=env,
-    )
+    server = _serve.serve(data_dir, changed, env=env)
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                    break
-            except OSError:
-                if time.monotonic() > deadline or server.poll() is not None:
-                    raise RuntimeError("the server did not start") from None
-                time.sleep(0.1)
         script = data_dir / "ingest.lua"
         _wrk_script(script, secret)
         run = subprocess.run(
             [
-                "taskset", "-c", "1", "wrk", "-t1", f"-c{CLIENTS}", f"-d{seconds:g}s",
-                "-s", str(script), f"http://127.0.0.1:{port}/v1/ingest",
+                "taskset", "-c", _serve.CLIENT_CPUS, "wrk", "-t1", f"-c{CLIENTS}",
+                f"-d{seconds:g}s", "-s", str(script), f"{server.base}/v1/ingest",
             ],
             check=True, capture_output=True, text=True,
         )  # fmt: skip
         if "Non-2xx" in run.stdout:
             raise RuntimeError(f"some ingest requests failed:\n{run.stdout}")
-        # Points really stored, counted in the database, over the load's duration.
-        return asyncio.run(_history_rows(url, schema)) / seconds
+        found = re.search(r"(\d+) requests in", run.stdout)
+        acknowledged = int(found.group(1)) * HTTP_VEHICLES * HTTP_PROPERTIES if found else 0
     finally:
-        server.terminate()
-        server.wait(timeout=10)
+        server.stop()
+    # Points really stored, counted in the database, over the load's duration.
+    stored = asyncio.run(_history_rows(url, schema))
+    return stored / seconds, acknowledged, stored
 
 
 async def _postgres(url: str) -> tuple[str, str] | None:
@@ -297,9 +289,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small runs, a smoke test")
     parser.add_argument("--postgres", default=os.environ.get("AUTOPORT_TEST_POSTGRES_URL", ""))
+    _serve.add_arguments(parser)
     args = parser.parse_args()
     count = 30 if args.quick else 400
     seconds = 2.0 if args.quick else 8.0
+    changed = _serve.changes(args)
     print(f"ingestion, batches of {BATCH} points")
     backends: list[tuple[str, str | None, str]] = []
     with tempfile.TemporaryDirectory(prefix="autoport-bench-") as tmp:
@@ -309,22 +303,41 @@ def main() -> None:
             if found:
                 backends.append((found[0], found[1], "postgresql"))
         try:
+            figures: dict[str, float] = {}
             for url, schema, name in backends:
                 subject, baseline = asyncio.run(in_process(url, schema, count))
+                figures[f"{name}.in_process_points_per_s"] = subject
                 print(
                     f"  in-process {name:<10} {subject:>9.0f} points/s   "
                     f"(bare history insert {baseline:>9.0f} rows/s)   "
                     f"target >= {TARGET_IN_PROCESS}"
                 )
+            _serve.announce(changed)
+            _serve.pin_client()
+            lost = 0
             for url, schema, name in backends:
-                http_url = url.replace("inproc.db", "http.db")
-                http_schema = None if schema is None else schema + "_http"
                 data_dir = Path(tmp) / f"http-{name}"
-                rate = over_http(data_dir, http_url, http_schema, seconds)
-                print(
-                    f"  HTTP       {name:<10} {rate:>9.0f} points/s   "
-                    f"(wrk, {CLIENTS} connections, target >= {TARGET_HTTP})"
+                data_dir.mkdir()
+                http_url = f"sqlite:///{data_dir}/autoport.db" if schema is None else url
+                http_schema = None if schema is None else schema + "_http"
+                rate, acknowledged, stored = over_http(
+                    data_dir, http_url, http_schema, seconds, changed
                 )
+                lost += max(0, acknowledged - stored)
+                figures[f"{name}.http_points_per_s"] = rate
+                figures[f"{name}.http_points_lost"] = max(0, acknowledged - stored)
+                verdict = "met" if rate >= TARGET_HTTP and stored >= acknowledged else "NOT met"
+                print(
+                    f"  HTTP       {name:<10} {rate:>9.0f} points/s   (wrk, {CLIENTS} "
+                    f"connections, {HTTP_VEHICLES} vehicles x {HTTP_PROPERTIES} properties a "
+                    f"request; {acknowledged:,} acknowledged, {stored:,} stored"
+                    f"{'' if stored >= acknowledged else ', POINTS LOST'}; target >= "
+                    f"{TARGET_HTTP:,}: {verdict})"
+                )
+            print(f"load: {_serve.load_text()}")
+            keep(figures)
+            if lost:
+                raise SystemExit(1)
         finally:
             for url, schema, _ in backends:
                 if schema:

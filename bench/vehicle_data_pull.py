@@ -1,9 +1,12 @@
 """Benchmark: GET /v1/vehicle-data/autoapi-13/{vin} of a vehicle with ~100 properties.
 
-One uvicorn process pinned to core 0 (no access log), wrk pinned to core 1, 64
+`autoport serve --no-workers` (the app without background work) with `make run`'s
+settings otherwise (bench._serve: logging on; the pull's rate limit raised so that the
+limiter runs but never refuses, printed) pinned to core 0, wrk pinned to core 1, 64
 connections, after a warm-up; beside it the floor (bench._pull_apps.floor): a minimal
 Starlette + sqlite3 app serving the same bytes from the same table. Both are also timed
-in process (ASGI calls without a server), the figure to profile against.
+in process (ASGI calls without a server, the access lines written to /dev/null), the
+figure to profile against.
 
     python -m bench.vehicle_data_pull            # 10 s per server
     python -m bench.vehicle_data_pull --quick    # 2 s, a smoke test
@@ -13,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import re
@@ -29,7 +33,10 @@ from typing import TYPE_CHECKING
 import httpx
 import orjson
 
+from bench import _serve
+from bench._figures import keep
 from bench._pull_apps import bench_settings
+from bench._serve import Changed
 
 if TYPE_CHECKING:
     from autoport.config import Settings
@@ -166,37 +173,39 @@ def _parse_wrk(output: str) -> dict[str, float]:
     return figures
 
 
+RATE_LIMIT = Changed(
+    "AUTOPORT_VEHICLE_DATA_RATE_LIMIT",
+    "100000000/minute",
+    "one client pulls one vehicle: the limiter runs on every pull but never refuses",
+)
+IDLE = Changed(
+    "AUTOPORT_BACKGROUND_WORKERS", "false", "`serve --no-workers`: the app without background work"
+)
+
+
 def measure(
-    factory: str, data_dir: Path, token: str, seconds: int, warmup: int, path: str = ""
+    side: str,
+    data_dir: Path,
+    token: str,
+    seconds: int,
+    warmup: int,
+    changed: tuple[Changed, ...],
+    path: str = "",
 ) -> tuple[dict[str, float], int]:
-    port = _free_port()
-    env = {**os.environ, "BENCH_DATA_DIR": str(data_dir), "PYTHONPATH": os.getcwd()}
-    server = subprocess.Popen(
-        [
-            "taskset",
-            "-c",
-            "0",
-            sys.executable,
-            "-m",
-            "uvicorn",
-            "--factory",
-            f"bench._pull_apps:{factory}",
-            "--port",
-            str(port),
-            "--no-access-log",
-            "--log-level",
-            "warning",
-        ],
-        env=env,
-    )
+    """wrk against `autoport serve --no-workers` (side "subject") or the floor."""
+    if side == "subject":
+        server = _serve.serve(
+            data_dir, [c for c in changed if c is not IDLE], args=["--no-workers"]
+        )
+    else:
+        server = _serve.start_app("bench._pull_apps:floor", data_dir)
     try:
-        _wait_ready(port, server)
-        url = f"http://127.0.0.1:{port}{path or f'/v1/vehicle-data/autoapi-13/{VIN}'}"
+        url = f"{server.base}{path or f'/v1/vehicle-data/autoapi-13/{VIN}'}"
         headers = {"Authorization": f"Bearer {token}"}
         probe = httpx.get(url, headers=headers)
         probe.raise_for_status()
         wrk = [
-            "taskset", "-c", "1", "wrk", "-t1", f"-c{CONNECTIONS}", "--latency",
+            "taskset", "-c", _serve.CLIENT_CPUS, "wrk", "-t1", f"-c{CONNECTIONS}", "--latency",
             "-H", f"Authorization: Bearer {token}",
         ]  # fmt: skip
         if warmup:
@@ -206,8 +215,7 @@ def measure(
         )
         return _parse_wrk(run.stdout), len(probe.content)
     finally:
-        server.terminate()
-        server.wait(timeout=10)
+        server.stop()
 
 
 async def in_process(data_dir: Path, token: str, requests: int) -> dict[str, float]:
@@ -244,11 +252,20 @@ async def in_process(data_dir: Path, token: str, requests: int) -> dict[str, flo
             await app(dict(scope), receive, send)
         return (time.perf_counter() - started) / requests * 1e6
 
-    subject = create_app(bench_settings(data_dir), run_background=False)
-    async with subject.router.lifespan_context(subject):
-        gc.collect()
-        gc.freeze()  # as the request pipeline does once a server has started
-        figures = {"floor": await timed(floor(data_dir)), "autoport": await timed(subject)}
+    from autoport.config import Settings
+    from autoport.kit.logging import configure_logging
+
+    # make run's settings but the limit (RATE_LIMIT), logging on: the access lines go to
+    # /dev/null, written as they would be to a file.
+    settings = Settings(data_dir=data_dir, vehicle_data_rate_limit=RATE_LIMIT.value)
+    subject = create_app(settings, run_background=False)
+    with open(os.devnull, "w") as sink, contextlib.redirect_stderr(sink):  # noqa: ASYNC230
+        configure_logging(settings.log_level, "json")
+        async with subject.router.lifespan_context(subject):
+            gc.collect()
+            gc.freeze()  # as the request pipeline does once a server has started
+            figures = {"floor": await timed(floor(data_dir)), "autoport": await timed(subject)}
+    configure_logging("warning")  # this process's own lines (httpx's) are not measured
     if set(statuses) != {200}:
         raise RuntimeError(f"in-process pulls answered {sorted(set(statuses))}")
     return figures
@@ -262,9 +279,13 @@ def main() -> None:
     parser.add_argument(
         "--rounds", type=int, default=2, help="alternate floor/subject runs; best of each"
     )
+    _serve.add_arguments(parser)
     args = parser.parse_args()
     global CONNECTIONS
     CONNECTIONS = args.connections
+    changed = _serve.changes(args, RATE_LIMIT, IDLE)
+    _serve.announce(changed)
+    _serve.pin_client()
     if shutil.which("wrk") is None or shutil.which("taskset") is None:
         sys.exit("needs wrk and taskset (apt-get install -y wrk util-linux)")
     seconds, warmup = (2, 0) if args.quick else (args.seconds, 3)
@@ -277,11 +298,11 @@ def main() -> None:
         # Alternated and best-of, because the machine is shared and its load drifts.
         floors, subjects, stacks = [], [], []
         for _ in range(1 if args.quick else args.rounds):
-            floors.append(measure("floor", data_dir, token, seconds, warmup))
-            subjects.append(measure("subject", data_dir, token, seconds, warmup))
+            floors.append(measure("floor", data_dir, token, seconds, warmup, changed))
+            subjects.append(measure("subject", data_dir, token, seconds, warmup, changed))
             # The same app's /healthz, a FastAPI route: what the pull would pay if it were
             # not a hot route answered by the request pipeline (autoport.kit.middleware).
-            stacks.append(measure("subject", data_dir, token, seconds, warmup, "/healthz"))
+            stacks.append(measure("subject", data_dir, token, seconds, warmup, changed, "/healthz"))
         floor, floor_size = max(floors, key=lambda run: run[0]["rps"])
         subject, size = max(subjects, key=lambda run: run[0]["rps"])
         stack, _ = max(stacks, key=lambda run: run[0]["rps"])
@@ -303,6 +324,18 @@ def main() -> None:
         f"{direct['autoport']:.1f} µs per pull, floor {direct['floor']:.1f} µs"
     )
     verdict = share >= TARGET_SHARE and subject["p99_ms"] < TARGET_P99_MS
+    keep(
+        {
+            "rps": subject["rps"],
+            "p50_ms": subject["p50_ms"],
+            "p99_ms": subject["p99_ms"],
+            "floor_rps": floor["rps"],
+            "share_of_floor": share,
+            "fastapi_route_rps": stack["rps"],
+            "in_process_pull_us": direct["autoport"],
+            "in_process_floor_us": direct["floor"],
+        }
+    )
     if not args.quick:
         RESULTS.parent.mkdir(parents=True, exist_ok=True)
         RESULTS.write_text(

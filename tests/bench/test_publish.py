@@ -65,3 +65,75 @@ def test_publish_keeps_sections_of_benchmarks_without_a_run_here(
     _publish.publish()
     again = _publish.previous_runs((tmp_path / "docs" / "benchmarks.md").read_text())
     assert again["simulator"] == sections["simulator"]
+
+
+def _run_record(results: Path, command: str, commit: str, figures: dict[str, float]) -> None:
+    key = command.replace("python -m bench ", "").replace(" ", "-")
+    (results / f"run-{key}.json").write_text(
+        json.dumps(
+            {
+                "benchmark": command.split()[3],
+                "command": command,
+                "quick": False,
+                "exit": 0,
+                "seconds": 30.0,
+                "finished_at": time.time(),
+                "commit": commit,
+                "load": 1.5,
+                "figures": figures,
+                "output": "figures",
+            }
+        )
+    )
+
+
+def test_publish_keeps_every_run_s_figures_per_commit_and_shows_their_change(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    results = tmp_path / "var" / "bench-results"
+    results.mkdir(parents=True)
+    _run_record(results, "python -m bench oauth_tokens", "a" * 40, {"x_rps": 1000, "y_ms": 10})
+    _publish.publish()
+    runs = tmp_path / "docs" / "benchmarks" / "runs"
+    first = json.loads((runs / f"{'a' * 40}.json").read_text())
+    assert first["runs"]["python -m bench oauth_tokens"]["figures"] == {"x_rps": 1000, "y_ms": 10}
+
+    # The next commit: slower and later; the page shows both changes as worse.
+    _run_record(results, "python -m bench oauth_tokens", "b" * 40, {"x_rps": 800, "y_ms": 12})
+    _publish.publish()
+    assert (runs / f"{'a' * 40}.json").exists()  # kept
+    text = (tmp_path / "docs" / "benchmarks.md").read_text()
+    assert "| x_rps | 800.00 | 1,000.00 | -20.0% worse |" in text
+    assert "| y_ms | 12.00 | 10.00 | +20.0% worse |" in text
+
+
+def test_a_figure_s_direction_follows_its_name() -> None:
+    from bench._figures import change
+
+    assert change("push.rps", 100, 110)[1] == "better"
+    assert change("push.p99_ms", 10, 11)[1] == "worse"
+    assert change("share_of_bare_floor", 0.8, 0.7)[1] == "worse"
+    assert change("points_lost", 0, 5)[1] == ""  # from nothing: no ratio
+    assert change("push.rps", 1000, 1001)[1] == ""  # within half a percent
+
+
+def test_the_benchmarks_serve_with_make_run_s_settings(monkeypatch: pytest.MonkeyPatch) -> None:
+    from bench._serve import Changed, environment
+
+    # Whatever the shell exports is not make run's: only what the benchmark names stays.
+    monkeypatch.setenv("AUTOPORT_ACCESS_LOG", "false")
+    monkeypatch.setenv("AUTOPORT_LOG_LEVEL", "warning")
+    limit = Changed("AUTOPORT_VEHICLE_DATA_RATE_LIMIT", "100000000/minute", "never refuses")
+    env = environment(Path("/data"), 8123, [limit], {"AUTOPORT_DATABASE_URL": "sqlite:///x"})
+    autoport = {
+        key: value
+        for key, value in env.items()
+        if key.startswith("AUTOPORT_") and key != "AUTOPORT_TEST_POSTGRES_URL"  # the suite's
+    }
+    assert autoport == {
+        "AUTOPORT_DATA_DIR": "/data",
+        "AUTOPORT_PORT": "8123",
+        "AUTOPORT_DATABASE_URL": "sqlite:///x",
+        "AUTOPORT_VEHICLE_DATA_RATE_LIMIT": "100000000/minute",
+    }
