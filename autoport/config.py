@@ -85,6 +85,10 @@ class Settings(BaseSettings):
     oauth_secret_overlap_seconds: int = Field(default=86_400, ge=0)
     # Allowed clock difference for client assertions' iat/exp.
     oauth_assertion_skew_seconds: int = Field(default=30, ge=0, le=300)
+    # PKCE (S256) for confidential clients too, not only public ones (RFC 9700 §2.1.1: it
+    # stops authorization code injection). Off only for old server-side clients that
+    # cannot send a code_challenge; public clients must use PKCE regardless.
+    oauth_pkce_required_for_confidential_clients: bool = True
     # Token endpoint (all its paths), in the `limits` notation ("600/minute", or several:
     # "20/second;600/minute"): requests per client address (IPv6: per /64), counted
     # before anything else; requests per authenticated client. Over it: 429,

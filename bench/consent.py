@@ -28,6 +28,7 @@ from autoport.app import create_app
 from autoport.config import Settings
 from autoport.consent import pages
 from autoport.kit.migrate import upgrade
+from autoport.oauth import pkce
 
 VIN = "SBXTEST0000000001"
 PROPERTIES = [
@@ -115,6 +116,7 @@ async def main(quick: bool) -> None:
             query = urlencode({
                 "client_id": client_id, "app_id": app_id, "vin": VIN,
                 "redirect_uri": "https://app.example/cb", "state": "s",
+                "code_challenge": pkce.s256(secrets.token_urlsafe(48)),
             })  # fmt: skip
             status, headers = await call(app, "GET", "/sandbox/oauth/new", query)
             assert status == 303, status

@@ -20,6 +20,7 @@ import contextlib
 import json
 import os
 import re
+import secrets
 import shutil
 import socket
 import subprocess
@@ -68,6 +69,7 @@ async def prepare(data_dir: Path, settings: Settings | None = None) -> tuple[str
     from autoport.kit.clock import now_us
     from autoport.kit.environments import Environment
     from autoport.kit.migrate import upgrade
+    from autoport.oauth import pkce
     from autoport.oauth import service as oauth_service
 
     settings = settings or bench_settings(data_dir)
@@ -115,6 +117,8 @@ async def prepare(data_dir: Path, settings: Settings | None = None) -> tuple[str
                 "now": now,
             },
         )
+        # PKCE, as every client must use it (autoport.oauth.pkce).
+        verifier = secrets.token_urlsafe(48)
         async with db.transaction() as conn:
             code = await oauth_service.issue_authorization_code(
                 conn,
@@ -122,8 +126,8 @@ async def prepare(data_dir: Path, settings: Settings | None = None) -> tuple[str
                 application_id=application.id,
                 authorization_id=authorization_id,
                 redirect_uri=REDIRECT,
-                code_challenge=None,
-                code_challenge_method=None,
+                code_challenge=pkce.s256(verifier),
+                code_challenge_method="S256",
                 now_us=now,
             )
         transport = httpx.ASGITransport(app=app)
@@ -136,6 +140,7 @@ async def prepare(data_dir: Path, settings: Settings | None = None) -> tuple[str
                     "redirect_uri": REDIRECT,
                     "client_id": application.client_id,
                     "client_secret": secret or "",
+                    "code_verifier": verifier,
                 },
             )
         response.raise_for_status()

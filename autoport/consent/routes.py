@@ -30,7 +30,7 @@ from autoport.consent.service import (
     VehicleUnreachable,
 )
 from autoport.consent.verification import CodeCheck, Method, Refusal, grant_starts_pending
-from autoport.kit import uris
+from autoport.kit import environments, uris
 from autoport.kit.auth import AdminDep
 from autoport.kit.environments import Environment, environment_of, public_base_url
 from autoport.kit.errors import ApiError
@@ -532,17 +532,22 @@ async def review_submit(request: Request) -> Response:
     decision = form.get("decision")
     if decision not in ("approve", "deny"):
         return _review_render(request, ctx, status=400)
+    issuer = environments.issuer(state.settings, ctx.session.environment)
     try:
         async with state.database.transaction() as conn:
             result = await service.decide(
-                conn, ctx, approve=decision == "approve", now_us=state.clock.now_us()
+                conn,
+                ctx,
+                approve=decision == "approve",
+                issuer=issuer,
+                now_us=state.clock.now_us(),
             )
     except PageError:
         raise
     except Exception:
         # The owner still goes back to the application, which learns to retry.
         log.exception("consent decision failed", session_id=ctx.session.id)
-        return see_other(service.server_error_url(ctx))
+        return see_other(service.server_error_url(ctx, issuer))
     response = see_other(result.redirect_url)
     response.delete_cookie(pages.COOKIE, path=pages.prefix(request) + "/oauth")
     return response

@@ -34,7 +34,7 @@ from autoport.consent.verification import (
     Refusal,
     grant_starts_pending,
 )
-from autoport.kit import uris
+from autoport.kit import environments, uris
 from autoport.kit.clock import from_iso
 from autoport.kit.crypto import new_token, same, token_hash
 from autoport.kit.db import Connection
@@ -83,13 +83,12 @@ class RedirectError:
     error: str
     description: str
     state: str | None
+    issuer: str
 
     @property
     def url(self) -> str:
         params = {"error": self.error, "error_description": self.description}
-        if self.state is not None:
-            params["state"] = self.state
-        return with_query(self.redirect_uri, params)
+        return authorization_response(self.redirect_uri, params, self.state, self.issuer)
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,6 +103,20 @@ class Entry:
 
     values: dict[str, Any]
     failure: RedirectError  # what the application learns if the session cannot be stored
+
+
+def authorization_response(
+    redirect_uri: str, params: dict[str, str], state: str | None, issuer: str
+) -> str:
+    """Where the owner's browser goes back to the application, success or error: the
+    answer's parameters, the application's `state`, and `iss`, the environment's issuer
+    (RFC 9207: a client that talks to several authorization servers, or to both our
+    environments, can tell whose response it got, which stops mix-up attacks)."""
+    answer = dict(params)
+    if state is not None:
+        answer["state"] = state
+    answer["iss"] = issuer
+    return with_query(redirect_uri, answer)
 
 
 def with_query(uri: str, params: dict[str, str]) -> str:
@@ -155,9 +168,10 @@ async def check_entry(
         raise PageError("bad_redirect_uri")
     state = request.state
     redirect_uri = request.redirect_uri
+    issuer = environments.issuer(settings, environment)
 
     def fail(error: str, description: str) -> RedirectError:
-        return RedirectError(redirect_uri, error, description, state)
+        return RedirectError(redirect_uri, error, description, state, issuer)
 
     if state is not None and len(state) > MAX_STATE_LENGTH:
         return fail("invalid_request", f"state is longer than {MAX_STATE_LENGTH} characters")
@@ -173,8 +187,12 @@ async def check_entry(
         return fail("unauthorized_client", "the application has no activated brand")
     if not app.properties:
         return fail("invalid_request", "the application requests no data")
+    must_use_pkce = pkce.required(
+        public=app.client_type == "public",
+        confidential_must=settings.oauth_pkce_required_for_confidential_clients,
+    )
     problem = pkce.challenge_problem(
-        request.code_challenge, request.code_challenge_method, public=app.client_type == "public"
+        request.code_challenge, request.code_challenge_method, must=must_use_pkce
     )
     if problem:
         return fail("invalid_request", problem)
@@ -211,9 +229,7 @@ async def check_entry(
         "redirect_uri": request.redirect_uri,
         "state": state,
         "code_challenge": request.code_challenge or None,
-        "code_challenge_method": (request.code_challenge_method or "S256")
-        if request.code_challenge
-        else None,
+        "code_challenge_method": pkce.DEFAULT_METHOD if request.code_challenge else None,
         "valid_from": valid_from,
         "valid_until": valid_until,
         "locale": locale.negotiate(request.locale, accept_language=accept_language),
@@ -614,10 +630,12 @@ async def decide(
     ctx: Context,
     *,
     approve: bool,
+    issuer: str,
     now_us: int,
 ) -> Decision:
     """The owner's answer. Approve: the grant row and a code, in one transaction with
-    the session's completion, so a double submit cannot mint two grants."""
+    the session's completion, so a double submit cannot mint two grants. `issuer`: the
+    session's environment's (environments.issuer), sent back as `iss`."""
     session, app = ctx.session, ctx.application
     if not approve:
         if not await repository.complete_session(
@@ -630,6 +648,7 @@ async def decide(
                 "access_denied",
                 "the vehicle owner denied the request",
                 session.state,
+                issuer,
             ).url
         )
     if session.vin is None or session.brand is None or requires_verification(ctx):
@@ -669,18 +688,17 @@ async def decide(
         code_challenge_method=session.code_challenge_method,
         now_us=now_us,
     )
-    params = {"code": code}
-    if session.state is not None:
-        params["state"] = session.state
-    return Decision(with_query(session.redirect_uri, params), authorization_id)
+    url = authorization_response(session.redirect_uri, {"code": code}, session.state, issuer)
+    return Decision(url, authorization_id)
 
 
-def server_error_url(ctx: Context) -> str:
+def server_error_url(ctx: Context, issuer: str) -> str:
     return RedirectError(
         ctx.session.redirect_uri,
         "server_error",
         "the consent could not be recorded; please try again",
         ctx.session.state,
+        issuer,
     ).url
 
 

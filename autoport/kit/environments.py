@@ -88,6 +88,13 @@ def public_base_url(settings: Settings, environment: Environment) -> str:
 TOKEN_PATH = "/v1/access_tokens"  # noqa: S105 - a path, not a secret
 
 
+def issuer(settings: Settings, environment: Environment) -> str:
+    """The environment's authorization server identifier (RFC 8414 `issuer`): each
+    environment is its own issuer, so a sandbox response never passes for production.
+    Sent as `iss` with every authorization response (RFC 9207), success or error."""
+    return public_base_url(settings, environment)
+
+
 def token_endpoint(settings: Settings, environment: Environment) -> str:
     """The environment's token endpoint: the spec's `token_uri`."""
     return public_base_url(settings, environment) + TOKEN_PATH

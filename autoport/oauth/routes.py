@@ -15,7 +15,7 @@ from autoport.kit.openapi import APPLICATION_SECURITY, CLIENT_SECURITY
 from autoport.kit.ratelimit import RateLimiters, client_address
 from autoport.kit.routing import json_response
 from autoport.kit.state import AppState, state_of
-from autoport.oauth import revocation
+from autoport.oauth import pkce, revocation
 from autoport.oauth.bearer import bearer_token, live_token
 from autoport.oauth.client_auth import AuthenticatedClient, authenticate_client
 from autoport.oauth.grants import authorization_code, client_credentials, refresh_token
@@ -321,7 +321,9 @@ async def metadata(request: Request) -> Response:
 
     return json_response(
         {
-            "issuer": base,
+            "issuer": environments.issuer(state.settings, environment),
+            # RFC 9207: every authorization response names its issuer (`iss`).
+            "authorization_response_iss_parameter_supported": True,
             "authorization_endpoint": environments.authorization_endpoint(
                 state.settings, environment
             ),
@@ -343,7 +345,7 @@ async def metadata(request: Request) -> Response:
                 "private_key_jwt",
                 "none",
             ],
-            "code_challenge_methods_supported": ["S256", "plain"],
+            "code_challenge_methods_supported": list(pkce.METHODS),
             "scopes_supported": [
                 "vehicle:data",
                 "vehicle:eligibility-check",

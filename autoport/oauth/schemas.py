@@ -95,6 +95,9 @@ class ServerMetadata(BaseModel):
     """RFC 8414 authorization server metadata."""
 
     issuer: str
+    authorization_response_iss_parameter_supported: bool = Field(
+        description="RFC 9207: authorization responses carry `iss`"
+    )
     authorization_endpoint: str
     token_endpoint: str
     revocation_endpoint: str

@@ -55,8 +55,10 @@ async def issue_authorization_code(
         raise ApiError(
             409, f"the authorization is {authorization['status']}", source="authorization_id"
         )
+    # Whether a confidential client must send a challenge is the consent entry's check
+    # (it has the settings); the code grant enforces it again at the exchange.
     problem = pkce.challenge_problem(
-        code_challenge, code_challenge_method, public=application.is_public
+        code_challenge, code_challenge_method, must=application.is_public
     )
     if problem is not None:
         method_named = problem.startswith("code_challenge_method")

@@ -57,6 +57,8 @@ class TokenSettings:
     access_seconds: int
     refresh_seconds: int
     grace_us: int
+    # Confidential clients must use PKCE too (autoport.oauth.pkce.required).
+    pkce_confidential: bool = True
 
     @classmethod
     def from_settings(cls, settings: Settings, token_key: bytes) -> TokenSettings:
@@ -65,6 +67,7 @@ class TokenSettings:
             access_seconds=settings.oauth_access_token_seconds,
             refresh_seconds=settings.oauth_refresh_token_seconds,
             grace_us=int(settings.oauth_refresh_grace_seconds * MICROS),
+            pkce_confidential=settings.oauth_pkce_required_for_confidential_clients,
         )
 
 

@@ -6,7 +6,7 @@ the token."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -20,7 +20,7 @@ from autoport.ingestion.service import ingest_vehicle_data
 from autoport.kit.clock import FrozenClock, to_iso
 from autoport.kit.db import Database
 from autoport.kit.environments import Environment
-from tests.factories import bearer, create_app_credentials
+from tests.factories import bearer, create_app_credentials, pkce_pair
 
 REDIRECT_URI = "https://app.example.com/callback"
 PROPERTIES = (
@@ -51,23 +51,30 @@ class ConsentApp:
     redirect_uri: str = REDIRECT_URI
     properties: tuple[str, ...] = PROPERTIES
     client_secret: str | None = None
+    # PKCE, which every client must use by default (confidential ones too): the
+    # application's verifier and the challenge `entry_params` sends for it.
+    pkce: tuple[str, str] = field(default_factory=pkce_pair)
 
     @property
     def prefix(self) -> str:
         return "/sandbox" if self.environment is Environment.sandbox else ""
 
-    def entry_params(self, **extra: str) -> dict[str, str]:
-        params = {
+    def entry_params(self, **extra: str | None) -> dict[str, str]:
+        """The entry point's query; a parameter given as None is left out."""
+        params: dict[str, str | None] = {
             "client_id": self.client_id,
             "redirect_uri": self.redirect_uri,
             "app_id": self.id,
             "state": "st-42",
+            "code_challenge": self.pkce[1],
         }
         params.update(extra)
         return {k: v for k, v in params.items() if v is not None}
 
     def token_request(self, code: str, verifier: str | None = None) -> dict[str, str]:
-        """The application's exchange of a code at the token endpoint (RFC 6749 §4.1.3)."""
+        """The application's exchange of a code at the token endpoint (RFC 6749 §4.1.3),
+        with the verifier of `entry_params`' challenge unless another is given ("": none)."""
+        verifier = self.pkce[0] if verifier is None else verifier or None
         form = {
             "grant_type": "authorization_code",
             "code": code,

@@ -78,7 +78,9 @@ def consent_until_verification(data_dir: Path, brand: str, *, approve: bool = Fa
                 token=started.session_token, now_us=now_us(),
             )  # fmt: skip
             async with db.transaction() as conn:
-                decision = await service.decide(conn, ctx, approve=True, now_us=now_us())
+                decision = await service.decide(
+                    conn, ctx, approve=True, issuer="http://127.0.0.1:8080/sandbox", now_us=now_us()
+                )
             return decision.authorization_id or ""
         finally:
             await db.close()

@@ -43,13 +43,13 @@ async def post(client: httpx.AsyncClient, step: str, **form: str) -> httpx.Respo
     return await client.post(f"{PAGES}/{step}", data={"csrf_token": csrf_of(page), **form})
 
 
-async def start(client: httpx.AsyncClient, app: ConsentApp, **params: str) -> httpx.Response:
+async def start(client: httpx.AsyncClient, app: ConsentApp, **params: str | None) -> httpx.Response:
     response = await client.get(ENTRY, params=app.entry_params(**params))
     return response
 
 
 async def walk_to_review(
-    client: httpx.AsyncClient, app: ConsentApp, brand: str = "sandbox", **params: str
+    client: httpx.AsyncClient, app: ConsentApp, brand: str = "sandbox", **params: str | None
 ) -> None:
     started = await start(client, app, brand=brand, vin=VIN, **params)
     assert started.status_code == 303 and started.headers["location"].endswith("/brand")
@@ -147,7 +147,7 @@ async def test_public_client_without_pkce_is_refused(
     browser_client: httpx.AsyncClient, db: Database
 ) -> None:
     app = await insert_application(db, client_type="public")
-    query = query_of((await start(browser_client, app)).headers["location"])
+    query = query_of((await start(browser_client, app, code_challenge=None)).headers["location"])
     assert query["error"] == "invalid_request"
     assert "PKCE" in query["error_description"]
 
@@ -264,6 +264,7 @@ async def test_deny_redirects_with_access_denied_and_stores_nothing(
         "error": "access_denied",
         "error_description": "the vehicle owner denied the request",
         "state": "st-42",
+        "iss": "http://127.0.0.1:8080/sandbox",
     }
     assert await stored_authorizations(db) == []
     assert await db.fetch_all("SELECT code_hash FROM authorization_codes") == []

@@ -97,7 +97,9 @@ async def test_the_code_reaches_the_car_through_the_connector_and_proves_ownersh
     verified = await post(owner, "verify", action="code", code=shown["code"])
     assert verified.status_code == 303 and verified.headers["location"].endswith("/review")
     decided = await post(owner, "review", decision="approve")
-    token = await exchange(owner, application, query_of(decided.headers["location"])["code"])
+    answer = query_of(decided.headers["location"])
+    assert answer["iss"] == "http://127.0.0.1:8080"  # production's issuer (RFC 9207)
+    token = await exchange(owner, application, answer["code"])
     assert token.status_code == 200 and token.json()["status"] == "approved"
 
 

@@ -374,15 +374,20 @@ async def test_code_the_authorization_server_refuses_redirects_with_server_error
     browser_client: httpx.AsyncClient, db: Database
 ) -> None:
     app = await to_verify(browser_client, db, "sandbox")
-    # The application became a public client while its owner was consenting (no PKCE
-    # challenge in this session): the authorization server refuses to issue the code.
+    # The application became a public client while its owner was consenting in a
+    # session without a PKCE challenge (opened by an autoport that did not require it of
+    # confidential clients): the authorization server refuses to issue the code.
     await db.execute(
         "UPDATE applications SET client_type = 'public' WHERE id = :id", {"id": app.id}
+    )
+    await db.execute(
+        "UPDATE consent_sessions SET code_challenge = NULL, code_challenge_method = NULL"
     )
     decided = await post(browser_client, "review", decision="approve")
     assert decided.status_code == 303
     query = query_of(decided.headers["location"])
     assert query["error"] == "server_error" and query["state"] == "st-42"
+    assert query["iss"] == "http://127.0.0.1:8080/sandbox"
     # The grant was rolled back with the refused code, the session left open.
     assert await stored_authorizations(db) == []
     assert await db.fetch_value("SELECT COUNT(*) FROM authorization_codes") == 0

@@ -18,6 +18,7 @@ from tests.factories import (
     create_app_credentials,
     create_authorization,
     issue_code,
+    pkce_pair,
 )
 
 VIN = "JN1AZ4EH7DM430111"
@@ -55,9 +56,10 @@ async def test_one_code_redeemed_twice_at_once_has_one_winner(
     cfg = config(30)
     for _ in range(ROUNDS):
         authorization_id = await create_authorization(one, creds, vin=VIN)
-        code = await issue_code(one, creds, authorization_id)
+        verifier, challenge = pkce_pair()
+        code = await issue_code(one, creds, authorization_id, code_challenge=challenge)
         now = service_now()
-        params = {"code": code, "redirect_uri": creds.redirect_uri}
+        params = {"code": code, "redirect_uri": creds.redirect_uri, "code_verifier": verifier}
         results = await asyncio.gather(
             *(
                 outcome(
@@ -163,12 +165,13 @@ async def redeem_fresh_code(
     db: Database, creds: AppCredentials, client: AuthenticatedClient, cfg: TokenSettings
 ) -> dict[str, object]:
     authorization_id = await create_authorization(db, creds, vin=VIN)
-    code = await issue_code(db, creds, authorization_id)
+    verifier, challenge = pkce_pair()
+    code = await issue_code(db, creds, authorization_id, code_challenge=challenge)
     return await authorization_code.grant(
         db,
         environment=creds.environment,
         client=client,
-        params={"code": code, "redirect_uri": creds.redirect_uri},
+        params={"code": code, "redirect_uri": creds.redirect_uri, "code_verifier": verifier},
         config=cfg,
         now_us=service_now(),
     )

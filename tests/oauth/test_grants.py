@@ -78,8 +78,14 @@ async def test_code_is_single_use_and_reuse_revokes_its_tokens(
     client: httpx.AsyncClient, db: Database, creds: AppCredentials
 ) -> None:
     authorization_id = await create_authorization(db, creds, vin=VIN)
-    code = await issue_code(db, creds, authorization_id)
-    params = {"grant_type": "authorization_code", "code": code, "redirect_uri": creds.redirect_uri}
+    verifier, challenge = pkce_pair()
+    code = await issue_code(db, creds, authorization_id, code_challenge=challenge)
+    params = {
+        "grant_type": "authorization_code",
+        "code": code,
+        "redirect_uri": creds.redirect_uri,
+        "code_verifier": verifier,
+    }
     first = await token_request(client, creds, **params)
     assert first.status_code == 200, first.text
     access = first.json()["access_token"]

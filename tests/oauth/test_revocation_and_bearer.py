@@ -307,7 +307,9 @@ async def test_metadata_per_environment(client: httpx.AsyncClient) -> None:
     assert production["token_endpoint"] == "http://127.0.0.1:8080/v1/access_tokens"
     assert production["authorization_endpoint"] == "http://127.0.0.1:8080/oauth/new"
     assert "private_key_jwt" in production["token_endpoint_auth_methods_supported"]
-    assert production["code_challenge_methods_supported"] == ["S256", "plain"]
+    # RFC 9700 §2.1.1: plain is neither advertised nor accepted; RFC 9207: `iss` is sent.
+    assert production["code_challenge_methods_supported"] == ["S256"]
+    assert production["authorization_response_iss_parameter_supported"] is True
     assert "charging.get.battery_level" in production["scopes_supported"]
     sandbox = (await client.get("/sandbox/.well-known/oauth-authorization-server")).json()
     assert sandbox["issuer"] == "http://127.0.0.1:8080/sandbox"

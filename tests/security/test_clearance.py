@@ -28,6 +28,7 @@ from tests.factories import (
     bearer,
     client_credentials_token,
     create_app_credentials,
+    pkce_pair,
     vehicle_token,
 )
 
@@ -304,6 +305,7 @@ async def test_consent_for_one_brand_refuses_another_makers_vin(
         "app_id": ford.app_id,
         "state": "s",
         "brand": "ford",
+        "code_challenge": pkce_pair()[1],
     }
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(
@@ -461,6 +463,7 @@ async def test_production_consent_never_reaches_the_instant_method(
         "app_id": creds.app_id,
         "state": "s",
         "vin": BMW_VIN,
+        "code_challenge": pkce_pair()[1],
     }
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(

@@ -78,7 +78,9 @@ async def grant(
                 verifier,
                 row["code_challenge"],
                 row["code_challenge_method"],
-                public=application.is_public,
+                must=pkce.required(
+                    public=application.is_public, confidential_must=config.pkce_confidential
+                ),
             )
             if problem is not None:
                 raise OAuthError("invalid_grant", problem)

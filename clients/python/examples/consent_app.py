@@ -22,7 +22,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from autoport_client import ApiError, AsyncClient, VehicleToken
+from autoport_client import ApiError, AsyncClient, ConsentError, VehicleToken, pkce_pair
 
 
 @dataclass
@@ -34,7 +34,8 @@ class Settings:
     environment: str = "sandbox"
     redirect_uri: str = "http://localhost:3000/callback"
     tokens_file: Path = Path("tokens.json")
-    pending_states: set[str] = field(default_factory=set)
+    # state -> the PKCE code_verifier of that consent request (one per owner's visit).
+    pending: dict[str, str] = field(default_factory=dict)
 
     @classmethod
     def from_env(cls) -> Settings:
@@ -79,20 +80,26 @@ def create_app(settings: Settings | None = None) -> Starlette:
 
     async def home(request: Request) -> Response:
         state = secrets.token_urlsafe(16)
-        config.pending_states.add(state)
-        return RedirectResponse(
-            client.authorization_url(config.redirect_uri, state=state, app_id=config.app_id), 303
+        verifier, challenge = pkce_pair()
+        config.pending[state] = verifier
+        url = client.authorization_url(
+            config.redirect_uri, state=state, app_id=config.app_id, code_challenge=challenge
         )
+        return RedirectResponse(url, 303)
 
     async def callback(request: Request) -> Response:
         state = request.query_params.get("state", "")
-        if state not in config.pending_states:
+        verifier = config.pending.pop(state, None)
+        if verifier is None:
             return HTMLResponse("<p>Unknown or reused state.</p>", status_code=400)
-        config.pending_states.discard(state)
-        if "code" not in request.query_params:
-            error = request.query_params.get("error", "no code")
-            return HTMLResponse(f"<p>No consent: {html.escape(error)}</p>", status_code=400)
-        token = await client.exchange_code(request.query_params["code"], config.redirect_uri)
+        try:
+            # Checks the answer is autoport's (its `iss`) to this request, then exchanges.
+            token = await client.exchange_callback(
+                dict(request.query_params), config.redirect_uri, state=state,
+                code_verifier=verifier,
+            )  # fmt: skip
+        except ConsentError as error:
+            return HTMLResponse(f"<p>No consent: {html.escape(str(error))}</p>", status_code=400)
         session = client.vehicle(token)
         vin = (await session.vehicleinfo()).vin
         tokens.save(vin, session.token)

@@ -18,7 +18,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
 
 import httpx
 import pytest
@@ -180,11 +179,15 @@ def client(server: LiveServer) -> Iterator[Client]:
         yield live
 
 
-def consent_code(server: LiveServer, client: Client, vin: str, *, app_id: str) -> str:
-    """An owner approves the application on the real consent pages; the code it gets."""
+def consent_callback(
+    server: LiveServer, client: Client, vin: str, *, app_id: str, challenge: str
+) -> str:
+    """An owner approves the application on the real consent pages: the URL the browser
+    returns to (the code, `state` "st-1" and `iss`)."""
     entry = client.authorization_url(
-        REDIRECT_URI, state="st-1", app_id=app_id, vin=vin, brand="sandbox"
-    )
+        REDIRECT_URI, state="st-1", app_id=app_id, vin=vin, brand="sandbox",
+        code_challenge=challenge,
+    )  # fmt: skip
     with httpx.Client(timeout=20) as browser:
         started = browser.get(entry)
         assert started.status_code == 303, started.text[:500]
@@ -205,5 +208,5 @@ def consent_code(server: LiveServer, client: Client, vin: str, *, app_id: str) -
             data={"csrf_token": match.group(1), "decision": "approve"},
         )
         assert decided.status_code == 303, decided.text[:500]
-    query = parse_qs(urlsplit(decided.headers["location"]).query)
-    return query["code"][0]
+    location: str = decided.headers["location"]
+    return location

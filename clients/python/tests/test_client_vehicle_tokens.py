@@ -8,27 +8,32 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import threading
+from urllib.parse import quote, urlencode
 
 import pytest
-from conftest import REDIRECT_URI, LiveServer, consent_code
+from conftest import REDIRECT_URI, LiveServer, consent_callback
 
 from autoport_client import (
     AsyncClient,
     AuthenticationError,
     Client,
+    ConsentError,
     InvalidGrant,
     PermissionDenied,
     VehicleToken,
     _core,
+    pkce_pair,
 )
 
 
 def grant(server: LiveServer, client: Client) -> VehicleToken:
     assert server.demo is not None
-    code = consent_code(
-        server, client, server.demo.vins["driving"], app_id=server.demo.application_id
-    )
-    return client.exchange_code(code, REDIRECT_URI)
+    verifier, challenge = pkce_pair()
+    callback = consent_callback(
+        server, client, server.demo.vins["driving"], app_id=server.demo.application_id,
+        challenge=challenge,
+    )  # fmt: skip
+    return client.exchange_callback(callback, REDIRECT_URI, state="st-1", code_verifier=verifier)
 
 
 def stale(token: VehicleToken) -> VehicleToken:
@@ -76,6 +81,35 @@ def test_exchange_read_refresh_and_revoke(client: Client, server: LiveServer) ->
         client._run(_core.vehicleinfo_call(rotated.access_token))
     with pytest.raises(InvalidGrant):
         client.refresh(rotated.refresh_token)
+
+
+def test_a_callback_is_checked_before_its_code_is_sent(client: Client, server: LiveServer) -> None:
+    """RFC 9207 mix-up defence: an answer that names another issuer (here the sandbox's
+    answer handed to a production client of the same deployment) is refused before its
+    code goes to a token endpoint; so is another request's state. The real answer then
+    still works (the code was never spent)."""
+    assert server.demo is not None
+    verifier, challenge = pkce_pair()
+    callback = consent_callback(
+        server, client, server.demo.vins["driving"], app_id=server.demo.application_id,
+        challenge=challenge,
+    )  # fmt: skip
+    assert f"iss={quote(server.sandbox, safe='')}" in callback
+    production = Client(server.root, "someone-else", "secret", environment="production")
+    with pytest.raises(ConsentError) as foreign:
+        production.exchange_callback(callback, REDIRECT_URI, state="st-1", code_verifier=verifier)
+    assert foreign.value.error == "issuer_mismatch"
+    with pytest.raises(ConsentError) as wrong_state:
+        client.exchange_callback(callback, REDIRECT_URI, state="st-2", code_verifier=verifier)
+    assert wrong_state.value.error == "state_mismatch"
+    denied = f"{REDIRECT_URI}?" + urlencode(
+        {"error": "access_denied", "state": "st-1", "iss": server.sandbox}
+    )
+    with pytest.raises(ConsentError) as refused:
+        client.exchange_callback(denied, REDIRECT_URI, state="st-1")
+    assert refused.value.error == "access_denied"
+    token = client.exchange_callback(callback, REDIRECT_URI, state="st-1", code_verifier=verifier)
+    assert token.status == "approved"
 
 
 def test_two_threads_refresh_once(client: Client, server: LiveServer) -> None:

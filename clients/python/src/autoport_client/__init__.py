@@ -1,7 +1,7 @@
 """autoport-client: a Python client of autoport (and, where the paths match, the
 original service). See the README of clients/python."""
 
-from autoport_client._core import RetryPolicy, __version__
+from autoport_client._core import RetryPolicy, __version__, pkce_pair
 from autoport_client.aio import AsyncClient, AsyncVehicleSession
 from autoport_client.client import Client, VehicleSession
 from autoport_client.errors import (
@@ -10,6 +10,7 @@ from autoport_client.errors import (
     AutoportError,
     BadRequest,
     Conflict,
+    ConsentError,
     InvalidGrant,
     NotFound,
     OAuthError,
@@ -43,6 +44,7 @@ __all__ = [
     "BadRequest",
     "Client",
     "Conflict",
+    "ConsentError",
     "Eligibility",
     "FleetVehicle",
     "HistoryPoint",
@@ -66,4 +68,5 @@ __all__ = [
     "VehicleSession",
     "VehicleToken",
     "__version__",
+    "pkce_pair",
 ]

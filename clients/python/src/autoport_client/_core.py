@@ -4,6 +4,9 @@ and the Server-Sent Events parser. The two clients only add the I/O."""
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import hmac
 import json
 import re
 import secrets
@@ -18,7 +21,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit
 
 import httpx
 
-from autoport_client.errors import ApiError, AutoportError, error_from_response
+from autoport_client.errors import ApiError, AutoportError, ConsentError, error_from_response
 from autoport_client.models import VehicleData
 from autoport_client.types import (
     Eligibility,
@@ -205,6 +208,7 @@ class ClientBase:
             client_id, client_secret, private_key, audience=self.api_root + "/v1"
         )
         self._retry = retry or RetryPolicy()
+        self._issuer: str | None = None  # the metadata's, once read (`issuer()`)
 
     def _form(self, call: Call[Any]) -> dict[str, str] | None:
         """The call's form, with client authentication when it asks for it (a fresh
@@ -227,7 +231,8 @@ class ClientBase:
         auth_path: str = "/oauth/new",
     ) -> str:
         """Where to send the owner's browser for consent (the environment's `auth_uri`).
-        With `code_challenge` (PKCE), the method is S256."""
+        With `code_challenge` (PKCE, from `pkce_pair()`), the method is S256; autoport
+        requires it of every client unless its operator turned that off."""
         params = {"client_id": self.client_id, "redirect_uri": redirect_uri, "state": state}
         for name, value in (
             ("app_id", app_id),
@@ -241,6 +246,49 @@ class ClientBase:
         if code_challenge is not None:
             params["code_challenge_method"] = "S256"
         return f"{self.api_root}{auth_path}?{urlencode(params)}"
+
+
+# -------------------------------------------------------------- the consent's answer
+
+
+def pkce_pair() -> tuple[str, str]:
+    """A new PKCE `(code_verifier, code_challenge)` (RFC 7636, S256): the challenge goes
+    into `authorization_url`, the verifier, kept with the `state`, into `exchange_code`
+    or `exchange_callback`. autoport requires PKCE of every client by default."""
+    verifier = secrets.token_urlsafe(48)
+    digest = hashlib.sha256(verifier.encode("ascii")).digest()
+    return verifier, base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
+
+
+def metadata_call() -> Call[dict[str, Any]]:
+    """The environment's RFC 8414 authorization server metadata."""
+    return Call("GET", "/.well-known/oauth-authorization-server", _json, auth=Auth.NONE)
+
+
+def code_from_callback(callback: str | Mapping[str, str], *, state: str, issuer: str) -> str:
+    """The code of the owner's return to the redirect URI (the full URL, its query
+    string, or its parameters), once it is this client's answer: the `state` it sent
+    (RFC 6749 §10.12), the `iss` of the server it sent the owner to (RFC 9207: a
+    response from another authorization server, or the other environment, is refused
+    before its code is sent anywhere). An error answer raises `ConsentError`."""
+    if isinstance(callback, str):
+        query = urlsplit(callback).query if "?" in callback or "://" in callback else callback
+        params = dict(parse_qsl(query, keep_blank_values=True))
+    else:
+        params = dict(callback)
+    if not hmac.compare_digest(params.get("iss", "").encode(), issuer.encode()):
+        raise ConsentError(
+            "issuer_mismatch",
+            f"the answer names issuer {params.get('iss')!r}, expected {issuer!r}",
+        )
+    if not hmac.compare_digest(params.get("state", "").encode(), state.encode()):
+        raise ConsentError("state_mismatch", "the answer's state is not the one sent")
+    if "error" in params:
+        raise ConsentError(params["error"], params.get("error_description"))
+    code = params.get("code")
+    if not code:
+        raise ConsentError("invalid_request", "the answer holds neither code nor error")
+    return code
 
 
 # ------------------------------------------------------------------------------- calls

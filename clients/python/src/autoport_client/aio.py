@@ -142,6 +142,28 @@ class AsyncClient(_core.ClientBase):
             form["code_verifier"] = code_verifier
         return VehicleToken.from_response(await self._run(_core.token_call(form)))
 
+    async def issuer(self) -> str:
+        """The environment's issuer (its RFC 8414 metadata), read once."""
+        if self._issuer is None:
+            metadata = await self._run(_core.metadata_call())
+            self._issuer = str(metadata["issuer"])
+        return self._issuer
+
+    async def exchange_callback(
+        self,
+        callback: str | Mapping[str, str],
+        redirect_uri: str,
+        *,
+        state: str,
+        code_verifier: str | None = None,
+    ) -> VehicleToken:
+        """The owner's return to `redirect_uri` (its URL or query parameters) for a
+        vehicle token: checked to be the answer to this client's request (its `state`,
+        and `iss`, this environment's issuer: RFC 9207) before the code is exchanged.
+        A denial, an error or a foreign answer raises `ConsentError`."""
+        code = _core.code_from_callback(callback, state=state, issuer=await self.issuer())
+        return await self.exchange_code(code, redirect_uri, code_verifier=code_verifier)
+
     async def refresh(self, refresh_token: str) -> VehicleToken:
         """One refresh_token grant (the old refresh token dies). Prefer `vehicle(token)`,
         which refreshes when needed, once, and hands the new token to your storage."""

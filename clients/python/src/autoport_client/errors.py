@@ -120,6 +120,18 @@ class SignatureError(AutoportError):
     """A webhook delivery whose signature or timestamp does not check out."""
 
 
+class ConsentError(AutoportError):
+    """The owner's browser came back without a usable code: the consent was denied or
+    failed (`error` is the RFC 6749 code, e.g. `access_denied`), or the answer is not
+    the one this client asked for (`error` `state_mismatch`, or `issuer_mismatch`: a
+    response from another authorization server, RFC 9207)."""
+
+    def __init__(self, error: str, description: str | None = None) -> None:
+        self.error = error
+        self.error_description = description
+        super().__init__(f"{error}: {description}" if description else error)
+
+
 _BY_STATUS: Mapping[int, type[ApiError]] = {
     400: BadRequest,
     401: AuthenticationError,
