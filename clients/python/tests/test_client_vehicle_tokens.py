@@ -26,13 +26,20 @@ from autoport_client import (
 )
 
 
-def grant(server: LiveServer, client: Client) -> VehicleToken:
+def approved(server: LiveServer, client: Client) -> tuple[str, str]:
+    """The owner's return to the demo application after approving (state "st-1"), and
+    the PKCE verifier of its request."""
     assert server.demo is not None
     verifier, challenge = pkce_pair()
     callback = consent_callback(
         server, client, server.demo.vins["driving"], app_id=server.demo.application_id,
         challenge=challenge,
     )  # fmt: skip
+    return callback, verifier
+
+
+def grant(server: LiveServer, client: Client) -> VehicleToken:
+    callback, verifier = approved(server, client)
     return client.exchange_callback(callback, REDIRECT_URI, state="st-1", code_verifier=verifier)
 
 
@@ -88,12 +95,7 @@ def test_a_callback_is_checked_before_its_code_is_sent(client: Client, server: L
     answer handed to a production client of the same deployment) is refused before its
     code goes to a token endpoint; so is another request's state. The real answer then
     still works (the code was never spent)."""
-    assert server.demo is not None
-    verifier, challenge = pkce_pair()
-    callback = consent_callback(
-        server, client, server.demo.vins["driving"], app_id=server.demo.application_id,
-        challenge=challenge,
-    )  # fmt: skip
+    callback, verifier = approved(server, client)
     assert f"iss={quote(server.sandbox, safe='')}" in callback
     production = Client(server.root, "someone-else", "secret", environment="production")
     with pytest.raises(ConsentError) as foreign:
