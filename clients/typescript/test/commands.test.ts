@@ -84,6 +84,26 @@ describe("vehicle commands", () => {
     expect((error as ValidationError).source).toBe("arguments.locks_state");
   });
 
+  it("the stream tells the command's changes, typed", async () => {
+    const app = client();
+    const stop = new AbortController();
+    let sent: string | null = null;
+    const statuses: string[] = [];
+    for await (const message of app.stream({ signal: stop.signal })) {
+      // The first message proves the stream is open: then the command goes out.
+      sent ??= (await app.sendCommand(demo.vins.charging ?? "", "honk_horn_flash_lights.honk_flash", { flash_times: 1 })).id;
+      if (message.type === "command_changed" && message.command.id === sent) {
+        statuses.push(message.command.status);
+        expect(message.vin).toBe(demo.vins.charging);
+        expect(message.command.capability).toBe("honk_horn_flash_lights");
+        if (message.command.status === "executed") {
+          stop.abort();
+        }
+      }
+    }
+    expect(statuses.at(-1)).toBe("executed");
+  });
+
   it("an owner's grant sends the commands it granted", async () => {
     const app = client();
     const vin = demo.vins.driving ?? "";

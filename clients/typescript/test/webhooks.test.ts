@@ -214,10 +214,29 @@ describe("real deliveries", () => {
       expect(wrong.ping.response_status).toBe(401);
 
       const switched = (await (
-        await admin(server, "PUT", path, { url: second.url, secret: standardSecret, signature_scheme: "standard" })
+        await admin(server, "PUT", path, {
+          url: second.url,
+          secret: standardSecret,
+          signature_scheme: "standard",
+          events: ["ping", "command_changed"],
+        })
       ).json()) as { ping: { status: string } };
       expect(switched.ping.status).toBe("succeeded");
       expect(viaRequest.map((event) => event.type)).toContain("ping");
+      // A command's changes, with the command typed.
+      const command = await app2.sendCommand(server.demo.vins.parked ?? "", "honk_horn_flash_lights.honk_flash", {
+        flash_times: 2,
+      });
+      const executed = await waitFor(
+        "the executed command's delivery",
+        () =>
+          Promise.resolve(
+            viaRequest.find((event) => event.command?.id === command.id && event.command.status === "executed"),
+          ),
+        20_000,
+      );
+      expect(executed.type).toBe("command_changed");
+      expect(executed.command?.arguments).toEqual({ flash_times: 2 });
     } finally {
       await admin(server, "DELETE", path);
       await first.close();
