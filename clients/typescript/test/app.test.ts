@@ -13,24 +13,19 @@ import {
   PrivacyMode,
   ValidationError,
   VehicleOffline,
+  type ClientOptions,
   type HistoryPoint,
   type Quantity,
 } from "../src/index.js";
 import { vehicleDataCall } from "../src/calls.js";
 import { bearer } from "../src/http.js";
-import { admin, newVin, waitFor } from "./live.js";
+import { admin, demoClient, newVin, waitFor } from "./live.js";
 
 const server = inject("server");
 const { demo } = server;
 
-function client(options: Partial<ConstructorParameters<typeof Client>[0]> = {}): Client {
-  return new Client({
-    baseUrl: server.root,
-    clientId: demo.clientId,
-    clientSecret: demo.clientSecret,
-    environment: "sandbox",
-    ...options,
-  });
+function client(options: Partial<ClientOptions> = {}): Client {
+  return demoClient(server, options);
 }
 
 /** A fetch that counts the token requests it sends. */

@@ -6,20 +6,12 @@
  */
 import { describe, expect, inject, it } from "vitest";
 import { Client, ValidationError } from "../src/index.js";
-import { ConsentFlow, MemoryStorage } from "../src/consent.js";
-import { REDIRECT_URI, approveConsent } from "./live.js";
+import { demoClient, grant } from "./live.js";
 
 const server = inject("server");
 const { demo } = server;
 
-function client(): Client {
-  return new Client({
-    baseUrl: server.root,
-    clientId: demo.clientId,
-    clientSecret: demo.clientSecret,
-    environment: "sandbox",
-  });
-}
+const client = (): Client => demoClient(server);
 
 describe("vehicle commands", () => {
   it("the catalog lists every command with its scopes", async () => {
@@ -107,16 +99,7 @@ describe("vehicle commands", () => {
   it("an owner's grant sends the commands it granted", async () => {
     const app = client();
     const vin = demo.vins.driving ?? "";
-    const consent = new ConsentFlow({
-      baseUrl: server.root,
-      environment: "sandbox",
-      clientId: demo.clientId,
-      appId: demo.applicationId,
-      redirectUri: REDIRECT_URI,
-      storage: new MemoryStorage(),
-    });
-    const result = await consent.handleCallback(await approveConsent(server, await consent.start({ vin }), vin));
-    const token = await app.exchangeCode(result.code, result.redirectUri, { codeVerifier: result.codeVerifier });
+    const token = await grant(server, app, vin);
     expect(token.scope).toContain("honk_horn_flash_lights.set.flash_times");
     const session = app.vehicle(token);
     const command = await session.sendCommand(

@@ -10,6 +10,8 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
+import { Client, type ClientOptions, type StreamMessage, type VehicleToken } from "../src/index.js";
+import { ConsentFlow, MemoryStorage } from "../src/consent.js";
 
 export const PACKAGE = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 export const REPOSITORY = resolve(PACKAGE, "..", "..");
@@ -279,4 +281,41 @@ export async function approveConsent(server: ServerInfo, entry: string, vin: str
   await post("vehicle", { vin });
   const decided = await post("review", { decision: "approve" });
   return new URL(decided.headers.get("location") ?? "");
+}
+
+/** The demo application's client of a server's sandbox. */
+export function demoClient(server: ServerInfo, options: Partial<ClientOptions> = {}): Client {
+  return new Client({
+    baseUrl: server.root,
+    clientId: server.demo.clientId,
+    clientSecret: server.demo.clientSecret,
+    environment: "sandbox",
+    ...options,
+  });
+}
+
+/** A consent flow of the demo application (its registered redirect URI). */
+export function demoConsent(server: ServerInfo, storage = new MemoryStorage()): ConsentFlow {
+  return new ConsentFlow({
+    baseUrl: server.root,
+    environment: "sandbox",
+    clientId: server.demo.clientId,
+    appId: server.demo.applicationId,
+    redirectUri: REDIRECT_URI,
+    storage,
+  });
+}
+
+/** An owner approves the demo application for `vin` on the real pages; the code exchanged. */
+export async function grant(server: ServerInfo, client: Client, vin: string): Promise<VehicleToken> {
+  const consent = demoConsent(server);
+  const entry = await consent.start({ vin, brand: "sandbox" });
+  const result = await consent.handleCallback(await approveConsent(server, entry, vin));
+  return client.exchangeCode(result.code, result.redirectUri, { codeVerifier: result.codeVerifier });
+}
+
+/** Whether the messages' event ids follow each other without a gap. */
+export function consecutive(messages: readonly StreamMessage[]): boolean {
+  const ids = messages.map((message) => Number(message.eventId));
+  return ids.every((id, index) => id === (ids[0] ?? 0) + index);
 }

@@ -23,9 +23,20 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Client, RateLimited, type ClientOptions, type StreamMessage } from "../src/index.js";
+import { RateLimited, type Client, type ClientOptions, type StreamMessage } from "../src/index.js";
 import { mqttMessages, topicOf } from "../src/mqtt.js";
-import { AUTOPORT, REPOSITORY, cli, defined, freePort, launch, waitFor, type LiveServer } from "./live.js";
+import {
+  AUTOPORT,
+  REPOSITORY,
+  cli,
+  consecutive,
+  defined,
+  demoClient,
+  freePort,
+  launch,
+  waitFor,
+  type LiveServer,
+} from "./live.js";
 
 const run = promisify(execFile);
 const FOREIGN_HOST = "collector.invalid:8443";
@@ -52,20 +63,7 @@ afterAll(async () => {
   await own.stop();
 });
 
-function client(options: Partial<ClientOptions> = {}): Client {
-  return new Client({
-    baseUrl: own.root,
-    clientId: own.demo.clientId,
-    clientSecret: own.demo.clientSecret,
-    environment: "sandbox",
-    ...options,
-  });
-}
-
-function consecutive(messages: readonly StreamMessage[]): boolean {
-  const ids = messages.map((message) => Number(message.eventId));
-  return ids.every((id, index) => id === (ids[0] ?? 0) + index);
-}
+const client = (options: Partial<ClientOptions> = {}): Client => demoClient(own, options);
 
 describe("a rate-limited server on a foreign public address", () => {
   it("429 is retried after Retry-After, then thrown once the retries are spent", async () => {

@@ -13,42 +13,17 @@ import {
   PermissionDenied,
   type VehicleToken,
 } from "../src/index.js";
-import { ConsentError, ConsentFlow, MemoryStorage } from "../src/consent.js";
+import { ConsentError, type ConsentFlow } from "../src/consent.js";
 import { fleetVehicleCall, vehicleInfoCall } from "../src/calls.js";
 import { bearer } from "../src/http.js";
-import { REDIRECT_URI, approveConsent, defined } from "./live.js";
+import { REDIRECT_URI, approveConsent, defined, demoClient, demoConsent, grant } from "./live.js";
 
 const server = inject("server");
 const { demo } = server;
 const vin = demo.vins.driving ?? "";
 
-function client(): Client {
-  return new Client({
-    baseUrl: server.root,
-    clientId: demo.clientId,
-    clientSecret: demo.clientSecret,
-    environment: "sandbox",
-  });
-}
-
-function flow(storage = new MemoryStorage()): ConsentFlow {
-  return new ConsentFlow({
-    baseUrl: server.root,
-    environment: "sandbox",
-    clientId: demo.clientId,
-    appId: demo.applicationId,
-    redirectUri: REDIRECT_URI,
-    storage,
-  });
-}
-
-/** An owner approves on the real pages; the application exchanges the code. */
-async function grant(app: Client): Promise<VehicleToken> {
-  const consent = flow();
-  const entry = await consent.start({ vin, brand: "sandbox" });
-  const result = await consent.handleCallback(await approveConsent(server, entry, vin));
-  return app.exchangeCode(result.code, result.redirectUri, { codeVerifier: result.codeVerifier });
-}
+const client = (): Client => demoClient(server);
+const flow = (): ConsentFlow => demoConsent(server);
 
 /** The same grant, as if its access token were about to expire. */
 function stale(token: VehicleToken): VehicleToken {
@@ -107,7 +82,7 @@ describe("consent flow", () => {
 describe("vehicle sessions", () => {
   it("exchange, read, refresh with rotation, revoke", async () => {
     const app = client();
-    const token = await grant(app);
+    const token = await grant(server, app, vin);
     expect(token.status).toBe("approved");
     expect(token.authorizationId).toBeTruthy();
     expect(token.refreshToken.startsWith("ap_rt_")).toBe(true);
@@ -153,7 +128,7 @@ describe("vehicle sessions", () => {
 
   it("concurrent callers refresh once, with an async storage callback", async () => {
     const app = client();
-    const token = await grant(app);
+    const token = await grant(server, app, vin);
     const saved: VehicleToken[] = [];
     const session = app.vehicle(stale(token), {
       onRefresh: async (fresh) => {
@@ -171,7 +146,7 @@ describe("vehicle sessions", () => {
 
   it("two sessions (two processes) with the same stale token share the grace window", async () => {
     const app = client();
-    const token = await grant(app);
+    const token = await grant(server, app, vin);
     const first = app.vehicle(stale(token));
     const second = client().vehicle(stale(token));
     const [a, b] = await Promise.all([first.accessToken(), second.accessToken()]);

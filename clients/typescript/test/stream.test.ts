@@ -4,25 +4,11 @@
  * restart of a server in the middle of a stream is in own-server.test.ts).
  */
 import { describe, expect, inject, it } from "vitest";
-import { Client, type StreamMessage, type VehicleDataMessage } from "../src/index.js";
+import type { StreamMessage, VehicleDataMessage } from "../src/index.js";
 import { LineSplitter, SseParser } from "../src/stream.js";
-import type { ServerInfo } from "./live.js";
+import { consecutive, demoClient } from "./live.js";
 
 const QUICK = { initialMs: 100, maxMs: 500 };
-
-function client(server: ServerInfo): Client {
-  return new Client({
-    baseUrl: server.root,
-    clientId: server.demo.clientId,
-    clientSecret: server.demo.clientSecret,
-    environment: "sandbox",
-  });
-}
-
-function consecutive(messages: readonly StreamMessage[]): boolean {
-  const ids = messages.map((message) => Number(message.eventId));
-  return ids.every((id, index) => id === (ids[0] ?? 0) + index);
-}
 
 describe("the SSE parser", () => {
   it("splits CRLF, LF and CR lines across chunks and reads fields", () => {
@@ -48,7 +34,7 @@ describe("the stream", () => {
   const server = inject("server");
 
   it("gives typed messages, calls the cursor callback and resumes from a stored cursor", async () => {
-    const app = client(server);
+    const app = demoClient(server);
     const stored: string[] = [];
     const first: StreamMessage[] = [];
     for await (const message of app.stream({ onCursor: (id) => void stored.push(id), backoff: QUICK, maxReconnects: 5 })) {
@@ -76,7 +62,7 @@ describe("the stream", () => {
   });
 
   it("replaces a refused token before streaming, and ends on its signal", async () => {
-    const app = client(server);
+    const app = demoClient(server);
     await app.revoke(await app.appToken()); // the cached token is dead: the first connect is 401
     const stop = new AbortController();
     const received: StreamMessage[] = [];
