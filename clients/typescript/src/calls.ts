@@ -68,6 +68,18 @@ export interface HistoryPage {
   readonly nextCursor: string | null;
 }
 
+/** Every point of a history, page after page (`page` reads the page after a cursor). */
+export async function* historyPoints(
+  page: (cursor: string | null) => Promise<HistoryPage>,
+): AsyncGenerator<HistoryPoint, void, undefined> {
+  let cursor: string | null = null;
+  do {
+    const current: HistoryPage = await page(cursor);
+    yield* current.values;
+    cursor = current.nextCursor;
+  } while (cursor);
+}
+
 export function historyCall(
   vin: string,
   property: string,
@@ -214,6 +226,7 @@ export function sendCommandCall<K extends CommandName>(
     path: `/v1/vehicle-commands/autoapi-13/${segment(vin)}`,
     json: { capability: command.slice(0, dot), command: command.slice(dot + 1), arguments: args },
     headers: { "Idempotency-Key": options.idempotencyKey ?? randomToken(18), ...preferWait(options.wait) },
+    waitSeconds: options.wait,
     auth,
     parse: (body, response) => commandFrom(body, response.headers.get("idempotent-replayed") === "true"),
   };
@@ -224,6 +237,7 @@ export function getCommandCall(id: string, wait: number | undefined, auth: Auth)
     method: "GET",
     path: `/v1/vehicle-commands/${segment(id)}`,
     headers: preferWait(wait),
+    waitSeconds: wait,
     auth,
     parse: (body) => commandFrom(body),
   };

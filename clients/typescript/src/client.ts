@@ -7,7 +7,6 @@ import {
   apiRoot,
   bodyOf,
   sleep,
-  type Auth,
   type Call,
   type Fetch,
   type PrivateKey,
@@ -196,22 +195,9 @@ export class Client {
 
   /** Every value of `property` ("capability.property"), newest first, page by page. */
   history(vin: string, property: string, options: HistoryOptions = {}): AsyncIterable<HistoryPoint> {
-    return this.historyWith(vin, property, options, () => Promise.resolve(APP_AUTH));
-  }
-
-  /** @internal */
-  async *historyWith(
-    vin: string,
-    property: string,
-    options: HistoryOptions,
-    auth: () => Promise<Auth>,
-  ): AsyncGenerator<HistoryPoint, void, undefined> {
-    let cursor: string | null = null;
-    do {
-      const page: calls.HistoryPage = await this.run(calls.historyCall(vin, property, options, cursor, await auth()));
-      yield* page.values;
-      cursor = page.nextCursor;
-    } while (cursor);
+    return calls.historyPoints((cursor) =>
+      this.run(calls.historyCall(vin, property, options, cursor, APP_AUTH)),
+    );
   }
 
   // ------------------------------------------------------------------ fleet

@@ -111,6 +111,8 @@ export interface Call<T> {
   readonly json?: unknown;
   readonly form?: Readonly<Record<string, string>> | undefined;
   readonly headers?: Readonly<Record<string, string>> | undefined;
+  /** Seconds the server may hold the answer on purpose (`Prefer: wait`), beyond the timeout. */
+  readonly waitSeconds?: number | undefined;
   readonly auth: Auth;
   readonly parse: (body: unknown, response: Response) => T;
 }
@@ -163,7 +165,7 @@ export class Transport {
     }
     const url = this.url(call.path, call.query);
     for (let attempt = 0; ; attempt++) {
-      const timeout = AbortSignal.timeout(this.timeoutMs);
+      const timeout = AbortSignal.timeout(this.timeoutMs + (call.waitSeconds ?? 0) * 1000);
       const response = await this.fetch(url, {
         method: call.method,
         headers,

@@ -98,7 +98,10 @@ export class VehicleSession {
   }
 
   history(vin: string, property: string, options: HistoryOptions = {}): AsyncIterable<HistoryPoint> {
-    return this.client.historyWith(vin, property, options, async () => bearer(await this.accessToken()));
+    // Each page with a current token (refreshed when needed, also between pages).
+    return calls.historyPoints((cursor) =>
+      this.call((auth) => calls.historyCall(vin, property, options, cursor, auth)),
+    );
   }
 
   /** A command the owner granted (its `set` scopes are in the token's `scope`). */

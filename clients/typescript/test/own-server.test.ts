@@ -28,6 +28,7 @@ import { mqttMessages, topicOf } from "../src/mqtt.js";
 import {
   AUTOPORT,
   REPOSITORY,
+  admin,
   cli,
   consecutive,
   defined,
@@ -208,6 +209,22 @@ describe.skipIf(MOSQUITTO === undefined && !REQUIRED)("the MQTT consumer", () =>
       ca: readFileSync(caFile, "utf8"),
     });
     await expect(wrong.next()).rejects.toThrow(/not authori[sz]ed|bad user/i);
+  });
+});
+
+describe("a slow car", () => {
+  it("a command's Prefer: wait counts on top of the client's timeout", async () => {
+    const vin = own.demo.vins.parked ?? "";
+    const behaviour = `/admin/v1/sandbox/vehicles/${vin}/behaviour`;
+    expect((await admin(own, "PATCH", behaviour, { latency_seconds: 2 })).status).toBe(200);
+    try {
+      const quick = client({ timeoutMs: 1000 }); // shorter than the car takes
+      const command = await quick.sendCommand(vin, "honk_horn_flash_lights.honk_flash", { flash_times: 1 }, { wait: 15 });
+      expect(command.status).toBe("executed");
+      expect(Number(command.finishedAt) - Number(command.createdAt)).toBeGreaterThanOrEqual(1500);
+    } finally {
+      await admin(own, "PATCH", behaviour, { latency_seconds: 0 });
+    }
   });
 });
 
