@@ -398,6 +398,7 @@ def register() -> None:
     from autoport.consent.cli import app as consent_app
     from autoport.fleet.cli import app as fleet_app
     from autoport.ingestion.cli import app as providers_app
+    from autoport.ingestion.cli import vehicles_app
     from autoport.sandbox.cli import app as sandbox_app
     from autoport.sandbox.cli import demo
     from autoport.streaming.cli import app as streaming_app
@@ -405,6 +406,7 @@ def register() -> None:
 
     app.add_typer(apps_app, name="apps")
     app.add_typer(providers_app, name="providers")
+    app.add_typer(vehicles_app, name="vehicles")
     app.add_typer(streaming_app)
     app.add_typer(consent_app, name="consent")
     app.add_typer(fleet_app, name="fleet")

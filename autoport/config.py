@@ -168,6 +168,13 @@ class Settings(BaseSettings):
     # team's own connector (docs/connectors.md). Brands not listed: "push". The sandbox
     # connector and brand serve only the sandbox environment (refused here at start-up).
     brand_connectors: dict[str, str] = Field(default_factory=dict)
+    # Manufacturer codes (a VIN's first 3 characters) and the brands built under them,
+    # added to the built-in table (autoport.catalog.brands): a brand named for a VIN whose
+    # known code lists other brands only is refused (eligibility, fleet, consent, owner
+    # portal, ingestion). An entry adds its brands to a known code, and makes an unknown
+    # code (which refuses nothing) known with only its brands. E.g. badge engineering:
+    # maker_codes = {"JC1": ["mazda", "fiat", "abarth"]}; AUTOPORT_MAKER_CODES takes JSON.
+    maker_codes: dict[str, list[str]] = Field(default_factory=dict)
     # Options of a team's connector, per brand (e.g. base_url, api_key_env: the name of the
     # environment variable holding the API key, so the secret stays out of the file).
     brand_connector_options: dict[str, dict[str, str]] = Field(default_factory=dict)
@@ -409,6 +416,13 @@ class Settings(BaseSettings):
                 raise ValueError(f"unknown brand {name!r}")
             days[brand] = kept
         return days
+
+    @field_validator("maker_codes")
+    @classmethod
+    def _maker_codes(cls, value: dict[str, list[str]]) -> dict[str, list[str]]:
+        from autoport.catalog.brands import checked_maker_codes
+
+        return checked_maker_codes(value)
 
     @field_validator("sandbox_connector_verification_methods")
     @classmethod

@@ -23,7 +23,13 @@ from autoport.brands.base import BrandConnector, VerificationMethod
 from autoport.brands.push import PushOnlyConnector
 from autoport.brands.sandbox import SandboxBehaviour, SandboxConnector, SandboxDefaults
 from autoport.brands.sources import DataSource
-from autoport.catalog.brands import BRANDS, SANDBOX_BRAND, canonical_brand, wmi_problem
+from autoport.catalog.brands import (
+    BRANDS,
+    MAKER_CODES,
+    SANDBOX_BRAND,
+    MakerCodes,
+    canonical_brand,
+)
 from autoport.config import Settings
 from autoport.kit.auth import Caller
 from autoport.kit.clock import Clock
@@ -65,6 +71,9 @@ class BrandRegistry:
     push: BrandConnector = field(default_factory=PushOnlyConnector)
     # Production brands served by something other than the push-only connector.
     production: dict[str, BrandConnector] = field(default_factory=dict)
+    # Which brands each manufacturer code allows (the built-in table and the operator's
+    # `maker_codes`): every request path that names a brand for a VIN asks it.
+    maker_codes: MakerCodes = field(default_factory=MakerCodes)
     # Brand -> the source the pull endpoint asks for fresh data before serving (the
     # connectors that fetch on demand); brands without one are served from the store.
     data_sources: dict[str, DataSource] = field(init=False)
@@ -103,7 +112,12 @@ class BrandRegistry:
             problem = production[brand].verification_problem()
             if problem is not None:
                 raise ConnectorConfigError(f"brand_connectors[{brand!r}]: {problem}")
-        return cls(sandbox=sandbox, push=push, production=production)
+        return cls(
+            sandbox=sandbox,
+            push=push,
+            production=production,
+            maker_codes=MakerCodes(settings.maker_codes),
+        )
 
     def connector_for(self, environment: Environment, brand: str) -> BrandConnector:
         """The connector serving a canonical brand in an environment. The sandbox brand in
@@ -143,19 +157,25 @@ def registry_of(state: AppState) -> BrandRegistry:
 
 
 def activated_brand(
-    caller: Caller, value: object, *, source: str = "brand", vin: str | None = None
+    caller: Caller,
+    value: object,
+    *,
+    source: str = "brand",
+    vin: str | None = None,
+    codes: MakerCodes = MAKER_CODES,
 ) -> str:
     """The canonical brand of a request, refused (422 naming the field) when it is not a
     brand, not activated for the caller's application, not of the caller's environment,
-    or (given the `vin`) contradicted by the VIN's manufacturer code."""
-    brand, why = brand_problem(caller, value, vin=vin)
+    or (given the `vin`) contradicted by the VIN's manufacturer code (`codes`: the
+    registry's `maker_codes` on request paths)."""
+    brand, why = brand_problem(caller, value, vin=vin, codes=codes)
     if brand is None:
         raise ApiError(422, f"{source}: {why}", source=source)
     return brand
 
 
 def brand_problem(
-    caller: Caller, value: object, *, vin: str | None = None
+    caller: Caller, value: object, *, vin: str | None = None, codes: MakerCodes = MAKER_CODES
 ) -> tuple[str | None, str | None]:
     """(canonical brand, None) or (None, why not) for per-item reports; see
     `activated_brand`."""
@@ -166,7 +186,7 @@ def brand_problem(
         return None, f"the brand {brand!r} is not activated for this application"
     problem = sandbox_only_problem(brand, caller.environment)
     if problem is None and vin is not None:
-        problem = wmi_problem(vin, brand)
+        problem = codes.problem(vin, brand)
     if problem is not None:
         return None, problem
     return brand, None

@@ -7,6 +7,8 @@ Facts from the public level-13 interface description (vendored under reference/)
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
+
 BRANDS: frozenset[str] = frozenset(
     {
         "abarth", "alfaromeo", "alpine", "audi", "bmw", "cadillac", "chevrolet", "chrysler",
@@ -78,17 +80,86 @@ _WMI_GROUPS: tuple[tuple[frozenset[str], frozenset[str]], ...] = (
     (frozenset({"iveco"}), frozenset({"ZCF"})),
 )  # fmt: skip
 
+# Codes under which a carmaker also builds another group's badge (badge engineering): the
+# code allows these brands besides its own group's. As the cars' VINs show.
+_SHARED_WMI: dict[str, frozenset[str]] = {
+    "JF1": frozenset({"toyota"}),  # Subaru builds the Toyota 86 / GR86
+    "VNK": frozenset({"mazda"}),  # Toyota's Valenciennes plant builds the Mazda2 Hybrid
+}
+
 WMI_BRANDS: dict[str, frozenset[str]] = {
-    wmi: brands for brands, codes in _WMI_GROUPS for wmi in codes
+    wmi: brands | _SHARED_WMI.get(wmi, frozenset())
+    for brands, codes in _WMI_GROUPS
+    for wmi in codes
 }
 
 
-def wmi_problem(vin: str, brand: str) -> str | None:
-    """Why the VIN's manufacturer code contradicts `brand`, or None (an unlisted code, or
-    the sandbox brand, whose emulated carmaker builds every VIN)."""
-    makers = WMI_BRANDS.get(vin[:3])
-    if makers is None or brand in makers or brand == SANDBOX_BRAND:
-        return None
-    return (
-        f"the VIN's manufacturer code {vin[:3]} belongs to {', '.join(sorted(makers))}, not {brand}"
-    )
+class MakerCodes:
+    """The manufacturer-code table (interface.md, eligibility): which brands are built
+    under each known code. A brand a known code does not list is refused for that VIN; a
+    code the table does not know refuses nothing; the sandbox brand's emulated carmaker
+    builds every VIN. `extra` is the operator's (setting `maker_codes`): its brands are
+    added to a known code's, and make an unknown code known with only them."""
+
+    def __init__(self, extra: Mapping[str, Iterable[str]] | None = None) -> None:
+        table = dict(WMI_BRANDS)
+        for code, brands in (extra or {}).items():
+            table[code] = table.get(code, frozenset()) | frozenset(brands)
+        self.table: dict[str, frozenset[str]] = table
+
+    def makers(self, vin: str) -> frozenset[str] | None:
+        """The brands built under the VIN's code; None when the table does not know it."""
+        return self.table.get(vin[:3])
+
+    def problem(self, vin: str, brand: str) -> str | None:
+        """Why the VIN's manufacturer code contradicts `brand`, or None."""
+        makers = self.makers(vin)
+        if makers is None or brand in makers or brand == SANDBOX_BRAND:
+            return None
+        return (
+            f"the VIN's manufacturer code {vin[:3]} belongs to {', '.join(sorted(makers))}, "
+            f"not {brand}"
+        )
+
+
+# The rule as the API description states it (eligibility, fleet clearance, ingestion).
+MAKER_CODE_RULE = (
+    "The VIN's manufacturer code (its first three characters) must fit the brand: a "
+    "code autoport knows for other carmakers only is refused, naming them (`WBA…` as "
+    "`mercedes-benz`: BMW's code). Codes shared by badge-engineered cars allow every "
+    "brand built under them (Subaru's `JF1` also as `toyota`, for the 86/GR86); codes "
+    "autoport does not know are accepted. The operator may add codes (setting "
+    "`maker_codes`)."
+)
+
+# The table without an operator's additions: for callers with no settings at hand (the
+# CLI's seeding, benchmarks); every request path uses its registry's
+# (autoport.brands.registry.BrandRegistry.maker_codes).
+MAKER_CODES = MakerCodes()
+
+_VIN_CHARACTERS = frozenset("ABCDEFGHJKLMNPRSTUVWXYZ0123456789")
+
+
+def checked_maker_codes(value: Mapping[str, Iterable[str]]) -> dict[str, list[str]]:
+    """The setting `maker_codes` checked: 3-character codes of VIN characters (upper case
+    kept), known brands (either spelling), not the sandbox brand. ValueError naming the
+    entry otherwise."""
+    checked: dict[str, list[str]] = {}
+    for raw_code, raw_brands in value.items():
+        code = raw_code.strip().upper()
+        if len(code) != 3 or not set(code) <= _VIN_CHARACTERS:
+            raise ValueError(
+                f"{raw_code!r}: a manufacturer code is the VIN's first 3 characters "
+                "(letters but I, O, Q, and digits)"
+            )
+        if isinstance(raw_brands, str):
+            raise ValueError(f"{code}: expected a list of brands, got a string")
+        brands: list[str] = []
+        for raw in raw_brands:
+            brand = canonical_brand(raw)
+            if brand is None or brand == SANDBOX_BRAND:
+                raise ValueError(f"{code}: unknown brand {raw!r}")
+            if brand not in brands:
+                brands.append(brand)
+        checked[code] = sorted({*checked.get(code, []), *brands})
+    return checked

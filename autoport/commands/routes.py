@@ -27,7 +27,13 @@ from autoport.commands.schemas import (
 )
 from autoport.kit.auth import Caller, CallerDep, current_caller
 from autoport.kit.errors import ApiError, validation_items
-from autoport.kit.routing import HotRoute, api_router, is_json_content_type, json_response
+from autoport.kit.routing import (
+    HotRoute,
+    api_router,
+    documented,
+    is_json_content_type,
+    json_response,
+)
 from autoport.kit.state import AppState, state_of
 
 router = api_router(tags=["vehicle commands"])
@@ -50,8 +56,11 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
 _WAIT_DOC = (
     "`Prefer: wait=N` (RFC 7240) waits up to N seconds for the command to finish: "
     "answered `200` with the finished command and `Preference-Applied`; still unfinished "
-    "after N seconds, `202`. An executed command carries `state`: the properties it "
-    "wrote, as stored now, that the application may read."
+    "after N seconds, the command as it is (`202` on the send). An executed command "
+    "carries `state`: the properties it wrote, as stored now, that the application may "
+    "read now (its access is read again after a wait: withdrawn meanwhile, `{}`). A "
+    "command whose access was withdrawn before it was sent ends `cancelled` (reason "
+    "`unauthorised`), never sent."
 )
 
 
@@ -183,6 +192,7 @@ hot_routes = [
         **_ERRORS,
     },
 )
+@documented(_WAIT_DOC)
 async def send_command(
     vin: str,
     body: CommandIn,
@@ -198,21 +208,19 @@ async def send_command(
     return await _send(request, vin, body, caller)
 
 
-send_command.__doc__ = f"{send_command.__doc__}{_WAIT_DOC}"
-
-
 @router.get(
     READ_PATH,
     summary="A command and its status",
     responses={200: {"model": CommandView}, **_ERRORS},
 )
+@documented(_WAIT_DOC)
 async def get_command(
     command_id: str,
     request: Request,
     caller: CallerDep,
     prefer: Annotated[str | None, Header()] = None,
 ) -> Response:
-    """One of the application's commands (`Prefer: wait=N` waits for it to finish)."""
+    """One of the application's commands."""
     return await _read(request, command_id, caller)
 
 

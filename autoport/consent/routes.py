@@ -303,6 +303,7 @@ async def vehicle_submit(request: Request) -> Response:
                 connector=connector,
                 address=client_address(request),
                 now_us=state.clock.now_us(),
+                maker_codes=registry.maker_codes,
             )
         ctx = await _context(request, state, env)
         # After the commit: never network inside a transaction.

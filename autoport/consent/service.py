@@ -22,7 +22,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 import structlog
 
 from autoport.brands.base import BrandConnector, ConnectorError
-from autoport.catalog.brands import WMI_BRANDS, canonical_brand, wmi_problem
+from autoport.catalog.brands import MAKER_CODES, MakerCodes, canonical_brand
 from autoport.config import Settings
 from autoport.consent import repository, verification
 from autoport.consent.repository import Application, Session
@@ -370,6 +370,7 @@ async def enter_vin(
     connector: BrandConnector,
     address: str,
     now_us: int,
+    maker_codes: MakerCodes = MAKER_CODES,
 ) -> verification.IssuedCode | Refusal | None:
     """Record the VIN and begin the brand's verification with `method`, the one the brand
     registry names for the session's brand (served by `connector`), for the owner at
@@ -383,10 +384,10 @@ async def enter_vin(
     problem = vin_problem(cleaned)
     if problem is not None:
         raise FormProblem("vin", problem, vin=vin or "", **_vin_problem_kind(cleaned))
-    maker_problem = wmi_problem(cleaned, ctx.session.brand)
+    maker_problem = maker_codes.problem(cleaned, ctx.session.brand)
     if maker_problem is not None:
         # A grant for one brand must never cover another carmaker's vehicle.
-        makers = WMI_BRANDS[cleaned[:3]]
+        makers = maker_codes.makers(cleaned) or frozenset()
         raise FormProblem(
             "vin", maker_problem, vin=vin or "", kind="maker", makers=", ".join(sorted(makers))
         )

@@ -23,7 +23,7 @@ async def check_eligibility(
     problem = vin_problem(vin)
     if problem is not None:
         raise ApiError(422, f"vin: {problem}", source="vin")
-    canonical = activated_brand(caller, brand, vin=vin)
+    canonical = activated_brand(caller, brand, vin=vin, codes=registry.maker_codes)
     connector = registry.connector_for(caller.environment, canonical)
     try:
         async with asyncio.timeout(CONNECTOR_TIMEOUT_SECONDS):

@@ -6,6 +6,8 @@ from urllib.parse import quote, urlencode
 from fastapi import Query
 from starlette.responses import Response
 
+from autoport.brands.registry import registry_of
+from autoport.catalog.brands import MAKER_CODE_RULE
 from autoport.fleet import service
 from autoport.fleet.filters import parse_filter
 from autoport.fleet.schemas import (
@@ -16,13 +18,14 @@ from autoport.fleet.schemas import (
 )
 from autoport.kit.auth import CallerDep
 from autoport.kit.environments import EnvironmentDep, public_base_url
-from autoport.kit.routing import api_router, json_response
+from autoport.kit.routing import api_router, documented, json_response
 from autoport.kit.state import StateDep
 
 router = api_router(prefix="/v1/fleets/vehicles", tags=["fleet clearance"])
 
 
 @router.post("", responses={200: {"model": AddVehiclesAnswer}})
+@documented(MAKER_CODE_RULE)
 async def add_vehicles(body: AddVehiclesRequest, caller: CallerDep, state: StateDep) -> Response:
     """Ask for vehicles to be cleared (scope `fleet:clearance`). Answers 200 with one item
     per vehicle: `pending` for a new request, the current status for one already
@@ -34,6 +37,7 @@ async def add_vehicles(body: AddVehiclesRequest, caller: CallerDep, state: State
             vehicles=body.vehicles,
             now_us=state.clock.now_us(),
             limit=state.settings.fleet_max_vehicles_per_request,
+            maker_codes=registry_of(state).maker_codes,
         )
     return json_response({"vehicles": results})
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from autoport.brands.registry import brand_problem
-from autoport.catalog.brands import hyphenated
+from autoport.catalog.brands import MAKER_CODES, MakerCodes, hyphenated
 from autoport.fleet import repository
 from autoport.fleet.filters import VehicleFilter
 from autoport.fleet.repository import FleetVehicle, VehicleKey
@@ -146,17 +146,26 @@ def _error(vin: object, description: str) -> dict[str, Any]:
 
 
 async def add_vehicles(
-    conn: Connection, *, caller: Caller, vehicles: list[Any], now_us: int, limit: int
+    conn: Connection,
+    *,
+    caller: Caller,
+    vehicles: list[Any],
+    now_us: int,
+    limit: int,
+    maker_codes: MakerCodes = MAKER_CODES,
 ) -> list[dict[str, Any]]:
     """One answer per requested vehicle, in order, all in the caller's transaction. Bad
-    input is reported per vehicle."""
+    input is reported per vehicle (a brand the VIN's code contradicts by `maker_codes`:
+    the registry's on the API)."""
     require_fleet_caller(caller)
     if len(vehicles) > limit:
         raise ApiError(422, f"vehicles: at most {limit} vehicles per request", source="vehicles")
-    return [await _add_one(conn, caller, item, now_us) for item in vehicles]
+    return [await _add_one(conn, caller, item, now_us, maker_codes) for item in vehicles]
 
 
-async def _add_one(conn: Connection, caller: Caller, item: Any, now_us: int) -> dict[str, Any]:
+async def _add_one(
+    conn: Connection, caller: Caller, item: Any, now_us: int, maker_codes: MakerCodes
+) -> dict[str, Any]:
     if not isinstance(item, dict):
         return _error(None, "each vehicle must be an object with vin and brand")
     vin = item.get("vin")
@@ -164,7 +173,7 @@ async def _add_one(conn: Connection, caller: Caller, item: Any, now_us: int) -> 
     if problem is not None:
         return _error(vin, f"vin: {problem}")
     assert isinstance(vin, str)
-    brand, why = brand_problem(caller, item.get("brand"), vin=vin)
+    brand, why = brand_problem(caller, item.get("brand"), vin=vin, codes=maker_codes)
     if brand is None:
         return _error(vin, f"brand: {why}")
     tags_problem = _tags_problem(item.get("tags"))

@@ -463,3 +463,38 @@ DELETE FROM vehicle_data_history WHERE id IN (
 )
 """  # noqa: S608
     return await conn.execute(sql, {"cutoff": cutoff_us, "batch": batch, **params})
+
+
+# --- a vehicle's whole history -------------------------------------------------------------
+
+_DELETE_HOT_OF_VEHICLE = """
+DELETE FROM history_hot WHERE series_id IN (
+    SELECT id FROM history_series WHERE environment = :environment AND vin = :vin
+)
+"""
+_DELETE_CHUNKS_OF_VEHICLE = """
+DELETE FROM history_chunks WHERE series_id IN (
+    SELECT id FROM history_series WHERE environment = :environment AND vin = :vin
+) RETURNING count
+"""
+_DELETE_SERIES_OF_VEHICLE = (
+    "DELETE FROM history_series WHERE environment = :environment AND vin = :vin"
+)
+_DELETE_LEGACY_OF_VEHICLE = (
+    "DELETE FROM vehicle_data_history WHERE environment = :environment AND vin = :vin"
+)
+
+
+async def delete_vehicle(conn: Connection, *, environment: str, vin: str) -> int:
+    """Every stored point of the vehicle (hot, sealed, not yet migrated) and its series;
+    how many points. Hot rows go first: a sealer moving them into a chunk meanwhile
+    either finds them gone (its transaction fails, nothing written) or commits before
+    this one's chunk statement, which then sees and deletes its chunk."""
+    params = {"environment": environment, "vin": vin}
+    deleted = await conn.execute(_DELETE_HOT_OF_VEHICLE, params)
+    deleted += sum(
+        int(row["count"]) for row in await conn.fetch_all(_DELETE_CHUNKS_OF_VEHICLE, params)
+    )
+    deleted += await conn.execute(_DELETE_LEGACY_OF_VEHICLE, params)
+    await conn.execute(_DELETE_SERIES_OF_VEHICLE, params)
+    return deleted

@@ -676,3 +676,9 @@ async def seal(
             async with db.transaction() as conn:
                 await repository.release_series(conn, series_id=series)
     return sealed
+
+
+async def delete_vehicle(conn: Connection, *, environment: str, vin: str) -> int:
+    """Delete the vehicle's whole history (an operator's rebrand starts it anew, in the
+    caller's transaction); how many points."""
+    return await repository.delete_vehicle(conn, environment=environment, vin=vin)

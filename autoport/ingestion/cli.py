@@ -8,9 +8,20 @@ from typing import Annotated
 
 import typer
 
+from autoport.catalog.brands import MakerCodes
 from autoport.config import Settings
 from autoport.ingestion import providers as service
-from autoport.kit.cli import EnvOption, ExitCode, JsonOption, fail, note, print_json, run
+from autoport.ingestion.service import Rebranded, rebrand_vehicle
+from autoport.kit.cli import (
+    EnvOption,
+    ExitCode,
+    JsonOption,
+    fail,
+    note,
+    output,
+    print_json,
+    run,
+)
 from autoport.kit.clock import now_us
 from autoport.kit.db import Database
 from autoport.kit.environments import Environment
@@ -173,3 +184,51 @@ def revoke(
             return await service.revoke_provider(conn, provider_id=provider_id, now_us=now_us())
 
     _show(provider_id, run(work), as_json, lambda p: f"provider {p.id} revoked")
+
+
+vehicles_app = typer.Typer(
+    help="Stored vehicles: the operator's actions on a vehicle's data.", no_args_is_help=True
+)
+
+
+@vehicles_app.command()
+def rebrand(
+    vin: Annotated[str, typer.Argument(help="The vehicle's VIN.")],
+    brand: Annotated[str, typer.Option("--brand", help="The brand the vehicle is now.")],
+    yes: Annotated[
+        bool, typer.Option("--yes", help="Delete the vehicle's stored data and history.")
+    ] = False,
+    environment: EnvOption = Environment.production,
+    as_json: JsonOption = False,
+) -> None:
+    """A VIN re-registered under another brand: its stored data and history (sent for
+    the previous brand) are deleted and it starts again, empty, under --brand. Pushes
+    can never change a stored brand themselves (docs/vehicle-data.md)."""
+    if not yes:
+        fail(
+            f"rebranding {vin} deletes its stored data and history (they were sent for its "
+            "previous brand and are never served under the new one); run again with --yes",
+            ExitCode.usage,
+        )
+
+    async def work(db: Database, settings: Settings) -> Rebranded:
+        codes = MakerCodes(settings.maker_codes)
+        async with db.transaction() as conn:
+            return await rebrand_vehicle(
+                conn,
+                environment=environment,
+                vin=vin,
+                brand=brand,
+                now_us=now_us(),
+                maker_codes=codes,
+            )
+
+    output(
+        run(work).as_dict(),
+        as_json,
+        lambda d: (
+            f"{d['vin']} ({d['environment']}) is now {d['brand']} "
+            f"(was {d['previous_brand'] or 'not stored'}); "
+            f"{d['history_deleted']} history points deleted"
+        ),
+    )

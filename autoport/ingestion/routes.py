@@ -12,7 +12,7 @@ from starlette.requests import ClientDisconnect
 from starlette.responses import Response
 
 from autoport.brands.registry import registry_of
-from autoport.catalog.brands import canonical_brand
+from autoport.catalog.brands import MAKER_CODE_RULE, canonical_brand
 from autoport.fleet import decisions
 from autoport.fleet.schemas import PendingClearance, PendingClearanceList
 from autoport.ingestion import providers
@@ -21,7 +21,7 @@ from autoport.ingestion.service import IngestError, ingest_vehicle_data
 from autoport.kit.environments import environment_of
 from autoport.kit.errors import ApiError, ErrorItem, request_id_of
 from autoport.kit.openapi import PROVIDER_SECURITY
-from autoport.kit.routing import api_router, is_json_content_type, json_response
+from autoport.kit.routing import api_router, documented, is_json_content_type, json_response
 from autoport.kit.state import state_of
 
 router = api_router(tags=["ingestion"])
@@ -112,11 +112,22 @@ def _layout(item: dict[str, Any], where: str) -> tuple[Any, str]:
             "model": IngestAnswer,
         },
         401: {"description": "Missing, unknown or revoked provider secret"},
+        409: {
+            "description": "Nothing accepted: each vehicle names a brand its stored data "
+            "does not allow this provider to set (a VIN re-registered under another brand "
+            "is rebranded by the operator)",
+            "model": IngestRejected,
+        },
         413: {"description": "Body over the configured size limit"},
-        422: {"description": "Nothing in the body could be accepted", "model": IngestRejected},
+        422: {
+            "description": "Nothing in the body could be accepted (a brand the VIN's "
+            "manufacturer code contradicts among the reasons)",
+            "model": IngestRejected,
+        },
     },
     openapi_extra={"security": PROVIDER_SECURITY},
 )
+@documented(MAKER_CODE_RULE)
 async def ingest(request: Request) -> Response:
     """Store data points of one or many vehicles, validated against the level-13 catalog.
 
@@ -124,6 +135,12 @@ async def ingest(request: Request) -> Response:
     {...}}`) or the streaming-v2 layout (`{"version": 2, "vin", "brand"?, "data": {...}}`),
     an array of such vehicles, or `{"vehicles": [...]}`. Every valid data point is
     stored (in one transaction); invalid ones are listed with the reason and never stored.
+
+    The brand: a provider pushes only for its own brands, a brand the VIN's maker code
+    contradicts is refused (`brand`, 422; the rule below), and a vehicle stored for a
+    brand the provider does not speak for keeps it (`brand`, 409 when that is all the
+    body holds): a VIN re-registered under another brand is rebranded by the operator
+    (`autoport vehicles rebrand`), which starts a new document.
     """
     provider = await _provider(request)
     content_type = request.headers.get("content-type", "")
@@ -149,6 +166,8 @@ async def ingest(request: Request) -> Response:
     environment = environment_of(request)
     now = state.clock.now_us()
     results: list[dict[str, Any]] = []
+    conflicts = 0  # rejections of a brand the stored one does not allow (409)
+    maker_codes = registry_of(state).maker_codes
     multi = len(vehicles) != 1 or isinstance(body, list) or "vehicles" in body
     async with state.database.transaction() as conn:
         for index, item in enumerate(vehicles):
@@ -176,8 +195,12 @@ async def ingest(request: Request) -> Response:
                     data=data,
                     now_us=now,
                     source=f"provider:{provider.id}",
+                    speaks_for=provider.brands,
+                    maker_codes=maker_codes,
                 )
             except IngestError as error:
+                if error.status == 409:
+                    conflicts += 1
                 source = error.source if error.source.startswith(where) else where + error.source
                 results.append(
                     {
@@ -201,12 +224,16 @@ async def ingest(request: Request) -> Response:
         "vehicles": results,
     }
     if accepted == 0 and rejected > 0:
+        # Only refusals: 409 when each is a brand the stored vehicle does not allow (the
+        # body is valid; what is stored decides), 422 otherwise.
+        conflict = conflicts == rejected
+        title = "Conflict" if conflict else "Invalid data point"
         items = [
-            ErrorItem("Invalid data point", f"{r['source']}: {r['reason']}", r["source"]).as_dict()
+            ErrorItem(title, f"{r['source']}: {r['reason']}", r["source"]).as_dict()
             for result in results
             for r in result["rejected"]
         ]
-        return json_response({"errors": items, **content}, status_code=422)
+        return json_response({"errors": items, **content}, status_code=409 if conflict else 422)
     return json_response(content)
 
 

@@ -15,7 +15,7 @@ a re-delivered point changes nothing.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from functools import lru_cache
@@ -25,13 +25,20 @@ import orjson
 import structlog
 
 from autoport.catalog import CATALOG, DataPointError, validate_property_value, validate_wrapper
-from autoport.catalog.brands import SANDBOX_BRAND, UNKNOWN_BRAND, canonical_brand
+from autoport.catalog.brands import (
+    MAKER_CODES,
+    SANDBOX_BRAND,
+    UNKNOWN_BRAND,
+    MakerCodes,
+    canonical_brand,
+)
 from autoport.catalog.validation import json_type
 from autoport.history import service as history
 from autoport.ingestion import repository
 from autoport.kit import outbox
 from autoport.kit.db import Connection, Database
 from autoport.kit.environments import Environment
+from autoport.kit.errors import ApiError
 from autoport.vehicles.access import sandbox_only_problem
 from autoport.vehicles.vin import vin_problem
 
@@ -90,12 +97,38 @@ class IngestReport:
 
 class IngestError(ValueError):
     """The request as a whole cannot be ingested (bad VIN or brand); `source` names the
-    field."""
+    field. `status` 409 when the request is valid in itself but contradicts what is stored
+    (a brand the vehicle's stored brand does not allow), 422 otherwise."""
 
-    def __init__(self, source: str, message: str) -> None:
+    def __init__(self, source: str, message: str, *, status: int = 422) -> None:
         super().__init__(f"{source}: {message}")
         self.source = source
         self.message = message
+        self.status = status
+
+
+def relabel_problem(
+    stored: str | None, wanted: str | None, speaks_for: Collection[str] | None
+) -> str | None:
+    """Why a delivery naming `wanted` may not change the vehicle's stored brand, or None.
+
+    Data stored for a brand is what that brand's grants and clearances read, so the brand
+    is not the next sender's to choose: it changes only from `unknown`, or when the sender
+    speaks for both the stored brand and the new one (`speaks_for`: a data provider's
+    brands; None, a sender of the named brand alone, such as a carmaker's connector). A VIN
+    re-registered under another carmaker is the operator's to rebrand (`rebrand_vehicle`),
+    which starts a new document."""
+    if stored in (None, UNKNOWN_BRAND) or wanted in (None, UNKNOWN_BRAND, stored):
+        return None
+    allowed = {wanted} if speaks_for is None else set(speaks_for)
+    if stored in allowed and wanted in allowed:
+        return None
+    return (
+        f"the vehicle's data is stored for the brand {stored}, which this sender does not "
+        f"speak for: it cannot be moved to {wanted}. A VIN re-registered under another "
+        f"brand is rebranded by the operator (autoport vehicles rebrand VIN --brand "
+        f"{wanted}), which starts a new document"
+    )
 
 
 @dataclass(slots=True)
@@ -225,17 +258,25 @@ async def ingest_vehicle_data(
     data: object,
     now_us: int,
     source: str = "api",
+    speaks_for: Collection[str] | None = None,
+    maker_codes: MakerCodes = MAKER_CODES,
 ) -> IngestReport:
     """Validate and store the data points of one vehicle; see the module docstring.
 
     `db` is a Database (a transaction of its own) or a Connection inside the caller's
     transaction. Invalid points are reported in `rejected` and never stored; the valid
-    ones are stored together. Raises IngestError for a bad VIN or brand.
+    ones are stored together. Raises IngestError for a bad VIN, a brand the VIN's
+    manufacturer code contradicts (`maker_codes`: the registry's on request paths), or a
+    brand the stored one does not allow this sender to set (`relabel_problem`, 409).
     """
     problem = vin_problem(vin)
     if problem:
         raise IngestError("vin", problem)
     stored_brand = resolve_brand(environment, brand)
+    if stored_brand not in (None, UNKNOWN_BRAND):
+        maker = maker_codes.problem(vin, stored_brand)
+        if maker is not None:
+            raise IngestError("brand", maker)
     points, rejected = prepare(data, now_us=now_us)
     report = IngestReport(vin=vin, brand=stored_brand, rejected=rejected)
     if rejected:
@@ -262,10 +303,10 @@ async def ingest_vehicle_data(
         report.accepted = [AcceptedPoint(p.capability, p.name, False) for p in points]
         return report
     if isinstance(db, Connection):
-        await _apply(db, environment, report, points, now_us, stored_brand)
+        await _apply(db, environment, report, points, now_us, stored_brand, speaks_for)
     else:
         async with db.transaction() as conn:
-            await _apply(conn, environment, report, points, now_us, stored_brand)
+            await _apply(conn, environment, report, points, now_us, stored_brand, speaks_for)
     return report
 
 
@@ -294,10 +335,17 @@ async def _apply(
     points: list[_Point],
     now_us: int,
     requested_brand: str | None,
+    speaks_for: Collection[str] | None,
 ) -> None:
     env = str(environment)
     vin = report.vin
     current = await repository.get_vehicle_for_update(conn, environment=env, vin=vin)
+    # Before anything is written: the stored brand, read under the row's lock, decides.
+    relabel = relabel_problem(
+        None if current is None else str(current["brand"]), requested_brand, speaks_for
+    )
+    if relabel is not None:
+        raise IngestError("brand", relabel, status=409)
     document: dict[str, dict[str, Any]]
     stamps: dict[str, int]
     if current is None:
@@ -351,7 +399,7 @@ async def _apply(
         if not inserted:
             # Another transaction created the vehicle first (PostgreSQL): merge into it.
             del report.accepted[-len(points) :]
-            await _apply(conn, environment, report, points, now_us, requested_brand)
+            await _apply(conn, environment, report, points, now_us, requested_brand, speaks_for)
             return
     else:
         await repository.update_vehicle(conn, values)
@@ -372,3 +420,84 @@ async def _apply(
         now_us=now_us,
         vin=vin,
     )
+
+
+@dataclass(frozen=True, slots=True)
+class Rebranded:
+    environment: Environment
+    vin: str
+    previous: str | None  # the brand its data was stored for; None: nothing was stored
+    brand: str
+    history_deleted: int  # data points of the history deleted
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "environment": str(self.environment),
+            "vin": self.vin,
+            "previous_brand": self.previous,
+            "brand": self.brand,
+            "history_deleted": self.history_deleted,
+        }
+
+
+async def rebrand_vehicle(
+    conn: Connection,
+    *,
+    environment: Environment,
+    vin: str,
+    brand: str,
+    now_us: int,
+    maker_codes: MakerCodes = MAKER_CODES,
+) -> Rebranded:
+    """The operator's action for a VIN re-registered under another brand: the vehicle
+    starts again as an empty document of `brand`. What was stored for the previous brand
+    (the latest values and the whole history, sent by that brand's providers) is deleted,
+    never served under the new brand; the previous brand's senders can no longer push for
+    it (`relabel_problem`), and its grants and clearances read nothing of it
+    (`vehicles.access.brand_serves`). ApiError naming the field otherwise."""
+    problem = vin_problem(vin)
+    if problem:
+        raise ApiError(400, f"vin: {problem}", source="vin")
+    if environment is Environment.sandbox:
+        raise ApiError(
+            422,
+            "environment: every sandbox vehicle's brand is sandbox; nothing to rebrand",
+            source="environment",
+        )
+    try:
+        canonical = resolve_brand(environment, brand)
+    except IngestError as error:
+        raise ApiError(422, f"brand: {error.message}", source="brand") from None
+    if canonical in (None, UNKNOWN_BRAND):
+        raise ApiError(422, "brand: name the brand the vehicle is now", source="brand")
+    assert canonical is not None
+    maker = maker_codes.problem(vin, canonical)
+    if maker is not None:
+        raise ApiError(422, f"brand: {maker}", source="brand")
+    env = str(environment)
+    current = await repository.get_vehicle_for_update(conn, environment=env, vin=vin)
+    previous = None if current is None else str(current["brand"])
+    if previous == canonical:
+        raise ApiError(409, f"brand: the vehicle is already stored for {canonical}", source="brand")
+    deleted = await history.delete_vehicle(conn, environment=env, vin=vin)
+    values = {
+        "environment": env,
+        "vin": vin,
+        "brand": canonical,
+        "document": "{}",
+        "stamps": "{}",
+        "now": now_us,
+    }
+    if current is None:
+        await repository.create_vehicle(conn, values)
+    else:
+        await repository.update_vehicle(conn, values)
+    log.warning(
+        "vehicle rebranded by the operator: its stored data was deleted",
+        environment=env,
+        vin=vin,
+        previous=previous,
+        brand=canonical,
+        history_deleted=deleted,
+    )
+    return Rebranded(environment, vin, previous, canonical, deleted)

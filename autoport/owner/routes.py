@@ -180,7 +180,9 @@ async def sign_in_submit(request: Request) -> Response:
     vin_typed = form.get("vin", "")
     await _throttle(request, state, "".join(vin_typed.split()).upper())
     try:
-        brand, vin = service.check_sign_in(env, form.get("brand"), vin_typed)
+        brand, vin = service.check_sign_in(
+            env, form.get("brand"), vin_typed, maker_codes=registry_of(state).maker_codes
+        )
     except service.FormProblem as problem:
         return _sign_in_page(
             request,

@@ -26,7 +26,7 @@ import orjson
 import structlog
 
 from autoport.brands.base import BrandConnector, ConnectorError
-from autoport.catalog.brands import BRANDS, canonical_brand, wmi_problem
+from autoport.catalog.brands import BRANDS, MAKER_CODES, MakerCodes, canonical_brand
 from autoport.catalog.commands import COMMANDS
 from autoport.config import Settings
 from autoport.consent import verification
@@ -132,13 +132,20 @@ def brands_for(environment: Environment) -> list[str]:
     return sorted(b for b in BRANDS if sandbox_only_problem(b, environment) is None)
 
 
-def check_sign_in(environment: Environment, brand: str | None, vin: str | None) -> tuple[str, str]:
-    """(canonical brand, cleaned VIN), or FormProblem naming the field."""
+def check_sign_in(
+    environment: Environment,
+    brand: str | None,
+    vin: str | None,
+    *,
+    maker_codes: MakerCodes = MAKER_CODES,
+) -> tuple[str, str]:
+    """(canonical brand, cleaned VIN), or FormProblem naming the field (a VIN whose
+    manufacturer code contradicts the brand by `maker_codes`: the registry's on a request)."""
     chosen = canonical_brand(brand or "")
     if chosen is None or sandbox_only_problem(chosen, environment) is not None:
         raise FormProblem("brand", "brand", "choose the carmaker of your vehicle")
     cleaned = "".join((vin or "").split()).upper()
-    problem = vin_problem(cleaned) or wmi_problem(cleaned, chosen)
+    problem = vin_problem(cleaned) or maker_codes.problem(cleaned, chosen)
     if problem is not None:
         raise FormProblem("vin", "vin", f"vin: {problem}")
     return chosen, cleaned

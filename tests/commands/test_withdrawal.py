@@ -285,3 +285,15 @@ async def test_a_waited_answer_shows_no_state_once_access_is_lost(
     body = answer.json()
     assert body["status"] == "executed"
     assert body["state"] == {}, body["state"]
+
+
+async def test_the_api_description_says_when_access_is_read_again(harness: Harness) -> None:
+    spec = (await harness.client.get("/openapi.json")).json()
+    send = spec["paths"]["/v1/vehicle-commands/autoapi-13/{vin}"]["post"]
+    read = spec["paths"]["/v1/vehicle-commands/{command_id}"]["get"]
+    for operation in (send, read):
+        assert "read again after a wait" in operation["description"]
+        assert "`cancelled`" in operation["description"]
+    assert "cancelled" in send["responses"]["202"]["content"]["application/json"]["schema"][
+        "$ref"
+    ] or "cancelled" in str(spec["components"]["schemas"]["CommandView"])

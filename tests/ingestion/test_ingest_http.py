@@ -15,6 +15,7 @@ from tests.ingestion.conftest import new_provider
 
 VIN = "WBA00000000000001"
 VIN2 = "WBA00000000000002"
+MERCEDES_VIN = "WDD00000000000001"
 TS = "2024-05-01T10:00:00.000000Z"
 
 
@@ -56,7 +57,7 @@ async def test_streaming_layout_of_many_vehicles_with_one_bad_point(
         "vehicles": [
             {
                 "version": 2,
-                "vin": VIN,
+                "vin": MERCEDES_VIN,
                 "brand": "mercedes-benz",
                 "data": {
                     "charging": {
@@ -91,7 +92,9 @@ async def test_streaming_layout_of_many_vehicles_with_one_bad_point(
     assert second["rejected"][0]["source"] == "vehicles[1].vin"
     assert "17 characters" in second["rejected"][0]["reason"]
     assert third["accepted"] == [{"property": "usage.odometer_after_last_trip", "changed": True}]
-    assert await document(app) == {"charging": {"status": {"data": "charging", "timestamp": TS}}}
+    assert await document(app, MERCEDES_VIN) == {
+        "charging": {"status": {"data": "charging", "timestamp": TS}}
+    }
     assert (await document(app, VIN2)) is not None
 
 

@@ -16,6 +16,7 @@ from autoport.kit.environments import Environment
 from tests.history import stored as history_stored
 
 VIN = "WBA00000000000001"
+MERCEDES_VIN = "WDD00000000000001"
 PROD = Environment.production
 
 
@@ -153,12 +154,17 @@ async def test_a_bad_point_is_rejected_and_the_good_ones_stored(database: Databa
 
 async def test_the_outbox_event_carries_only_changed_points_as_lists(database: Database) -> None:
     await ingest_vehicle_data(
-        database, environment=PROD, vin=VIN, brand="mercedes-benz", data=level(0.5, 10), now_us=1
+        database,
+        environment=PROD,
+        vin=MERCEDES_VIN,
+        brand="mercedes-benz",
+        data=level(0.5, 10),
+        now_us=1,
     )
     await ingest_vehicle_data(
         database,
         environment=PROD,
-        vin=VIN,
+        vin=MERCEDES_VIN,
         brand="mercedes-benz",
         data={
             "charging": {"battery_level": {"data": 0.1, "timestamp": stamp(5)}},
@@ -175,7 +181,7 @@ async def test_the_outbox_event_carries_only_changed_points_as_lists(database: D
     )
     first, second = await outbox_payloads(database)
     assert first == {
-        "vin": VIN,
+        "vin": MERCEDES_VIN,
         "brand": "mercedes_benz",
         "data": {"charging": {"battery_level": [{"data": 0.5, "timestamp": stamp(10)}]}},
     }
@@ -187,7 +193,7 @@ async def test_the_outbox_event_carries_only_changed_points_as_lists(database: D
         }
     }
     row = await database.fetch_one("SELECT vin, application_id FROM outbox LIMIT 1")
-    assert row is not None and row["vin"] == VIN and row["application_id"] is None
+    assert row is not None and row["vin"] == MERCEDES_VIN and row["application_id"] is None
 
 
 async def test_environments_are_kept_apart(database: Database) -> None:
@@ -293,7 +299,21 @@ async def test_the_brand_is_kept_when_not_given_and_never_forgotten(database: Da
         )
         assert report.brand == "bmw"
     assert await database.fetch_value(brand_sql, {"v": VIN}) == "bmw"
+    # A sender of `mini` alone cannot take a vehicle stored for `bmw` (409)...
+    with pytest.raises(IngestError) as refused:
+        await ingest_vehicle_data(
+            database, environment=PROD, vin=VIN, brand="mini", data=level(0.3, 3), now_us=4
+        )
+    assert (refused.value.source, refused.value.status) == ("brand", 409)
+    assert await database.fetch_value(brand_sql, {"v": VIN}) == "bmw"
+    # ... one that speaks for both (a provider of bmw and mini) can.
     await ingest_vehicle_data(
-        database, environment=PROD, vin=VIN, brand="mini", data=level(0.3, 3), now_us=4
+        database,
+        environment=PROD,
+        vin=VIN,
+        brand="mini",
+        data=level(0.3, 3),
+        now_us=4,
+        speaks_for=("bmw", "mini"),
     )
     assert await database.fetch_value(brand_sql, {"v": VIN}) == "mini"
