@@ -1,9 +1,10 @@
-"""Write src/autoport_client/models/_generated.py from autoport's level-13 catalog.
+"""Write src/autoport_client/models/_generated.py from autoport's level-13 catalog, and
+src/autoport_client/commands.py from its vehicle commands (catalog/commands.json).
 
-    python clients/python/scripts/generate_models.py [--catalog PATH] [--check]
+    python clients/python/scripts/generate_models.py [--catalog PATH] [--commands PATH] [--check]
 
 The output is committed, so the installed client never needs the catalog (nor autoport);
-`--check` exits 1 when the committed file differs from what the catalog gives (the
+`--check` exits 1 when a committed file differs from what the catalog gives (the
 client's tests run it).
 """
 
@@ -18,7 +19,9 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 CLIENT = HERE.parent
 DEFAULT_CATALOG = CLIENT.parent.parent / "autoport" / "catalog" / "level13.json"
+DEFAULT_COMMANDS = CLIENT.parent.parent / "autoport" / "catalog" / "commands.json"
 OUTPUT = CLIENT / "src" / "autoport_client" / "models" / "_generated.py"
+COMMANDS_OUTPUT = CLIENT / "src" / "autoport_client" / "commands.py"
 
 
 def camel(name: str) -> str:
@@ -163,18 +166,134 @@ class Generator:
         return "\n".join(parts)
 
 
+class CommandsGenerator:
+    """One function per command, keyword arguments typed as the catalog says (enums as
+    Literals, quantities with their units), grouped by capability:
+    `commands.doors.lock_unlock_doors(locks_state="locked")`."""
+
+    def __init__(self, catalog: dict[str, Any]) -> None:
+        self.catalog = catalog
+
+    def annotation(self, type_: dict[str, Any]) -> str:
+        kind = type_["kind"]
+        if kind == "enum":
+            return literal(type_["values"])
+        if kind == "number":
+            return "float"
+        if kind == "integer":
+            return "int"
+        if kind == "string":
+            return "str"
+        if kind == "date-time":
+            return "datetime"
+        if kind == "quantity":
+            return f"Quantity[{camel(type_['quantity'])}Unit]"
+        if kind == "object":
+            # Fields as the API takes them ({"hour": 7, "minute": 30}); checked by the server.
+            return "Mapping[str, Any]"
+        raise SystemExit(f"unknown catalog type kind {kind!r} (update the generator)")
+
+    def function(self, command: dict[str, Any]) -> str:
+        params = []
+        for argument in sorted(command["arguments"], key=lambda a: not a["required"]):
+            annotation = self.annotation(argument["type"])
+            if argument["multiple"]:
+                annotation = f"Sequence[{annotation}]"
+            if argument["required"]:
+                params.append(f"{argument['name']}: {annotation}")
+            else:
+                params.append(f"{argument['name']}: {annotation} | None = None")
+        signature = ", ".join(["*", *params]) if params else ""
+        names = ", ".join(f"{json.dumps(a['name'])}: {a['name']}" for a in command["arguments"])
+        capability, name = command["capability"], command["name"]
+        return "\n".join(
+            [
+                "    @staticmethod",
+                f"    def {name}({signature}) -> CommandRequest:",
+                f'        """{command["label_en"]} (`{capability}.{name}`)."""',
+                f"        return request({json.dumps(capability)}, {json.dumps(name)}, "
+                f"{{{names}}})",
+            ]
+        )
+
+    def render(self) -> str:
+        by_capability: dict[str, list[dict[str, Any]]] = {}
+        for command in self.catalog["commands"]:
+            by_capability.setdefault(command["capability"], []).append(command)
+        used = {
+            a["type"]["quantity"]
+            for c in self.catalog["commands"]
+            for a in c["arguments"]
+            if a["type"]["kind"] == "quantity"
+        }
+        units = [
+            f"{camel(quantity)}Unit = {literal(names)}"
+            for quantity, names in self.catalog["units"].items()
+            if quantity in used
+        ]
+        classes = []
+        for capability, commands in by_capability.items():
+            functions = "\n\n".join(self.function(command) for command in commands)
+            classes.append(
+                f"class {camel(capability)}:\n"
+                f'    """The commands of `{capability}`."""\n\n{functions}\n\n\n'
+                f"{capability} = {camel(capability)}()\n\n"
+            )
+        about = self.catalog.get("about", {}).get("what", "the vehicle commands")
+        parts = [
+            f'"""Generated from {about} by clients/python/scripts/generate_models.py.',
+            "",
+            "Do not edit: run the script. Every command as a function of its capability, its",
+            "arguments typed (enums as Literals, quantities with their units), returning the",
+            "`CommandRequest` that `send_command` sends:",
+            "",
+            "    from autoport_client import commands",
+            '    client.send_command(vin, commands.doors.lock_unlock_doors(locks_state="locked"))',
+            '"""',
+            "",
+            "# ruff: noqa: E501",
+            "from __future__ import annotations",
+            "",
+            "from collections.abc import Mapping, Sequence",
+            "from datetime import datetime",
+            "from typing import Any, Literal",
+            "",
+            "from autoport_client.models._base import Quantity",
+            "from autoport_client.types import CommandRequest, command_argument",
+            "",
+            *units,
+            "",
+            "",
+            "def request(capability: str, command: str, arguments: Mapping[str, Any]) -> "
+            "CommandRequest:",
+            "    given = {name: value for name, value in arguments.items() if value is not None}",
+            "    return CommandRequest(capability, command, command_argument(given))",
+            "",
+            "",
+            *classes,
+        ]
+        return "\n".join(parts).rstrip("\n") + "\n"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--catalog", type=Path, default=DEFAULT_CATALOG)
+    parser.add_argument("--commands", type=Path, default=DEFAULT_COMMANDS)
     parser.add_argument("--check", action="store_true")
     args = parser.parse_args(argv)
-    text = Generator(json.loads(args.catalog.read_text(encoding="utf-8"))).render()
+    outputs = {
+        OUTPUT: Generator(json.loads(args.catalog.read_text(encoding="utf-8"))).render(),
+        COMMANDS_OUTPUT: CommandsGenerator(
+            json.loads(args.commands.read_text(encoding="utf-8"))
+        ).render(),
+    }
     if args.check:
-        if OUTPUT.read_text(encoding="utf-8") != text:
-            print(f"{OUTPUT} is out of date: run {Path(__file__).name}", file=sys.stderr)
-            return 1
-        return 0
-    OUTPUT.write_text(text, encoding="utf-8")
+        stale = [path for path, text in outputs.items() if path.read_text(encoding="utf-8") != text]
+        for path in stale:
+            print(f"{path} is out of date: run {Path(__file__).name}", file=sys.stderr)
+        return 1 if stale else 0
+    for path, text in outputs.items():
+        path.write_text(text, encoding="utf-8")
     return 0
 
 

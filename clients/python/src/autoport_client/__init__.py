@@ -1,6 +1,7 @@
 """autoport-client: a Python client of autoport (and, where the paths match, the
 original service). See the README of clients/python."""
 
+from autoport_client import commands
 from autoport_client._core import RetryPolicy, __version__, pkce_pair
 from autoport_client.aio import AsyncClient, AsyncVehicleSession
 from autoport_client.client import Client, VehicleSession
@@ -25,12 +26,15 @@ from autoport_client.errors import (
 )
 from autoport_client.models import VehicleData
 from autoport_client.types import (
+    CommandFailure,
+    CommandRequest,
     Eligibility,
     FleetVehicle,
     HistoryPoint,
     NewFleetVehicle,
     StreamGap,
     StreamMessage,
+    VehicleCommand,
     VehicleInfo,
     VehicleToken,
 )
@@ -43,6 +47,8 @@ __all__ = [
     "AutoportError",
     "BadRequest",
     "Client",
+    "CommandFailure",
+    "CommandRequest",
     "Conflict",
     "ConsentError",
     "Eligibility",
@@ -62,11 +68,13 @@ __all__ = [
     "StreamGap",
     "StreamMessage",
     "ValidationError",
+    "VehicleCommand",
     "VehicleData",
     "VehicleInfo",
     "VehicleOffline",
     "VehicleSession",
     "VehicleToken",
     "__version__",
+    "commands",
     "pkce_pair",
 ]

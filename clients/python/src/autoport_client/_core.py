@@ -8,6 +8,7 @@ import base64
 import hashlib
 import hmac
 import json
+import math
 import re
 import secrets
 import time
@@ -24,6 +25,7 @@ import httpx
 from autoport_client.errors import ApiError, AutoportError, ConsentError, error_from_response
 from autoport_client.models import VehicleData
 from autoport_client.types import (
+    CommandRequest,
     Eligibility,
     Environment,
     FleetVehicle,
@@ -31,6 +33,7 @@ from autoport_client.types import (
     NewFleetVehicle,
     StreamGap,
     StreamMessage,
+    VehicleCommand,
     VehicleInfo,
 )
 
@@ -62,6 +65,9 @@ class Call(Generic[T_co]):
     json: Any = None
     form: Mapping[str, str] | None = None
     auth: Auth | str = Auth.APP  # or a bearer token string
+    headers: Mapping[str, str] | None = None
+    # Added to the client's timeout (a call that waits on the server, `Prefer: wait`).
+    extra_seconds: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -457,6 +463,52 @@ def vehicleinfo_call(token: str) -> Call[VehicleInfo]:
 def is_expired_token(error: ApiError) -> bool:
     """A 401 the caller can cure with a fresh token (expired, revoked-by-rotation...)."""
     return error.status == 401
+
+
+# ---------------------------------------------------------------------- vehicle commands
+
+
+def _prefer_wait(wait: float | None) -> dict[str, str]:
+    if wait is None:
+        return {}
+    if wait < 0:
+        raise ValueError("wait: seconds, 0 or more")
+    return {"Prefer": f"wait={math.ceil(wait)}"}
+
+
+def send_command_call(
+    vin: str,
+    request: CommandRequest,
+    auth: Auth | str,
+    *,
+    wait: float | None,
+    idempotency_key: str | None,
+) -> Call[VehicleCommand]:
+    headers = _prefer_wait(wait)
+    if idempotency_key is not None:
+        headers["Idempotency-Key"] = idempotency_key
+    return Call(
+        "POST",
+        f"/v1/vehicle-commands/autoapi-13/{vin}",
+        lambda r: VehicleCommand.from_dict(r.json()),
+        json=request.as_json(),
+        auth=auth,
+        headers=headers,
+        extra_seconds=math.ceil(wait or 0),
+    )
+
+
+def get_command_call(
+    command_id: str, auth: Auth | str, *, wait: float | None
+) -> Call[VehicleCommand]:
+    return Call(
+        "GET",
+        f"/v1/vehicle-commands/{command_id}",
+        lambda r: VehicleCommand.from_dict(r.json()),
+        auth=auth,
+        headers=_prefer_wait(wait),
+        extra_seconds=math.ceil(wait or 0),
+    )
 
 
 # ------------------------------------------------------------------------------ streams

@@ -16,6 +16,7 @@ from autoport_client.errors import ApiError, StreamDisconnected
 from autoport_client.models import VehicleData
 from autoport_client.types import (
     AppToken,
+    CommandRequest,
     Eligibility,
     Environment,
     FleetVehicle,
@@ -23,6 +24,7 @@ from autoport_client.types import (
     NewFleetVehicle,
     StreamGap,
     StreamMessage,
+    VehicleCommand,
     VehicleInfo,
     VehicleToken,
 )
@@ -42,7 +44,8 @@ class Client(_core.ClientBase):
     the stream) use a client_credentials token the client fetches, caches and renews
     before it expires. An owner's grant is used through `vehicle(token)`.
 
-    Vehicle commands are not part of autoport yet; this client has no methods for them.
+    Vehicle commands: `send_command` (typed requests from `autoport_client.commands`,
+    `wait`, an idempotency key) and `get_command`.
     """
 
     def __init__(
@@ -61,6 +64,7 @@ class Client(_core.ClientBase):
             base_url, client_id, client_secret,
             private_key=private_key, environment=environment, retry=retry,
         )  # fmt: skip
+        self._timeout = timeout
         self._http = httpx.Client(
             base_url=self.api_root,
             timeout=timeout,
@@ -82,7 +86,12 @@ class Client(_core.ClientBase):
         self.close()
 
     def _send(self, call: Call[T], bearer: str | None) -> httpx.Response:
-        headers = {"Authorization": f"Bearer {bearer}"} if bearer else None
+        headers = dict(call.headers or {})
+        if bearer:
+            headers["Authorization"] = f"Bearer {bearer}"
+        timeout: Any = httpx.USE_CLIENT_DEFAULT
+        if call.extra_seconds:
+            timeout = self._timeout + call.extra_seconds
         # The last attempt always returns: the policy gives no delay after max_retries.
         for attempt in range(self._retry.max_retries + 1):
             response = self._http.request(
@@ -92,6 +101,7 @@ class Client(_core.ClientBase):
                 json=call.json,
                 data=self._form(call),
                 headers=headers,
+                timeout=timeout,
             )
             wait = self._retry.delay(response, attempt)
             if wait is None:
@@ -180,6 +190,32 @@ class Client(_core.ClientBase):
         """Use an owner's grant: the session refreshes it (with rotation) when needed and
         calls `on_refresh` with every new token, so you can store it."""
         return VehicleSession(self, token, on_refresh)
+
+    # ------------------------------------------------------------------ vehicle commands
+
+    def send_command(
+        self,
+        vin: str,
+        request: CommandRequest,
+        *,
+        wait: float | None = None,
+        idempotency_key: str | None = None,
+    ) -> VehicleCommand:
+        """Send a vehicle command (`autoport_client.commands` makes `request` with typed
+        arguments). Accepted, it is `pending`; with `wait` the server holds the answer up
+        to that many seconds (at most its `vehicle_command_max_wait_seconds`) and returns
+        it finished if it finished by then. The same `idempotency_key` again (a retry after
+        a lost answer) returns the first command instead of sending a second."""
+        return self._run(
+            _core.send_command_call(
+                vin, request, Auth.APP, wait=wait, idempotency_key=idempotency_key
+            )
+        )
+
+    def get_command(self, command_id: str, *, wait: float | None = None) -> VehicleCommand:
+        """A command sent earlier; with `wait`, the server answers once it finished (or
+        after that many seconds)."""
+        return self._run(_core.get_command_call(command_id, Auth.APP, wait=wait))
 
     # ------------------------------------------------------------------ vehicle data
 
@@ -386,6 +422,24 @@ class VehicleSession:
 
     def get_vehicle_data(self, vin: str) -> VehicleData:
         return self._call(lambda access: _core.vehicle_data_call(vin, access))
+
+    def send_command(
+        self,
+        vin: str,
+        request: CommandRequest,
+        *,
+        wait: float | None = None,
+        idempotency_key: str | None = None,
+    ) -> VehicleCommand:
+        """Send a vehicle command under the owner's grant (see `Client.send_command`)."""
+        return self._call(
+            lambda access: _core.send_command_call(
+                vin, request, access, wait=wait, idempotency_key=idempotency_key
+            )
+        )
+
+    def get_command(self, command_id: str, *, wait: float | None = None) -> VehicleCommand:
+        return self._call(lambda access: _core.get_command_call(command_id, access, wait=wait))
 
     def history(
         self,

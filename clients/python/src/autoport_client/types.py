@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, Literal
 
 from autoport_client.models import VehicleData
@@ -234,3 +234,105 @@ __all__ = [
     "VehicleInfo",
     "VehicleToken",
 ]
+
+
+# ------------------------------------------------------------------------ vehicle commands
+
+CommandStatus = Literal["pending", "sent", "executed", "failed", "timed_out", "cancelled"]
+FINISHED_COMMAND_STATUSES = frozenset({"executed", "failed", "timed_out", "cancelled"})
+
+
+@dataclass(frozen=True, slots=True)
+class CommandRequest:
+    """A vehicle command to send: `autoport_client.commands` makes them with typed
+    arguments (`commands.doors.lock_unlock_doors(locks_state="locked")`); built by hand,
+    the arguments are the JSON the API takes."""
+
+    capability: str
+    command: str
+    arguments: Mapping[str, Any] = field(default_factory=dict)
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "capability": self.capability,
+            "command": self.command,
+            "arguments": dict(self.arguments),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class CommandFailure:
+    """Why a command did not execute (`{"reason", "description"}`: `oem_error`,
+    `privacy_mode_active`, `execution_timeout`, `unauthorised`, ...)."""
+
+    reason: str
+    description: str
+
+
+@dataclass(frozen=True, slots=True)
+class VehicleCommand:
+    """A command as `POST /v1/vehicle-commands/...` and `GET /v1/vehicle-commands/{id}`
+    answer it. `state` (once executed) is the capability's new state, in the pull's
+    layout, typed like a pull answer."""
+
+    id: str
+    vin: str
+    capability: str
+    command: str
+    status: CommandStatus
+    arguments: Mapping[str, Any] = field(default_factory=dict)
+    brand: str | None = None
+    failure: CommandFailure | None = None
+    created_at: datetime | None = None
+    updated_at: datetime | None = None
+    sent_at: datetime | None = None
+    finished_at: datetime | None = None
+    expires_at: datetime | None = None
+    state: VehicleData | None = None
+    raw: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def finished(self) -> bool:
+        return self.status in FINISHED_COMMAND_STATUSES
+
+    @classmethod
+    def from_dict(cls, body: Mapping[str, Any]) -> VehicleCommand:
+        failure = body.get("failure")
+        state = body.get("state")
+        return cls(
+            id=str(body["id"]),
+            vin=str(body["vin"]),
+            capability=str(body["capability"]),
+            command=str(body["command"]),
+            status=body["status"],
+            arguments=dict(body.get("arguments") or {}),
+            brand=body.get("brand"),
+            failure=CommandFailure(str(failure["reason"]), str(failure.get("description", "")))
+            if isinstance(failure, Mapping)
+            else None,
+            created_at=_instant(body.get("created_at")),
+            updated_at=_instant(body.get("updated_at")),
+            sent_at=_instant(body.get("sent_at")),
+            finished_at=_instant(body.get("finished_at")),
+            expires_at=_instant(body.get("expires_at")),
+            state=VehicleData.from_dict(state) if isinstance(state, Mapping) else None,
+            raw=body,
+        )
+
+
+def command_argument(value: Any) -> Any:
+    """A typed command argument as the API takes it: a quantity as `{"value", "unit"}`,
+    an instant as ISO 8601 UTC, sequences and mappings item by item."""
+    from autoport_client.models._base import Quantity
+
+    if isinstance(value, Quantity):
+        return {"value": value.value, "unit": value.unit}
+    if isinstance(value, datetime):
+        if value.tzinfo is None:
+            raise ValueError("give an aware datetime (e.g. datetime.now(UTC))")
+        return value.astimezone(UTC).isoformat().replace("+00:00", "Z")
+    if isinstance(value, Mapping):
+        return {key: command_argument(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [command_argument(item) for item in value]
+    return value
