@@ -8,7 +8,7 @@ from __future__ import annotations
 import secrets
 
 import pytest
-from conftest import REDIRECT_URI, Demo, LiveServer, consent_code
+from conftest import REDIRECT_URI, Demo, LiveServer, consent_callback
 
 from autoport_client import (
     AsyncClient,
@@ -17,6 +17,7 @@ from autoport_client import (
     NotFound,
     ValidationError,
     commands,
+    pkce_pair,
 )
 from autoport_client.models._base import Quantity
 
@@ -86,9 +87,11 @@ def test_an_owner_grant_sends_commands_through_its_session(
     """The consent grants the application's commands (`doors.set.locks_state` in the
     token's scope); the session sends them with the vehicle token."""
     vin = demo.vins["driving"]
-    token = client.exchange_code(
-        consent_code(server, client, vin, app_id=demo.application_id), REDIRECT_URI
+    verifier, challenge = pkce_pair()
+    callback = consent_callback(
+        server, client, vin, app_id=demo.application_id, challenge=challenge
     )
+    token = client.exchange_callback(callback, REDIRECT_URI, state="st-1", code_verifier=verifier)
     assert "doors.set.locks_state" in token.scope.split()
     session = client.vehicle(token)
     done = session.send_command(
