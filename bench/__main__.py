@@ -44,6 +44,7 @@ BENCHMARKS: dict[str, str] = {
     "commands": "vehicle commands on the real `autoport serve`: accepted/s, p99 to executed",
     "retention": "disk use per vehicle-day at 1 Hz; ingestion during a history prune",
     "fuzz": "schemathesis against /openapi.json (>= 20,000 cases; --quick: a few)",
+    "fleet_soak": "vehicles one machine carries at a fleet's mix, until a service level breaks",
 }
 
 # What `publish --run` measures: every benchmark with the arguments of its published
@@ -65,6 +66,10 @@ PUBLISHED: list[list[str]] = [
     ["fuzz"],
 ]
 NEEDS_POSTGRES = {("pull_live", "--workers", "2", "--sweep")}
+
+# The smoke mode of the benchmarks whose --quick takes minutes (fleet_soak's short ramp):
+# what `all --quick` and CI run for them instead.
+SMOKE_FLAGS: dict[str, str] = {"fleet_soak": "--smoke"}
 
 
 def _usage() -> str:
@@ -100,6 +105,7 @@ def main(argv: list[str]) -> int:
     if not names or "-h" in extra or "--help" in extra:
         print(_usage())
         return 0
+    smoke_all = names == ["all"] and "--quick" in extra
     if names == ["all"]:
         names = list(BENCHMARKS)
     unknown = [name for name in names if name not in BENCHMARKS]
@@ -108,7 +114,10 @@ def main(argv: list[str]) -> int:
         return 2
     failed: list[str] = []
     for name in names:
-        if run_one(name, extra) != 0:
+        args = extra
+        if smoke_all and name in SMOKE_FLAGS:
+            args = [SMOKE_FLAGS[name] if arg == "--quick" else arg for arg in extra]
+        if run_one(name, args) != 0:
             failed.append(name)
     if failed:
         print(f"failed: {', '.join(failed)}", file=sys.stderr)
@@ -242,7 +251,7 @@ def _record(
     record = {
         "benchmark": name,
         "command": " ".join(["python -m bench", name, *shown]),
-        "quick": "--quick" in extra,
+        "quick": "--quick" in extra or "--smoke" in extra,
         "exit": code,
         "seconds": round(elapsed, 1),
         "finished_at": time.time(),

@@ -47,7 +47,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 from urllib.parse import urlencode
 
 import httpx
@@ -102,6 +102,19 @@ def _error_code(response: httpx.Response) -> str | None:
     return code if isinstance(code, str) else None
 
 
+def _data_delivery(brand: str, option: str) -> tuple[DataDelivery, ...]:
+    """`data_delivery = "push"`: a carmaker that pushes all its data (POST /v1/ingest or
+    `receive_push`) and is never asked on a pull, but still takes clearances and commands
+    over its API; "pull,push" (the default) also answers pulls through `fetch`."""
+    kinds = tuple(part.strip() for part in option.split(",") if part.strip())
+    if not kinds or any(kind not in ("pull", "push") for kind in kinds):
+        raise ValueError(
+            f"brand_connector_options.{brand}.data_delivery: 'push', 'pull' or 'pull,push', "
+            f"got {option!r}"
+        )
+    return cast("tuple[DataDelivery, ...]", kinds)
+
+
 @dataclass
 class TemplateConnector(BrandConnector):
     name: str = "template"
@@ -132,6 +145,7 @@ class TemplateConnector(BrandConnector):
         return cls(
             name=brand,
             base_url=options["base_url"].rstrip("/"),
+            data_delivery=_data_delivery(brand, options.get("data_delivery", "pull,push")),
             api_key=os.environ.get(key_env, "") if key_env else "",
             verification_method=VerificationMethod(
                 options.get("verification_method", VerificationMethod.owner_portal)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.__main__ import BENCHMARKS
+from bench.__main__ import BENCHMARKS, SMOKE_FLAGS
 
 # Each smoke run starts servers and loads them: never beside the other heavy tests, and
 # all on one worker (the module's runs are started together, by one fixture).
@@ -47,7 +47,7 @@ RUN_TIMEOUT_SECONDS = 240
 
 def _quick(name: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", f"bench.{name}", "--quick"],
+        [sys.executable, "-m", f"bench.{name}", SMOKE_FLAGS.get(name, "--quick")],
         cwd=ROOT,
         capture_output=True,
         text=True,

@@ -388,3 +388,27 @@ def test_the_template_options_configure_the_oem_login(
     assert connector.verification_method is VerificationMethod.oem_login
     assert (connector.oauth_client_id, connector.oauth_client_secret) == ("autoport", "from-env")
     assert connector.verification_problem() is None
+
+
+def test_a_push_only_carmaker_is_never_asked_on_a_pull_but_takes_commands(
+    sqlite_settings: Settings,
+) -> None:
+    options = {"base_url": "https://api.acme.example/v2", "data_delivery": "push"}
+    settings = sqlite_settings.model_copy(update={"brand_connector_options": {"bmw": options}})
+    connector = TemplateConnector.from_settings(settings, brand="bmw")
+    assert connector.data_delivery == ("push",)
+    assert not connector.fetches
+    assert connector.executes_commands and connector.decides_clearances()
+    default = TemplateConnector.from_settings(
+        sqlite_settings.model_copy(
+            update={"brand_connector_options": {"bmw": {"base_url": "https://x.example"}}}
+        ),
+        brand="bmw",
+    )
+    assert default.data_delivery == ("pull", "push") and default.fetches
+    bad = {"base_url": "https://api.acme.example/v2", "data_delivery": "fax"}
+    with pytest.raises(ValueError, match="data_delivery"):
+        TemplateConnector.from_settings(
+            sqlite_settings.model_copy(update={"brand_connector_options": {"bmw": bad}}),
+            brand="bmw",
+        )

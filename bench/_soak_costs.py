@@ -1,0 +1,174 @@
+"""Cost per operation for `bench.fleet_soak --costs`, and the py-spy profiles of
+`--profile`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+
+def summarize_profiles(directory: Path, say: Callable[[str], None]) -> dict[str, Any]:
+    """py-spy's raw output (folded stacks, one line per stack and its sample count) per
+    profiled command: the functions holding the most samples, by themselves (self) and
+    with what they call (total), per process."""
+    out: dict[str, Any] = {}
+    for path in sorted(directory.glob("*.txt")):
+        per_process: dict[str, dict[str, dict[str, int]]] = {}
+        for line in path.read_text(errors="replace").splitlines():
+            stack, _, count = line.rpartition(" ")
+            if not stack or not count.isdigit():
+                continue
+            frames = stack.split(";")
+            process = frames[0] if frames[0].startswith("process") else "process"
+            figures = per_process.setdefault(process, {"self": {}, "total": {}, "all": {"": 0}})
+            figures["all"][""] += int(count)
+            leaf = _name(frames[-1])
+            figures["self"][leaf] = figures["self"].get(leaf, 0) + int(count)
+            for name in {_name(f) for f in frames[1:]}:
+                figures["total"][name] = figures["total"].get(name, 0) + int(count)
+        summary: dict[str, dict[str, Any]] = {}
+        for process, figures in per_process.items():
+            samples = figures["all"][""]
+            if samples < 50:
+                continue
+            summary[process] = {
+                "samples": samples,
+                "self": _top(figures["self"], samples),
+                "total": _top(figures["total"], samples),
+            }
+            say(f"   profile {path.stem} {process[:60]}: {samples:,} samples")
+            for name, share in summary[process]["self"][:12]:
+                say(f"     self {share:6.1%}  {name}")
+        out[path.stem] = summary
+    return out
+
+
+def _name(frame: str) -> str:
+    """`function (file.py:line)` -> `function (file.py)`: lines of one function together."""
+    name, _, where = frame.partition(" (")
+    return f"{name} ({where.split(':', 1)[0].rstrip(')')})" if where else name
+
+
+def _top(counts: dict[str, int], samples: int, n: int = 25) -> list[tuple[str, float]]:
+    ranked = sorted(counts.items(), key=lambda kv: -kv[1])[:n]
+    return [(name, count / samples) for name, count in ranked]
+
+
+# ------------------------------------------------------------------ cost per operation
+
+# The deployment's own processes (not the load, not other work on the machine).
+SERVER_GROUPS = ("api", "worker", "postgres", "postgres shared", "nginx", "mosquitto", "redis")
+
+
+@dataclass
+class Phase:
+    name: str
+    what: str  # the operation it prices
+    push: dict[str, Any]
+    # How many operations the phase did: from the feed's or the followers' samples.
+    counter: Callable[[dict[str, Any], dict[str, Any]], float]
+    # The phase whose CPU is subtracted (the same load without the priced operation).
+    base: str | None = "idle"
+    webhooks: bool = True
+
+
+def _count(series: dict[str, Any], name: str) -> float:
+    return float(series.get(name, {}).get("count", 0))
+
+
+def _points(feed: dict[str, Any], _: dict[str, Any]) -> float:
+    found = feed.get("ingest_points", {})
+    return float(found.get("mean", 0.0) * found.get("count", 0))
+
+
+def _messages(_: dict[str, Any], followers: dict[str, Any]) -> float:
+    return sum(_count(followers, n) for n in followers if n.endswith("_lag_ms"))
+
+
+def phases(vehicles: int, pulls: float, commands: float, clearances: float) -> list[Phase]:
+    none = {"pull": 0.0, "command": 0.0, "clearance": 0.0}
+    return [
+        Phase(
+            "idle",
+            "nothing (the baseline)",
+            {"vehicles": 0, "deliver": False, "rates": none},
+            lambda f, g: 1.0,
+            base=None,
+        ),
+        Phase(
+            "ingest",
+            "data point ingested (vehicles no application reads)",
+            {"vehicles": 0, "dark": vehicles, "rates": none},
+            _points,
+        ),
+        Phase(
+            "streams",
+            "stream message delivered (SSE and MQTT, beyond the ingestion)",
+            {"vehicles": vehicles, "rates": none},
+            _messages,
+            base="ingest",
+        ),
+        Phase(
+            "pulls",
+            "pull",
+            {"vehicles": vehicles, "deliver": False, "rates": {**none, "pull": pulls}},
+            lambda f, g: _count(f, "pull_ms"),
+        ),
+        Phase(
+            "commands",
+            "command (accepted, sent to the carmaker, executed, its webhooks and messages)",
+            {"vehicles": vehicles, "deliver": False, "rates": {**none, "command": commands}},
+            lambda f, g: _count(f, "command_ms"),
+        ),
+        Phase(
+            "clearances",
+            "fleet clearance (requested, approved by the carmaker, two webhooks)",
+            {"vehicles": vehicles, "deliver": False, "rates": {**none, "clearance": clearances}},
+            lambda f, g: _count(f, "clearance_ms"),
+        ),
+        Phase(
+            "clearances without webhooks",
+            "webhook delivery (the clearances' CPU with webhooks minus without, per delivery)",
+            {"vehicles": vehicles, "deliver": False, "rates": {**none, "clearance": clearances}},
+            lambda f, g: _count(f, "clearance_ms"),
+            webhooks=False,
+        ),
+    ]
+
+
+def price(
+    phase: Phase,
+    seconds: float,
+    cpu: dict[str, dict[str, float]],
+    pg: dict[str, float],
+    ops: float,
+    base: dict[str, Any] | None,
+) -> dict[str, Any]:
+    """CPU microseconds (by process group) and PostgreSQL rows and WAL bytes per operation
+    of `phase`, over what its base phase used per second."""
+    per_group = {g: cpu.get(g, {}).get("cores", 0.0) for g in SERVER_GROUPS}
+    rows = pg.get("inserted_s", 0.0) + pg.get("updated_s", 0.0) + pg.get("deleted_s", 0.0)
+    figures: dict[str, Any] = {
+        "phase": phase.name,
+        "what": phase.what,
+        "seconds": seconds,
+        "ops": ops,
+        "ops_per_s": ops / seconds if seconds else 0.0,
+        "cores": per_group,
+        "rows_s": rows,
+        "wal_bytes_s": pg.get("wal_mb_s", 0.0) * 2**20,
+        "commits_s": pg.get("commits_s", 0.0),
+    }
+    if base is None or not ops:
+        return figures
+    scale = seconds / ops * 1e6
+    figures["us_per_op"] = {
+        g: (per_group[g] - base["cores"].get(g, 0.0)) * scale for g in SERVER_GROUPS
+    }
+    figures["us_per_op_total"] = sum(figures["us_per_op"].values())
+    figures["rows_per_op"] = (rows - base["rows_s"]) * seconds / ops
+    figures["wal_bytes_per_op"] = (figures["wal_bytes_s"] - base["wal_bytes_s"]) * seconds / ops
+    figures["commits_per_op"] = (figures["commits_s"] - base["commits_s"]) * seconds / ops
+    return figures
