@@ -826,11 +826,16 @@ class Followers:
         self, key: str, event: bytes, now: float, ids: array[int], last: int | None
     ) -> int | None:
         if not event.startswith(b"id: "):
-            return last  # retry:, keep-alive, end, gap
+            # The stream's starting position ("event: start" with its id), or retry:,
+            # keep-alive, end, gap: no message.
+            if b"event: start\n" in event:
+                at = event.find(b"\nid: ") + 5
+                return int(event[at : event.find(b"\n", at)])
+            return last
         line, _, rest = event.partition(b"\n")
         seq = int(line[4:])
         if not rest.startswith(b"data: "):
-            return seq  # the position a stream starts from
+            return seq
         if last is not None and seq != last + 1:
             self.sse_gaps[key] += 1
         ids.append(seq)

@@ -128,6 +128,8 @@ def plans(args: argparse.Namespace) -> list[Plan]:
         plan.profile = args.profile
         if args.costs:
             plan.mode = "costs"
+            plan.steps = [args.hold or (1000 if args.quick or args.smoke else 3000)]
+            plan.warmup_s, plan.step_s = (10, 30) if args.quick or args.smoke else (20, 60)
         plan.stop_on_breach = plan.stop_on_breach and not args.keep_going
         out.append(plan)
     return out
@@ -561,7 +563,6 @@ async def missing_points(
     acknowledged delivery of each vehicle, property by property, read back through the
     history's own repository."""
     from autoport.kit.db import create_database
-    from autoport.vehicle_data import repository
 
     db = create_database(stack.url)
     await db.connect()
@@ -578,16 +579,11 @@ async def missing_points(
             at_us = (entry >> 2) * 1000
             for key in load.PROPERTIES[entry & 3]:
                 expected.setdefault(key, set()).add(at_us)
-        got_missing = 0
         async with limit:
-            for key, instants in expected.items():
-                capability, _, name = key.partition(".")
-                rows = await repository.list_history(
-                    db, environment="production", vin=vin, capability=capability, prop=name,
-                    since=None, until=None, cursor=None, limit=len(instants) * 4 + 100,
-                )  # fmt: skip
-                stored = {int(row["timestamp"]) for row in rows}
-                got_missing += len(instants - stored)
+            stored = await stored_points(db, vin)
+        got_missing = sum(
+            1 for key, instants in expected.items() for at in instants if (key, at) not in stored
+        )
         progress["done"] += 1
         if time.monotonic() - progress["shown"] > 15:
             progress["shown"] = time.monotonic()
@@ -603,25 +599,28 @@ async def missing_points(
     return acknowledged, missing, len(checked)
 
 
+async def stored_points(db: Any, vin: str) -> set[tuple[str, int]]:
+    """("capability.property", timestamp µs) of every point stored for the vehicle, read
+    through the history's own reader (hot rows, sealed chunks, the old table alike)."""
+    from autoport.history.service import vehicle_history
+
+    found: set[tuple[str, int]] = set()
+    async for page in vehicle_history(
+        db.reader, environment="production", vin=vin, page_rows=10_000
+    ):
+        found.update((f"{p.capability}.{p.property}", p.timestamp) for p in page)
+    return found
+
+
 async def retained(stack: Stack, vins: list[str]) -> int:
     from autoport.kit.db import create_database
-    from autoport.vehicle_data import repository
 
     db = create_database(stack.url)
     await db.connect()
-    left = 0
     try:
-        for vin in vins:
-            for key in load.PROPERTIES[load.PARKED]:
-                capability, _, name = key.partition(".")
-                rows = await repository.list_history(
-                    db, environment="production", vin=vin, capability=capability, prop=name,
-                    since=None, until=None, cursor=None, limit=1000,
-                )  # fmt: skip
-                left += len(rows)
+        return sum([len(await stored_points(db, vin)) for vin in vins])
     finally:
         await db.close()
-    return left
 
 
 def expected_hooks(
@@ -903,7 +902,96 @@ async def measure_costs(world: World, plan: Plan) -> list[dict[str, Any]]:
         out.append(webhook)
         say_cost(webhook)
     await world.feed.ask("stop")
+    out.append(await seal_cost(world))
     return out
+
+
+async def seal_cost(world: World) -> dict[str, Any]:
+    """The history worker's sealing (hot rows -> compressed chunks), which the soak's
+    steps never reach (points are sealed an hour after they arrive): every point stored
+    so far sealed here, in this process, as the worker does it; its CPU (this process and
+    PostgreSQL's backends) per point, and the chunks' bytes per point."""
+    from autoport.history.service import seal
+    from autoport.kit.db import create_database
+
+    assert world.sampler is not None
+    say("    sealing every stored point into chunks, as the history worker does an hour on")
+    before = await storage_bytes(world.stack)
+    db = create_database(world.stack.url)
+    await db.connect()
+    own = load.cpu_seconds()
+    first = world.sampler.samples[-1]
+    started = time.monotonic()
+    points = 0
+    try:
+        while True:
+            done = await seal(
+                db, now_us=int((time.time() + 7200) * 1e6), seal_after_us=0, grace_us=0,
+                target=1000, series_per_round=256,
+            )  # fmt: skip
+            if not done:
+                break
+            points += done
+    finally:
+        await db.close()
+    seconds = time.monotonic() - started
+    own = load.cpu_seconds() - own
+    await asyncio.sleep(world.sampler.interval * 1.5)
+    last = world.sampler.samples[-1]
+    cpu = cpu_between(first, last)
+    postgres = (cpu.get("postgres", {}).get("cores", 0.0)) * (last["t"] - first["t"])
+    after = await storage_bytes(world.stack)
+    chunks = sum(v for k, v in after.items() if "chunk" in k)
+    per_op = {
+        "history worker": own / max(points, 1) * 1e6,
+        "postgres": postgres / max(points, 1) * 1e6,
+    }
+    figures: dict[str, Any] = {
+        "phase": "seal",
+        "what": "data point sealed into a chunk",
+        "ops": points,
+        "seconds": seconds,
+        "us_per_op": per_op,
+        "us_per_op_total": sum(per_op.values()),
+        "chunk_bytes_per_point": chunks / max(points, 1),
+        "storage_before": before,
+        "storage_after": after,
+    }
+    say_cost(figures)
+    say(
+        f"    sealed {points:,} points in {seconds:.0f} s: the chunks hold "
+        f"{figures['chunk_bytes_per_point']:.1f} bytes per point (table, indexes, TOAST)"
+    )
+    return figures
+
+
+async def storage_bytes(stack: Stack) -> dict[str, int]:
+    """Bytes of each table with its indexes and TOAST (partitions under their table)."""
+    if not stack.postgres:
+        import sqlite3
+
+        raw = sqlite3.connect(stack.root / "data" / "autoport.db")
+        try:
+            rows = raw.execute("SELECT name, SUM(pgsize) FROM dbstat GROUP BY name").fetchall()
+        except sqlite3.OperationalError:
+            rows = []
+        finally:
+            raw.close()
+        return {str(name): int(size) for name, size in rows}
+    import asyncpg
+
+    conn = await asyncpg.connect(stack.url)
+    try:
+        rows = await conn.fetch(
+            "SELECT coalesce(pg_partition_root(c.oid), c.oid)::regclass::text AS name, "
+            "sum(pg_total_relation_size(c.oid)) AS bytes "
+            "FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+            "WHERE c.relkind = 'r' AND n.nspname NOT IN ('pg_catalog', 'information_schema') "
+            "GROUP BY 1"
+        )
+    finally:
+        await conn.close()
+    return {str(r["name"]): int(r["bytes"]) for r in rows}
 
 
 def say_cost(figures: dict[str, Any]) -> None:
@@ -1040,39 +1128,23 @@ def least_squares(xs: list[float], ys: list[float]) -> float:
 
 
 async def storage(stack: Stack, result: dict[str, Any]) -> dict[str, Any]:
-    """Bytes at rest: the database, and the vehicle-data tables, per acknowledged point."""
+    """Bytes at rest: the database, and the history's tables, per acknowledged point
+    (points not sealed yet are rows of history_hot: the soak's steps are shorter than
+    the hour after which the history worker seals them)."""
     points = result["verification"]["points_acknowledged"] + result.get(
         "retention_seeded_points", 0
     )
+    tables = await storage_bytes(stack)
     if stack.postgres:
         import asyncpg
 
         conn = await asyncpg.connect(stack.url)
         try:
-            rows = await conn.fetch(
-                "SELECT c.relname AS name, pg_total_relation_size(c.oid) AS bytes "
-                "FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
-                "WHERE c.relkind IN ('r', 'p') AND n.nspname NOT IN "
-                "('pg_catalog', 'information_schema') AND c.relispartition = false"
-            )
             total = int(await conn.fetchval("SELECT pg_database_size(current_database())"))
         finally:
             await conn.close()
-        tables = {r["name"]: int(r["bytes"]) for r in rows}
     else:
-        import sqlite3
-
-        path = stack.root / "data" / "autoport.db"
-        raw = sqlite3.connect(path)
-        try:
-            try:
-                rows = raw.execute("SELECT name, SUM(pgsize) FROM dbstat GROUP BY name").fetchall()
-            except sqlite3.OperationalError:
-                rows = []
-        finally:
-            raw.close()
-        tables = {name: int(size) for name, size in rows}
-        total = sum(p.stat().st_size for p in path.parent.glob("autoport.db*"))
+        total = sum(p.stat().st_size for p in (stack.root / "data").glob("autoport.db*"))
     history = sum(v for k, v in tables.items() if "history" in k)
     return {
         "database_bytes": total,

@@ -45,33 +45,38 @@ from autoport.vehicles.vin import generate_vin
 from tests.conftest import service_missing
 from tests.factories import bearer, client_credentials_token, create_app_credentials
 
-# Where each table lives in the sharded design (docs/scaling.md):
-# - "vin": distributed by VIN, co-located: a vehicle's rows, its data, its queue events,
-#   its clearances and grants on one shard, so its ingestion is one single-shard
-#   transaction;
-# - "application": distributed by application id (an application's stream log and its
-#   webhook deliveries are read and written per application);
-# - "reference": small, read on every node (Citus reference tables);
-# - "coordinator": on the coordinator only: low volume, looked up by their own ids.
+# Where each table lives in the sharded design (docs/scaling.md): the column a table is
+# distributed by, or "reference" (small, on every node: Citus reference tables) or
+# "coordinator" (on the coordinator only: low volume, looked up by their own ids).
+# - "vin": co-located, so a vehicle's row, its fetches, clearances and queue events are
+#   on one node and its ingestion is a single-shard transaction there;
+# - the history by its series (the series id is a hash of environment, VIN, capability
+#   and property; history_series calls it `id`): co-located with each other, not yet
+#   with the vehicle (docs/scaling.md, "What must change before the switch");
+# - "application_id": read and written per application (its stream log, deliveries).
 DISTRIBUTION: dict[str, str] = {
     "vehicles": "vin",
     "vehicle_data_history": "vin",
     "vehicle_fetches": "vin",
     "fleet_vehicles": "vin",
     "outbox": "vin",
-    "stream_messages": "application",
-    "stream_cursors": "application",
-    "stream_connections": "application",
-    "stream_mqtt_credentials": "application",
-    "webhooks": "application",
-    "webhook_deliveries": "application",
-    "usage_daily": "application",
+    "history_series": "id",
+    "history_hot": "series_id",
+    "history_chunks": "series_id",
+    "stream_messages": "application_id",
+    "stream_cursors": "application_id",
+    "stream_connections": "application_id",
+    "stream_mqtt_credentials": "application_id",
+    "webhooks": "application_id",
+    "webhook_deliveries": "application_id",
+    "usage_daily": "application_id",
     "applications": "reference",
     "accounts": "reference",
     "client_secrets": "reference",
     "client_keys": "reference",
     "ingest_providers": "reference",
     "stream_leases": "reference",
+    "history_state": "reference",
     "authorizations": "coordinator",
     "oauth_tokens": "coordinator",
     "authorization_codes": "coordinator",
@@ -88,15 +93,27 @@ DISTRIBUTION: dict[str, str] = {
     "console_invitations": "coordinator",
     "console_audit": "coordinator",
 }
-
-# Uniqueness that Citus could not enforce on a VIN-distributed table, each with what the
-# sharded schema does instead.
-UNIQUE_WITHOUT_VIN: dict[tuple[str, tuple[str, ...]], str] = {
-    ("vehicle_data_history", ("id",)): "the row id becomes (vin, id) when distributed",
-    ("outbox", ("id",)): "the event id becomes (vin, id) when distributed",
+# The vehicle tables: distributed by the vehicle (its VIN, or its series' id). Every hot
+# statement on them names that key.
+VEHICLE_TABLES = {
+    name: column
+    for name, column in DISTRIBUTION.items()
+    if column == "vin" or name in ("history_series", "history_hot", "history_chunks")
 }
 
-# Statements on VIN-distributed tables that run on every shard by design, with why.
+# Uniqueness that Citus could not enforce on a distributed table (it checks a unique key
+# per shard only when the key holds the distribution column), with what the distributed
+# schema does instead.
+UNIQUE_WITHOUT_KEY: dict[tuple[str, tuple[str, ...]], str] = {
+    ("vehicle_data_history", ("id",)): "the row id becomes (vin, id) when distributed",
+    ("outbox", ("id",)): "the event id becomes (vin, id) when distributed",
+    ("history_hot", ("id",)): "the row id becomes (series_id, id) when distributed",
+    ("history_series", ("environment", "vin", "capability", "property")): (
+        "the series id is a hash of exactly these: one series, one shard"
+    ),
+}
+
+# Statements on vehicle tables that run on every shard by design, with why.
 MULTI_SHARD: dict[str, str] = {
     r"from outbox where consumer = \S+ and available_at": (
         "a queue consumer's claim and its cheap look first: per lane of VINs on Citus "
@@ -107,41 +124,56 @@ MULTI_SHARD: dict[str, str] = {
     r"from fleet_vehicles where .*next_check_at": (
         "the fleet worker's claim of due clearances (a background sweep)"
     ),
-    r"delete from vehicle_data_history where": "retention: partitions dropped, not rows",
+    r"delete from vehicle_data_history where": "retention of the old table (being emptied)",
+    r"from vehicle_data_history limit 1": "whether the old table still holds rows (migration)",
     r"from vehicle_fetches where .*lease_until <": "expired fetch leases swept",
+    r"select distinct series_id from history_hot where received_at <": (
+        "the sealer's sweep for series to seal"
+    ),
+    r"delete from history_hot where id in \( select id from history_hot where received_at <": (
+        "retention of points not sealed yet (a sweep)"
+    ),
+    r"delete from history_chunks where .* from history_chunks where received_max <": (
+        "retention: whole chunks on SQLite (PostgreSQL drops partitions)"
+    ),
 }
 
 ADMIN_TOKEN = "shard-key-test-admin-token-0123456789"
-VIN_PREDICATE = re.compile(r"\bvin\s*(?:=|in\b|=\s*any\b)", re.I)
-TABLE_REFERENCE = re.compile(r"\b(?:from|join|update|into)\s+\"?(\w+)\"?", re.I)
-INSERT_COLUMNS = re.compile(r"^\s*insert\s+into\s+\"?(\w+)\"?\s*\(([^)]*)\)", re.I | re.S)
+TABLE_REFERENCE = re.compile(r"\b(from|join|update|into)\s+\"?(\w+)\"?", re.I)
+INSERT_COLUMNS = re.compile(r"\binsert\s+into\s+\"?(\w+)\"?\s*\(([^)]*)\)", re.I)
 
 
 def normalized(sql: str) -> str:
     return " ".join(sql.split()).lower()
 
 
+def tables_of(sql: str) -> set[str]:
+    return {table for _, table in TABLE_REFERENCE.findall(normalized(sql))}
+
+
+def names_key(text: str, column: str) -> bool:
+    """Whether `text` constrains `column` to given values (=, IN, = ANY)."""
+    return re.search(rf"(?<!\w){column}\s*(?:=|in\b)", text) is not None
+
+
 def vin_problems(sql: str) -> list[str]:
-    """Why `sql` would run on every shard of a VIN-distributed table it touches (empty
-    when each one is reached by the VIN, or the statement is a listed multi-shard one)."""
+    """Why `sql` would run on every shard of a vehicle table it touches (empty when each
+    one is reached by its key, or the statement is a listed multi-shard one). A table
+    only inserted into needs its key among the inserted columns (each row is routed by
+    it); one read, updated or deleted needs its key in the conditions."""
     text = normalized(sql)
     if any(re.search(pattern, text) for pattern in MULTI_SHARD):
         return []
-    tables = {t for t in TABLE_REFERENCE.findall(text) if DISTRIBUTION.get(t) == "vin"}
-    if not tables:
-        return []
-    insert = INSERT_COLUMNS.match(text)
-    if insert and insert.group(1) in tables:
-        columns = {c.strip().strip('"') for c in insert.group(2).split(",")}
-        if "vin" not in columns:
-            return [f"INSERT INTO {insert.group(1)} without the vin column"]
-        # INSERT ... SELECT reads other tables: those need the VIN too.
-        tables.discard(insert.group(1))
-        if not tables or " select " not in f" {text} ":
-            return []
-    if VIN_PREDICATE.search(text):
-        return []
-    return [f"{', '.join(sorted(tables))} reached without the VIN"]
+    problems = []
+    for table, columns in INSERT_COLUMNS.findall(text):
+        key = VEHICLE_TABLES.get(table)
+        if key and key not in {c.strip().strip('"') for c in columns.split(",")}:
+            problems.append(f"INSERT INTO {table} without its {key}")
+    read = {t for verb, t in TABLE_REFERENCE.findall(text) if verb != "into"}
+    for table in sorted(read & set(VEHICLE_TABLES)):
+        if not names_key(text, VEHICLE_TABLES[table]):
+            problems.append(f"{table} reached without its {VEHICLE_TABLES[table]}")
+    return problems
 
 
 # ------------------------------------------------------------------ the schema
@@ -157,13 +189,11 @@ def test_every_table_has_a_decided_distribution() -> None:
     assert not set(DISTRIBUTION) - tables, sorted(set(DISTRIBUTION) - tables)
 
 
-def test_vin_distributed_tables_hold_the_vin_in_every_unique_key() -> None:
+def test_vehicle_tables_hold_their_key_in_every_unique_key() -> None:
     problems = []
-    for name, where in DISTRIBUTION.items():
-        if where != "vin":
-            continue
+    for name, key in VEHICLE_TABLES.items():
         table = metadata.tables[name]
-        assert "vin" in table.c, f"{name} is distributed by VIN but has no vin column"
+        assert key in table.c, f"{name} is distributed by {key} but has no such column"
         keys = [tuple(c.name for c in table.primary_key.columns)]
         keys += [
             tuple(c.name for c in constraint.columns)
@@ -171,9 +201,9 @@ def test_vin_distributed_tables_hold_the_vin_in_every_unique_key() -> None:
             if isinstance(constraint, UniqueConstraint)
         ]
         keys += [tuple(c.name for c in index.columns) for index in table.indexes if index.unique]
-        for key in keys:
-            if "vin" not in key and (name, key) not in UNIQUE_WITHOUT_VIN:
-                problems.append(f"{name}: unique {key} without vin")
+        for unique in keys:
+            if key not in unique and (name, unique) not in UNIQUE_WITHOUT_KEY:
+                problems.append(f"{name}: unique {unique} without {key}")
     assert not problems, problems
 
 
@@ -186,6 +216,8 @@ def test_the_checker_flags_a_query_without_the_vin() -> None:
         "UPDATE fleet_vehicles SET status = 'x' WHERE application_id = $1",
         "INSERT INTO outbox (environment, consumer, payload) VALUES (:e, :c, :p)",
         "SELECT v.document FROM applications a JOIN vehicles v ON v.brand = a.id",
+        "SELECT data FROM history_chunks WHERE received_max < :before",
+        "INSERT INTO history_hot (timestamp, digest, value) VALUES (:t, :d, :v)",
     ]
     for probe in probes:
         assert vin_problems(probe), probe
@@ -195,6 +227,8 @@ def test_the_checker_flags_a_query_without_the_vin() -> None:
         "INSERT INTO vehicles (environment, vin, brand) VALUES (:e, :v, :b)",
         "SELECT id FROM applications WHERE id = :id",
         "SELECT 1 FROM outbox WHERE consumer = :consumer AND available_at <= :now LIMIT 1",
+        "SELECT id, value FROM history_hot WHERE series_id = :series_id AND timestamp < :t",
+        "UPDATE history_series SET sealing_until = 0 WHERE id = :id",
     ]
     for statement in fine:
         assert not vin_problems(statement), statement
@@ -383,9 +417,10 @@ async def test_the_hot_paths_reach_vin_tables_by_the_vin(
         service_missing("AUTOPORT_TEST_POSTGRES_URL is not set")
     with captured_sql() as seen:
         await run_hot_paths(hot_settings, seen)
-    touched = {t for s in seen for t in TABLE_REFERENCE.findall(normalized(s)) if t in DISTRIBUTION}
+    touched = {t for s in seen for t in tables_of(s)}
     # The scenario reached what it claims to cover.
-    assert {"vehicles", "vehicle_data_history", "fleet_vehicles", "outbox"} <= touched, touched
+    covered = {"vehicles", "history_series", "history_hot", "fleet_vehicles", "outbox"}
+    assert covered <= touched, covered - touched
     problems = {normalized(s): vin_problems(s) for s in seen}
     bad = {sql: why for sql, why in problems.items() if why}
     assert not bad, "\n".join(f"{'; '.join(why)}:\n    {sql}" for sql, why in bad.items())
