@@ -20,7 +20,7 @@ function handle(event: WebhookEvent): void {
 const app = express();
 // Before any body parser: the signature covers the raw bytes.
 app.post("/hook", expressWebhook(process.env.WEBHOOK_SECRET ?? ""), (request, response) => {
-  const event = (request as { webhook?: WebhookEvent }).webhook;
+  const event = request.webhook; // typed: the package adds it to Express's Request
   if (event?.deliveryId != null && !seen.has(event.deliveryId)) {
     seen.add(event.deliveryId);
     handle(event);

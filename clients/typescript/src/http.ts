@@ -10,7 +10,6 @@ import { isRecord } from "./models/base.js";
 import type { Environment } from "./types.js";
 
 export const VERSION = "0.1.0";
-export const USER_AGENT = `autoport-client-ts/${VERSION}`;
 
 export type Fetch = typeof globalThis.fetch;
 

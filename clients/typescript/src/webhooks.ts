@@ -253,6 +253,17 @@ export async function verifyRequest(secret: string, request: Request, options: V
   return verifyWebhook(secret, await request.clone().arrayBuffer(), request.headers, options);
 }
 
+declare global {
+  // Express's own request type gains `webhook` where Express's types are installed.
+  // eslint-disable-next-line @typescript-eslint/no-namespace
+  namespace Express {
+    interface Request {
+      /** The verified delivery, set by `expressWebhook`. */
+      webhook?: WebhookEvent;
+    }
+  }
+}
+
 /** What the Express adapter needs of a request (Express 4 and 5, or Node's own). */
 export interface ExpressRequestLike extends AsyncIterable<Uint8Array | string> {
   readonly headers: Readonly<Record<string, string | readonly string[] | undefined>>;
