@@ -63,12 +63,43 @@ def shell_blocks(readme: Path) -> list[Block]:
     return blocks
 
 
+# `NAME=`, `export NAME=`, `for NAME in`, `read NAME`: where a block sets a variable.
+ASSIGNED = re.compile(
+    r"(?:^|[\s;(&|])(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=|\bfor\s+([A-Za-z_]\w*)\s+in\b"
+)
+USED = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)")
+# Set by the shell or the system, not by a reader.
+SHELL_VARIABLES = frozenset({"HOME", "PATH", "PWD", "USER", "LINENO", "RANDOM"})
+
+
+def unset_variables(blocks: list[Block]) -> list[tuple[Block, str]]:
+    """Each `$NAME` a block uses that neither it (before the use) nor an earlier block,
+    run or skipped, sets: what a reader would have to guess. A value only the reader has
+    (a consent's code) is assigned at the top of its block, saying where it comes from.
+    Text in single quotes is left out (`awk '{print $2}'`, a JSON body)."""
+    known = set(SHELL_VARIABLES)
+    missing = []
+    for block in blocks:
+        for line in block.text.splitlines():
+            code = re.sub(r"'[^']*'", "''", line.split(" # ", 1)[0])
+            if code.lstrip().startswith("#"):
+                continue
+            assigned = {a or b for a, b in ASSIGNED.findall(code)}
+            # `A=$(... $A ...)` uses the earlier A; `A=1 B=$A` on one line is fine too.
+            for name in USED.findall(code):
+                if name not in known and name not in assigned:
+                    missing.append((block, name))
+            known |= assigned
+    return missing
+
+
 def script_of(blocks: list[Block]) -> str:
     """One bash script running every block not marked skip, in order, in one shell (a
     block uses the variables earlier ones set), each framed by markers so a failure
     names its block."""
     parts = [
-        "set -eo pipefail",
+        # -u: a variable no earlier block set is an error, as it is to a reader.
+        "set -euo pipefail",
         "trap 'echo \"@@failed block $README_BLOCK at its line $LINENO\"' ERR",
     ]
     for block in blocks:

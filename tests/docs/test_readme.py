@@ -10,7 +10,9 @@ defaults hold. Blocks marked `<!-- readme-test: skip (reason) -->` are listed, n
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -19,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import service_missing
-from tests.docs.readme import Block, outputs_of, script_of, shell_blocks
+from tests.docs.readme import Block, outputs_of, script_of, shell_blocks, unset_variables
 
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
@@ -32,7 +34,9 @@ EXPECTED = {
     "Vehicle commands": ['"status":"executed"'],
     "Fleet clearance in the sandbox": ['"status":"approved"', '"status":"revoking"'],
     "Vehicle data: ingest, pull, history": ['"accepted_count":2', '"values":[{"data":0.82'],
+    "Webhooks": ['"secret":"whsec_', '"ping":{"delivery_id":'],
 }
+DEMO_EV = "SBXPSRGC89T9TK2VN"
 
 
 def _isolated_loopback_available() -> str | None:
@@ -59,6 +63,10 @@ curl -sf http://127.0.0.1:8080/readyz > /dev/null \
   || {{ echo '@@server never ready'; cat serve.log; exit 3; }}
 bash {readme_script}
 status=$?
+# The demo EV as the README left it (its "Script the car" block must put it back).
+admin=$(.venv/bin/autoport admin-token --rotate --json | jq -r .admin_token)
+echo "@@demo-ev $(curl -s http://127.0.0.1:8080/admin/v1/sandbox/vehicles/{DEMO_EV} \
+  -H "Authorization: Bearer $admin")"
 kill -TERM $server; wait $server
 exit $status
 """
@@ -103,6 +111,52 @@ def test_every_readme_shell_block_runs_verbatim_in_order(tmp_path: Path) -> None
         said = "".join(outputs[b.number] for b in run if b.heading == heading)
         for promise in promises:
             assert promise in said, f"README section {heading!r} did not show {promise!r}:\n{said}"
+
+    # The car the README scripted is back as the demo made it: the sections after it
+    # (and the reader's next hour) read it. It once stayed in privacy mode (issue #38).
+    [line] = [line for line in result.stdout.splitlines() if line.startswith("@@demo-ev ")]
+    ev = json.loads(line.removeprefix("@@demo-ev "))
+    assert ev["behaviour"]["privacy_mode"] is False, ev["behaviour"]
+    assert ev["behaviour"]["offline"] is False and ev["behaviour"]["latency_seconds"] == 0
+    assert ev["failures"] == {} and ev["pinned"] == {}, ev
+    simulation = ev["simulation"]
+    assert (simulation["scenario"], simulation["seed"], simulation["time_scale"]) == (
+        "driving",
+        101,
+        1.0,
+    )
+    assert simulation["running"] and simulation["mode"] != "crashed", simulation
+
+
+def test_every_variable_a_block_uses_is_set_by_it_or_an_earlier_block() -> None:
+    """A reader runs the blocks in order: `$APP_ID`, `$ADMIN_TOKEN`, `$PASSWORD` that no
+    block set (issue #38) were guesses. Skipped blocks count too: a value only the reader
+    has is assigned at the top of its block, saying where it comes from."""
+    missing = unset_variables(shell_blocks(README))
+    assert missing == [], [f"{_describe(block)} uses ${name}" for block, name in missing]
+
+
+BARE_AUTOPORT = re.compile(r"(?:^|[\s;|&(])autoport\s")
+WRITTEN = re.compile(r"(?:\d?>>?|\btee\s+(?:-a\s+)?)\s*([^\s|;&)]+)")
+
+
+def test_blocks_call_the_installed_command_and_write_no_tracked_files() -> None:
+    """`make run` puts `autoport` in .venv/bin, not on PATH (`autoport: command not
+    found`); and a block that saves credentials to a file must name one git ignores, or
+    the client secret ends up in a commit."""
+    for block in shell_blocks(README):
+        for line in block.text.splitlines():
+            code = re.sub(r"'[^']*'|\"[^\"]*\"", "''", line.split(" # ", 1)[0])
+            if code.lstrip().startswith("#"):
+                continue
+            assert not BARE_AUTOPORT.search(code), f"{_describe(block)}: {line.strip()}"
+            for target in WRITTEN.findall(code):
+                if target in ("/dev/null", "&1", "&2"):
+                    continue
+                ignored = subprocess.run(
+                    ["git", "check-ignore", "-q", "--no-index", target], cwd=ROOT
+                )
+                assert ignored.returncode == 0, f"{_describe(block)} writes {target}"
 
 
 def test_skips_name_their_reason_and_every_walk_through_runs() -> None:
