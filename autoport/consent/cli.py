@@ -23,6 +23,7 @@ from autoport.kit.cli import (
 from autoport.kit.clock import now_us
 from autoport.kit.db import Database
 from autoport.kit.environments import Environment
+from autoport.proof import service as proof
 
 app = typer.Typer(help="Consent: vehicle codes and the carmaker's decisions.", no_args_is_help=True)
 
@@ -38,7 +39,7 @@ def vehicle_code(
     where = environment_of(environment, sandbox)
 
     async def work(db: Database, _: Settings) -> str | None:
-        return await service.current_vehicle_code(
+        return await proof.current_vehicle_code(
             db.reader, environment=where, vin=vin.strip(), now_us=now_us()
         )
 

@@ -17,21 +17,20 @@ from starlette.responses import Response
 
 from autoport.catalog.brands import hyphenated
 from autoport.catalog.labels import group_for_consent
+from autoport.proof.pages import PROOF_TEMPLATES
 from autoport.web import locale
 from autoport.web.csrf import Csrf
 from autoport.web.errors import PageError, PageRoute, page_router
+from autoport.web.http import prefix
 from autoport.web.surface import Surface
 
-SURFACE = Surface("consent", Path(__file__).parent, stylesheets=("consent.css",))
+SURFACE = Surface(
+    "consent", Path(__file__).parent, templates=(PROOF_TEMPLATES,), stylesheets=("consent.css",)
+)
 CSRF = Csrf("consent")
 COOKIE = "autoport_consent"
 PAGES = "/oauth/consent"
 STYLESHEET = "static/consent.css"
-
-
-def prefix(request: Request) -> str:
-    """`/sandbox` in the sandbox (stripped before routing), else empty."""
-    return str(request.scope.get("root_path", ""))
 
 
 def page_url(request: Request, step: str) -> str:

@@ -11,7 +11,7 @@ redirect (303 after every POST). A problem the owner sees is raised as
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import urlencode, urlsplit
+from urllib.parse import urlsplit
 
 import structlog
 from fastapi import APIRouter, Request
@@ -19,17 +19,9 @@ from starlette.responses import Response
 from starlette.routing import Match
 from starlette.types import Scope
 
-from autoport.brands.base import BrandConnector, ConnectorError
-from autoport.brands.registry import registry_of
-from autoport.consent import pages, service
+from autoport.consent import flows, pages, service
 from autoport.consent.schemas import OwnerDecision, OwnerDecisionResult
-from autoport.consent.service import (
-    CarmakerUnreachable,
-    Context,
-    FormProblem,
-    VehicleUnreachable,
-)
-from autoport.consent.verification import CodeCheck, Method, Refusal, grant_starts_pending
+from autoport.consent.service import Context, FormProblem
 from autoport.kit import environments, uris
 from autoport.kit.auth import AdminDep
 from autoport.kit.environments import Environment, environment_of, public_base_url
@@ -37,9 +29,11 @@ from autoport.kit.errors import ApiError
 from autoport.kit.ratelimit import Verdict, client_address, rate_limiter
 from autoport.kit.routing import api_router, json_response
 from autoport.kit.state import AppState
+from autoport.proof.flows import Step
+from autoport.proof.service import Method, grant_starts_pending
 from autoport.web import forms, http, locale
 from autoport.web.errors import PageError
-from autoport.web.http import see_other
+from autoport.web.http import prefix, see_other
 
 log = structlog.get_logger("autoport.consent")
 
@@ -92,14 +86,7 @@ brand_label = pages.brand_label
 
 
 async def _context(request: Request, state: AppState, env: Environment) -> Context:
-    key, _ = _keys(state)
-    return await service.load(
-        state.database.reader,
-        key=key,
-        environment=env,
-        token=request.cookies.get(pages.COOKIE),
-        now_us=state.clock.now_us(),
-    )
+    return await flows.load(state, env, request.cookies.get(pages.COOKIE))
 
 
 def _where(ctx: Context) -> str:
@@ -220,7 +207,7 @@ async def consent_entry(request: Request) -> Response:
         pages.COOKIE,
         started.session_token,
         max_age=state.settings.consent_session_seconds,
-        path=pages.prefix(request) + "/oauth",
+        path=prefix(request) + "/oauth",
         httponly=True,
         # Secure whenever this environment is served over https (behind a TLS proxy too:
         # the public base URL says so, not the proxy-to-app hop).
@@ -285,31 +272,14 @@ async def vehicle_page(request: Request) -> Response:
 async def vehicle_submit(request: Request) -> Response:
     state, env = _where_am_i(request)
     ctx, form = await _post(request, state, env)
-    key, _ = _keys(state)
-    if ctx.session.brand is None:
-        raise PageError("step_order")
-    registry = registry_of(state)
-    connector = registry.connector_for(env, ctx.session.brand)
     try:
-        async with state.database.transaction() as conn:
-            issued = await service.enter_vin(
-                conn,
-                ctx,
-                settings=state.settings,
-                key=key,
-                vin=form.get("vin"),
-                # One source of truth: the brand's connector says how ownership is proven.
-                method=registry.verification_method(env, ctx.session.brand),
-                connector=connector,
-                address=client_address(request),
-                now_us=state.clock.now_us(),
-                maker_codes=registry.maker_codes,
-            )
-        ctx = await _context(request, state, env)
-        # After the commit: never network inside a transaction.
-        await service.show_code(connector, ctx, issued)
-    except VehicleUnreachable:
-        return see_other(page_url(request, "verify") + "?unreachable=1")
+        ctx, shown = await flows.enter_vin(
+            state,
+            ctx,
+            form.get("vin"),
+            token=request.cookies.get(pages.COOKIE, ""),
+            address=client_address(request),
+        )
     except FormProblem as problem:
         return pages.SURFACE.render(
             "vehicle.html",
@@ -319,6 +289,8 @@ async def vehicle_submit(request: Request) -> Response:
             vin=problem.values.get("vin", ""),
             **_common(request, ctx, "vehicle"),
         )
+    if shown is not None and shown.notice == "unreachable":
+        return see_other(page_url(request, "verify") + "?unreachable=1")
     return see_other(page_url(request, _where(ctx)))
 
 
@@ -329,172 +301,57 @@ async def verify_page(request: Request) -> Response:
     if early:
         return early
     # Say so at once rather than after the owner typed a code in vain.
-    key, _ = _keys(state)
-    refused = await service.vehicle_code_refusal(
-        state.database.reader,
-        ctx,
-        key=key,
-        address=client_address(request),
-        now_us=state.clock.now_us(),
-    )
-    return _verify_render(request, state, ctx, refused=refused)
+    refused = await flows.refusal(state, ctx, address=client_address(request))
+    if request.query_params.get("unreachable"):
+        # A code the vehicle could not be reached for (vehicle page -> here).
+        refused = Step(notice="unreachable", refused=refused.refused)
+    return _verify_render(request, state, ctx, refused)
 
 
-def _connector(state: AppState, ctx: Context) -> BrandConnector:
-    if ctx.session.brand is None:
-        raise PageError("step_order")
-    return registry_of(state).connector_for(ctx.session.environment, ctx.session.brand)
-
-
-def _oem_callback_url(state: AppState, env: Environment) -> str:
-    """Our absolute callback, where a real carmaker's login sends the owner back."""
-    return f"{public_base_url(state.settings, env)}{PAGES}/oem-callback"
-
-
-def _verify_render(
-    request: Request,
-    state: AppState,
-    ctx: Context,
-    *,
-    status: int = 200,
-    notice: str | None = None,
-    attempts_left: int | None = None,
-    refused: Refusal | None = None,
-) -> Response:
-    method = Method(ctx.session.method or Method.instant)
-    response = pages.SURFACE.render(
+def _verify_render(request: Request, state: AppState, ctx: Context, step: Step) -> Response:
+    return pages.SURFACE.render(
         "verify.html",
         ctx.session.locale,
-        status=status,
-        method=str(method),
-        # A code the vehicle could not be reached for (vehicle page -> here).
-        notice=notice or ("unreachable" if request.query_params.get("unreachable") else None),
-        attempts_left=attempts_left,
-        locked_until=refused.until_us if refused and refused.reason == "locked" else None,
-        codes_until=refused.until_us if refused and refused.reason == "codes" else None,
+        status=step.status,
+        headers=step.headers(state.clock.now_us()),
+        method=str(Method(ctx.session.method or Method.instant)),
         verified=not service.requires_verification(ctx),
-        request_sent=request.query_params.get("sent") == "1",
+        **{**step.page(), "request_sent": request.query_params.get("sent") == "1"},
         **_common(request, ctx, "verify"),
     )
-    if refused is not None and status == 429:
-        # When to come back, for the browser and for anyone scripting the pages.
-        wait_us = refused.until_us - state.clock.now_us()
-        response.headers["Retry-After"] = str(max(1, -(-wait_us // 1_000_000)))
-    return response
 
 
 @router.post(PAGES + "/verify")
 async def verify_submit(request: Request) -> Response:
     state, env = _where_am_i(request)
-    key, secret = _keys(state)
-    now = state.clock.now_us()
     ctx, form = await _post(request, state, env)
     action = form.get("action", "")
+    address = client_address(request)
     if action == "new_code":
-        connector = _connector(state, ctx)
-        async with state.database.transaction() as conn:
-            issued = await service.new_vehicle_code(
-                conn,
-                ctx,
-                settings=state.settings,
-                key=key,
-                connector=connector,
-                address=client_address(request),
-                now_us=now,
-            )
-        try:
-            refused = await service.show_code(connector, ctx, issued)
-        except VehicleUnreachable:
-            return _verify_render(request, state, ctx, status=503, notice="unreachable")
-        if refused is not None:
-            return _verify_render(request, state, ctx, status=429, refused=refused)
-        return see_other(page_url(request, "verify") + "?sent=1")
-    if action == "oem_login":
-        connector = _connector(state, ctx)
-        async with state.database.transaction() as conn:
-            signed = await service.begin_oem_login(conn, ctx, key=key, secret=secret, now_us=now)
-        served_here = connector.oem_login_page(ctx.session.brand or "")
-        if served_here is not None:
-            # The sandbox's simulated carmaker (autoport.sandbox.oem_login).
-            return see_other(f"{pages.prefix(request)}{served_here}?{urlencode({'state': signed})}")
-        # A team's connector: the carmaker's own login (OAuth authorization code).
-        try:
-            login_url = await connector.oem_login_url(
-                environment=env,
-                vin=ctx.session.vin or "",
-                state=signed,
-                redirect_uri=_oem_callback_url(state, env),
-            )
-        except ConnectorError as error:
-            log.warning("carmaker login unavailable", error=str(error))
-            return _verify_render(request, state, ctx, status=503, notice="oem_unreachable")
-        return see_other(login_url)
-    if action == "code":
-        # Committed whatever the outcome: a wrong try counts.
-        async with state.database.transaction() as conn:
-            result = await service.submit_vehicle_code(
-                conn,
-                ctx,
-                settings=state.settings,
-                key=key,
-                code=form.get("code"),
-                address=client_address(request),
-                now_us=now,
-            )
-        if result.outcome is CodeCheck.accepted:
+        step = await flows.new_code(state, ctx, address=address)
+        if step.sent:
+            return see_other(page_url(request, "verify") + "?sent=1")
+    elif action == "oem_login":
+        step = await flows.carmaker_login(state, ctx, prefix=prefix(request))
+        if step.go_to is not None:
+            return see_other(step.go_to)
+    elif action == "code":
+        step = await flows.check_code(state, ctx, form.get("code"), address=address)
+        if step.proven:
             return see_other(page_url(request, "review"))
-        if result.outcome is CodeCheck.wrong:
-            return _verify_render(
-                request, state, ctx, status=422, notice="wrong",
-                attempts_left=result.attempts_left,
-            )  # fmt: skip
-        if result.outcome is CodeCheck.locked and result.locked_until_us is not None:
-            refused = Refusal("locked", result.locked_until_us)
-            return _verify_render(request, state, ctx, status=429, refused=refused)
-        return _verify_render(request, state, ctx, status=422, notice="expired_code")
-    return _verify_render(request, state, ctx, status=400, notice="unknown_action")
+    else:
+        step = Step(status=400, notice="unknown_action")
+    return _verify_render(request, state, ctx, step)
 
 
 @router.get(PAGES + "/oem-callback")
 async def oem_callback(request: Request) -> Response:
     """Where the carmaker's login sends the owner back."""
     state, env = _where_am_i(request)
-    key, secret = _keys(state)
     ctx = await _context(request, state, env)
-    connector = _connector(state, ctx)
-    try:
-        if connector.oem_login_page(ctx.session.brand or "") is not None:
-            # The simulated carmaker's signed answer (`result`).
-            async with state.database.transaction() as conn:
-                ok = await service.finish_oem_login(
-                    conn,
-                    ctx,
-                    key=key,
-                    secret=secret,
-                    result=request.query_params.get("result"),
-                    now_us=state.clock.now_us(),
-                )
-        else:
-            # The carmaker is asked before the transaction that takes its answer.
-            answer = await service.ask_carmaker(
-                ctx,
-                key=key,
-                secret=secret,
-                connector=connector,
-                callback=dict(request.query_params),
-                redirect_uri=_oem_callback_url(state, env),
-                now_us=state.clock.now_us(),
-            )
-            ok = False
-            if answer is not None:
-                async with state.database.transaction() as conn:
-                    ok = await service.accept_carmaker_answer(
-                        conn, ctx, answer, key=key, now_us=state.clock.now_us()
-                    )
-    except CarmakerUnreachable:
-        return _verify_render(request, state, ctx, status=503, notice="oem_unreachable")
-    if not ok:
-        return _verify_render(request, state, ctx, status=403, notice="oem_failed")
+    step = await flows.carmaker_returned(state, ctx, dict(request.query_params))
+    if not step.proven:
+        return _verify_render(request, state, ctx, step)
     return see_other(page_url(request, "review"))
 
 
@@ -550,7 +407,7 @@ async def review_submit(request: Request) -> Response:
         log.exception("consent decision failed", session_id=ctx.session.id)
         return see_other(service.server_error_url(ctx, issuer))
     response = see_other(result.redirect_url)
-    response.delete_cookie(pages.COOKIE, path=pages.prefix(request) + "/oauth")
+    response.delete_cookie(pages.COOKIE, path=prefix(request) + "/oauth")
     return response
 
 

@@ -6,34 +6,24 @@ server: `decide` and `report_owner_decision` call autoport.oauth.service directl
 the consent's own transaction.
 
 The service boundary (docs/development.md): each function takes a `Connection` first
-(the route's transaction, or `database.reader` for reads) and awaits no network; the
-routes hand a code to the vehicle (`show_code`) after the transaction that issued it,
-and ask a team's carmaker (`ask_carmaker`) before the one that takes its answer.
+(the caller's transaction, or `database.reader` for reads) and awaits no network; the
+steps that ask the vehicle or the carmaker run in flows.py (the ownership proof's,
+autoport.proof.flows, around these functions' transactions).
 """
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import structlog
 
-from autoport.brands.base import BrandConnector, ConnectorError
 from autoport.catalog.brands import MAKER_CODES, MakerCodes, canonical_brand
 from autoport.config import Settings
-from autoport.consent import repository, verification
+from autoport.consent import repository
 from autoport.consent.repository import Application, Session
-from autoport.consent.verification import (
-    CarmakerAnswer,
-    CodeCheck,
-    CodeResult,
-    Method,
-    Refusal,
-    grant_starts_pending,
-)
 from autoport.kit import environments, uris
 from autoport.kit.clock import from_iso
 from autoport.kit.crypto import new_token, same, token_hash
@@ -43,6 +33,8 @@ from autoport.kit.errors import ApiError
 from autoport.kit.keyring import accepted
 from autoport.oauth import pkce
 from autoport.oauth import service as oauth
+from autoport.proof import service as proof
+from autoport.proof.service import Method, grant_starts_pending
 from autoport.vehicles.vin import vin_problem
 from autoport.web import locale
 from autoport.web.errors import PageError
@@ -333,50 +325,21 @@ async def choose_brand(conn: Connection, ctx: Context, *, brand: str | None, now
     await _update(conn, ctx, now_us, **changes)
 
 
-class VehicleUnreachable(Exception):
-    """The brand's connector could not put the code on the vehicle's display: the owner
-    is told and may ask for a new code."""
-
-
-async def show_code(
-    connector: BrandConnector,
-    ctx: Context,
-    issued: verification.IssuedCode | Refusal | None,
-) -> Refusal | None:
-    """Hand a freshly issued code to the session's vehicle (after the transaction that
-    issued it: never network inside one); the Refusal when no code was issued.
-    VehicleUnreachable when the vehicle could not be reached."""
-    environment, vin = ctx.session.environment, ctx.session.vin or ""
-    if issued is None or isinstance(issued, Refusal):
-        return issued
-    try:
-        await connector.show_vehicle_code(
-            environment=environment, vin=vin, code=issued.code, expires_at_us=issued.expires_at_us
-        )
-    except ConnectorError as error:
-        log.warning("vehicle code not delivered", vin=vin, error=str(error))
-        raise VehicleUnreachable(str(error)) from None
-    return None
-
-
 async def enter_vin(
     conn: Connection,
     ctx: Context,
     *,
-    settings: Settings,
     key: bytes,
     vin: str | None,
     method: Method,
-    connector: BrandConnector,
-    address: str,
     now_us: int,
     maker_codes: MakerCodes = MAKER_CODES,
-) -> verification.IssuedCode | Refusal | None:
-    """Record the VIN and begin the brand's verification with `method`, the one the brand
-    registry names for the session's brand (served by `connector`), for the owner at
-    client `address`. Entering a VIN (another or the same) voids the session's codes and
-    verification: a code verifies only the VIN it was shown for. Returns the vehicle
-    code issued (or refused) for `show_code`, None when the method shows none."""
+) -> None:
+    """Record the VIN and the brand's proof `method` (the one the brand registry names
+    for the session's brand), after checking the VIN's manufacturer code against the
+    brand (`maker_codes`: the registry's). Entering a VIN (another or the same) voids the
+    session's codes and proof: a code verifies only the VIN it was shown for. `instant`
+    and `owner_portal` need nothing more here (autoport.proof)."""
     if ctx.session.brand is None:
         raise PageError("step_order")
     # Lenient in what the owner types: spaces and lower case are fixed, not refused.
@@ -402,23 +365,9 @@ async def enter_vin(
     if method in (Method.instant, Method.owner_portal):
         # Nothing for the owner to do here: instant proves nothing more in the sandbox,
         # and owner_portal asks the carmaker after the decision.
-        changes |= {
-            "verified_at": now_us,
-            "subject": verification.vehicle_subject(key, env, cleaned),
-        }
+        changes |= {"verified_at": now_us, "subject": proof.vehicle_subject(key, env, cleaned)}
     await _update(conn, ctx, now_us, **changes)
-    await repository.retire_session_codes(conn, session_id=ctx.session.id, now_us=now_us)
-    if method is not Method.vehicle_code:
-        return None
-    return await verification.issue_vehicle_code(
-        conn,
-        key=key,
-        settings=settings,
-        who=verification.claim(key, env, cleaned, address),
-        session_id=ctx.session.id,
-        keep_display_code=connector.code_display_in_store,
-        now_us=now_us,
-    )
+    await proof.retire_session_codes(conn, session_id=ctx.session.id, now_us=now_us)
 
 
 def _vin_problem_kind(vin: str) -> dict[str, Any]:
@@ -431,188 +380,28 @@ def _vin_problem_kind(vin: str) -> dict[str, Any]:
     return {"kind": "chars", "chars": " ".join(sorted({c for c in vin if c not in allowed}))}
 
 
-async def new_vehicle_code(
-    conn: Connection,
-    ctx: Context,
-    *,
-    settings: Settings,
-    key: bytes,
-    connector: BrandConnector,
-    address: str,
-    now_us: int,
-) -> verification.IssuedCode | Refusal:
-    """A new code for the vehicle (`show_code` shows it); a Refusal instead while the VIN
-    or the address is locked out or out of codes."""
-    session = ctx.session
-    if session.vin is None or session.method != Method.vehicle_code:
+async def keep_nonce(conn: Connection, ctx: Context, *, nonce_hash: str, now_us: int) -> None:
+    """The carmaker login's nonce (its hash), replacing any earlier one."""
+    if ctx.session.vin is None or ctx.session.method != Method.oem_login:
         raise PageError("step_order")
-    return await verification.issue_vehicle_code(
-        conn,
-        key=key,
-        settings=settings,
-        who=verification.claim(key, session.environment, session.vin, address),
-        session_id=session.id,
-        keep_display_code=connector.code_display_in_store,
-        now_us=now_us,
-    )
+    await _update(conn, ctx, now_us, oem_nonce_hash=nonce_hash)
 
 
-async def submit_vehicle_code(
-    conn: Connection,
-    ctx: Context,
-    *,
-    settings: Settings,
-    key: bytes,
-    code: str | None,
-    address: str,
-    now_us: int,
-) -> CodeResult:
-    """Check a typed code. Every try counts (a wrong one too): the caller commits the
-    transaction whatever the outcome, and raises nothing after it."""
-    session = ctx.session
-    if session.vin is None or session.method != Method.vehicle_code:
-        raise PageError("step_order")
-    result = await verification.check_vehicle_code(
-        conn,
-        key=key,
-        settings=settings,
-        who=verification.claim(key, session.environment, session.vin, address),
-        session_id=session.id,
-        code=code or "",
-        now_us=now_us,
-    )
-    if result.outcome is CodeCheck.accepted:
-        # Only while the session still names the VIN the code was checked for.
-        await repository.verify_session_vin(
-            conn,
-            session_id=session.id,
-            vin=session.vin,
-            subject=verification.vehicle_subject(key, session.environment, session.vin),
-            now_us=now_us,
-        )
-    return result
-
-
-async def vehicle_code_refusal(
-    conn: Connection, ctx: Context, *, key: bytes, address: str, now_us: int
-) -> Refusal | None:
-    """Why the verify page cannot take or show a code now (a lockout, codes used up),
-    said before the owner types anything; None otherwise."""
-    session = ctx.session
-    if session.vin is None or session.method != Method.vehicle_code:
-        return None
-    who = verification.claim(key, session.environment, session.vin, address)
-    return await verification.refusal(conn, who, now_us=now_us)
-
-
-async def begin_oem_login(
-    conn: Connection, ctx: Context, *, key: bytes, secret: bytes, now_us: int
-) -> str:
-    """The signed state to send to the carmaker's login; its nonce is kept hashed."""
-    session = ctx.session
-    if session.vin is None or session.brand is None or session.method != Method.oem_login:
-        raise PageError("step_order")
-    nonce = verification.new_oem_nonce()
-    await _update(conn, ctx, now_us, oem_nonce_hash=verification.nonce_hash(key, nonce))
-    return verification.oem_state(
-        secret, session_id=session.id, brand=session.brand, vin=session.vin, nonce=nonce,
-        now_us=now_us,
-    )  # fmt: skip
-
-
-async def finish_oem_login(
-    conn: Connection, ctx: Context, *, key: bytes, secret: bytes, result: str | None, now_us: int
+async def record_proof(
+    conn: Connection, ctx: Context, *, subject: str, nonce_hash: str | None, now_us: int
 ) -> bool:
-    """Accept the carmaker's signed answer for this session, once."""
+    """Ownership proven for `subject`: a vehicle code (only while the session still names
+    the VIN the code was checked for) or a carmaker's answer (once: the nonce is taken in
+    the same statement)."""
     session = ctx.session
-    payload = verification.unsign(secret, "oem-result", result or "", now_us=now_us)
-    if (
-        payload is None
-        or session.brand is None
-        or payload.get("sid") != session.id
-        or payload.get("vin") != session.vin
-        or not isinstance(payload.get("nonce"), str)
-        or not isinstance(payload.get("account"), str)
-    ):
+    if session.vin is None:
         return False
-    return await _accept_account(
-        conn, session, key=key, nonce=payload["nonce"], account=payload["account"], now_us=now_us
-    )
-
-
-async def _accept_account(
-    conn: Connection, session: Session, *, key: bytes, nonce: str, account: str, now_us: int
-) -> bool:
-    """The carmaker confirmed `account` owns the session's vehicle: verified, once (the
-    nonce is taken in the same UPDATE)."""
-    assert session.brand is not None
-    subject = verification.account_subject(key, session.environment, session.brand, account)
-    return await repository.take_oem_nonce(
-        conn,
-        session_id=session.id,
-        nonce_hash=verification.nonce_hash(key, nonce),
-        subject=subject,
-        now_us=now_us,
-    )
-
-
-class CarmakerUnreachable(Exception):
-    """The carmaker's login could not be asked (ConnectorError): the owner is told and
-    may sign in again."""
-
-
-async def ask_carmaker(
-    ctx: Context,
-    *,
-    key: bytes,
-    secret: bytes,
-    connector: BrandConnector,
-    callback: Mapping[str, str],
-    redirect_uri: str,
-    now_us: int,
-) -> CarmakerAnswer | None:
-    """A real carmaker's answer at our callback (a team's connector, production): check
-    our own `state` (signature, purpose, expiry, session, VIN, the session's current
-    nonce), then let the connector exchange the carmaker's answer for the owner's
-    account (network: the caller holds no transaction). None when either refuses;
-    CarmakerUnreachable when the carmaker cannot be asked. `accept_carmaker_answer`
-    takes the answer, once."""
-    session = ctx.session
-    payload = verification.unsign(secret, "oem-state", callback.get("state", ""), now_us=now_us)
-    if (
-        payload is None
-        or session.brand is None
-        or session.vin is None
-        or session.method != Method.oem_login
-        or payload.get("sid") != session.id
-        or payload.get("brand") != session.brand
-        or payload.get("vin") != session.vin
-        or not isinstance(payload.get("nonce"), str)
-        or session.oem_nonce_hash is None
-        or not same(session.oem_nonce_hash, verification.nonce_hash(key, payload["nonce"]))
-    ):
-        # Forged, expired, another session's, or already used: the carmaker is not asked.
-        return None
-    try:
-        account = await connector.oem_login_owner(
-            environment=session.environment,
-            vin=session.vin,
-            callback=callback,
-            redirect_uri=redirect_uri,
+    if nonce_hash is None:
+        return await repository.verify_session_vin(
+            conn, session_id=session.id, vin=session.vin, subject=subject, now_us=now_us
         )
-    except ConnectorError as error:
-        log.warning("carmaker login not confirmed", vin=session.vin, error=str(error))
-        raise CarmakerUnreachable(str(error)) from None
-    return CarmakerAnswer(payload["nonce"], account) if account else None
-
-
-async def accept_carmaker_answer(
-    conn: Connection, ctx: Context, answer: CarmakerAnswer, *, key: bytes, now_us: int
-) -> bool:
-    """Verify the session with the carmaker's account, once (the nonce is taken in the
-    same UPDATE: a replayed or superseded answer finds nothing)."""
-    return await _accept_account(
-        conn, ctx.session, key=key, nonce=answer.nonce, account=answer.account, now_us=now_us
+    return await repository.take_oem_nonce(
+        conn, session_id=session.id, nonce_hash=nonce_hash, subject=subject, now_us=now_us
     )
 
 
@@ -748,12 +537,3 @@ async def report_owner_decision(
     if not changed:
         raise StatusProblem(409, f"authorization {authorization_id} is already {new_status}")
     return new_status
-
-
-async def current_vehicle_code(
-    conn: Connection, *, environment: Environment, vin: str, now_us: int
-) -> str | None:
-    """The code the vehicle displays now (read by the sandbox emulator, docs/sandbox.md)."""
-    return await verification.current_vehicle_code(
-        conn, environment=environment, vin=vin, now_us=now_us
-    )

@@ -18,6 +18,7 @@ from autoport.consent import repository
 from autoport.kit import periodic
 from autoport.kit.db import Connection
 from autoport.kit.state import AppState
+from autoport.proof import service as proof
 
 log = structlog.get_logger("autoport.consent")
 
@@ -26,9 +27,9 @@ KEEP_EXPIRED_SECONDS = 3600
 
 
 async def purge_expired_sessions(conn: Connection, *, now_us: int) -> int:
-    """Delete sessions expired more than an hour ago (returns how many went) and spent
-    vehicle-code counters."""
-    await repository.delete_spent_throttles(conn, now_us=now_us)
+    """Delete sessions expired more than an hour ago (returns how many went), the
+    ownership proof's codes expired as long ago and its spent counters."""
+    await proof.purge(conn, now_us=now_us, keep_seconds=KEEP_EXPIRED_SECONDS)
     return await repository.delete_expired_sessions(
         conn, before_us=now_us - KEEP_EXPIRED_SECONDS * 1_000_000
     )

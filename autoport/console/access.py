@@ -32,7 +32,7 @@ from autoport.web import forms
 from autoport.web import locale as locales
 from autoport.web.csrf import Csrf
 from autoport.web.errors import PageError, PageRoute, page_router
-from autoport.web.http import security_headers
+from autoport.web.http import prefix, security_headers
 
 PREFIX = "/console"
 COOKIE = "autoport_console"
@@ -131,7 +131,7 @@ def address_of(request: Request) -> str:
 
 
 def cookie_path(request: Request) -> str:
-    return pages.prefix(request) + PREFIX
+    return prefix(request) + PREFIX
 
 
 def is_https(state: AppState, environment: Environment) -> bool:

@@ -52,6 +52,7 @@ from autoport.kit.environments import Environment as DeploymentEnvironment
 from autoport.kit.environments import public_base_url
 from autoport.web import http
 from autoport.web import locale as locales
+from autoport.web.http import prefix
 from autoport.web.surface import BASE_CSS, Surface
 
 if TYPE_CHECKING:
@@ -176,11 +177,6 @@ SURFACE = Surface("console", HERE, scripts=True, python_messages=True, globals_f
 
 def gettext(locale: str, message: str) -> str:
     return SURFACE.gettext(locale, message)
-
-
-def prefix(request: Request) -> str:
-    """`/sandbox` in the sandbox console (stripped before routing), else empty."""
-    return str(request.scope.get("root_path", ""))
 
 
 def url(request: Request, path: str) -> str:

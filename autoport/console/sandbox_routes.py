@@ -17,13 +17,13 @@ from pydantic import BaseModel, ValidationError
 from starlette.responses import HTMLResponse, Response, StreamingResponse
 
 from autoport.catalog.validation import FAILURE_REASONS
-from autoport.consent.service import current_vehicle_code
 from autoport.console import access, live, pages, service
 from autoport.console.access import Principal, console_router
 from autoport.console.routes import errors_of
 from autoport.ingestion.service import ingest_vehicle_data
 from autoport.kit.environments import Environment
 from autoport.kit.errors import ApiError, validation_items
+from autoport.proof.service import current_vehicle_code
 from autoport.sandbox import charts
 from autoport.sandbox import service as sandbox
 from autoport.sandbox.physics import Powertrain, Scenario

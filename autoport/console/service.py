@@ -33,10 +33,10 @@ from autoport.apps import repository as apps_repository
 from autoport.apps import service as apps_service
 from autoport.apps.schemas import Account, Application, ClientKey
 from autoport.config import Settings, current_admin_token_sha256
-from autoport.consent import repository as throttles
 from autoport.console import repository
 from autoport.console.pages import OPERATOR, OWNER, USER_ROLES
 from autoport.console.schemas import INVITE, AuditEntry, Invitation, NewLink, SessionRow, User
+from autoport.kit import throttles
 from autoport.kit.crypto import new_token, same, sha256_hex, token_hash
 from autoport.kit.db import Connection, Database, Row
 from autoport.kit.environments import Environment, public_base_url
@@ -173,7 +173,7 @@ async def _count_try(
     refused_until = 0
     async with database.transaction() as conn:
         for kind, subject in subjects.items():
-            taken = await throttles.take_throttle(
+            taken = await throttles.take(
                 conn,
                 environment=environment,
                 kind=kind,
@@ -310,9 +310,7 @@ async def sign_in_user(
         raise SignInRefused("wrong")
     async with database.transaction() as conn:
         # A success clears the address's count: its owner knows the password.
-        await throttles.forget_throttle(
-            conn, environment=environment, kind=THROTTLE_EMAIL, subject=email
-        )
+        await throttles.forget(conn, environment=environment, kind=THROTTLE_EMAIL, subject=email)
         token = await _open_session(
             conn,
             key=key,

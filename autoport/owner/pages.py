@@ -16,12 +16,16 @@ from autoport.catalog.labels import group_for_consent, label
 from autoport.consent.pages import brand_label, consent_groups
 from autoport.kit.state import AppState
 from autoport.owner.service import OwnerSession
+from autoport.proof.pages import PROOF_TEMPLATES
 from autoport.web import locale
 from autoport.web.csrf import Csrf
 from autoport.web.errors import PageError, PageRoute, page_router
+from autoport.web.http import prefix
 from autoport.web.surface import Surface
 
-SURFACE = Surface("owner portal", Path(__file__).parent, stylesheets=("owner.css",))
+SURFACE = Surface(
+    "owner portal", Path(__file__).parent, templates=(PROOF_TEMPLATES,), stylesheets=("owner.css",)
+)
 CSRF = Csrf("owner")
 COOKIE = "autoport_owner"
 # Before the sign-in: a random value only this browser holds, so that the sign-in
@@ -29,10 +33,6 @@ COOKIE = "autoport_owner"
 FORM_COOKIE = "autoport_owner_form"
 BASE = "/owner"
 STYLESHEET = "static/owner.css"
-
-
-def prefix(request: Request) -> str:
-    return str(request.scope.get("root_path", ""))
 
 
 def url(request: Request, path: str) -> str:

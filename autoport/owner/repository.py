@@ -85,18 +85,10 @@ async def update_locale(conn: Connection, *, session_id: str, locale: str) -> No
 
 
 async def delete_session(conn: Connection, *, session_id: str) -> None:
-    await conn.execute(
-        "DELETE FROM consent_vehicle_codes WHERE session_id = :id", {"id": session_id}
-    )
     await conn.execute("DELETE FROM owner_sessions WHERE id = :id", {"id": session_id})
 
 
 async def delete_expired_sessions(conn: Connection, *, before_us: int) -> int:
-    await conn.execute(
-        "DELETE FROM consent_vehicle_codes WHERE session_id IN "
-        "(SELECT id FROM owner_sessions WHERE expires_at < :before)",
-        {"before": before_us},
-    )
     return await conn.execute(
         "DELETE FROM owner_sessions WHERE expires_at < :before", {"before": before_us}
     )

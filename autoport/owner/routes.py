@@ -16,21 +16,22 @@ import structlog
 from fastapi import APIRouter, Request
 from starlette.responses import Response
 
-from autoport.brands.base import ConnectorError
 from autoport.brands.registry import registry_of
-from autoport.consent.verification import CodeCheck, Method, Refusal
 from autoport.kit.auth import AdminDep
 from autoport.kit.crypto import new_token
-from autoport.kit.environments import Environment, environment_of, public_base_url
+from autoport.kit.environments import Environment, environment_of
 from autoport.kit.errors import ApiError
 from autoport.kit.ratelimit import client_address, rate_limiter
 from autoport.kit.routing import api_router, json_response
 from autoport.kit.state import AppState
-from autoport.owner import pages, reads, service
+from autoport.owner import flows, pages, reads, service
 from autoport.owner.schemas import RevokeResult
 from autoport.owner.service import OwnerSession
+from autoport.proof.flows import Step
+from autoport.proof.service import Method
 from autoport.web import forms, http, locale
 from autoport.web.errors import PageError
+from autoport.web.http import prefix
 from autoport.web.http import see_other as _see_other
 
 log = structlog.get_logger("autoport.owner")
@@ -67,7 +68,7 @@ def _set_cookie(request: Request, response: Response, name: str, value: str, sec
         name,
         value,
         max_age=seconds,
-        path=pages.prefix(request) + BASE,
+        path=prefix(request) + BASE,
         httponly=True,
         secure=_secure(_state(request)),
         samesite="lax",
@@ -197,72 +198,33 @@ async def sign_in_submit(request: Request) -> Response:
     method = registry.verification_method(env, brand)
     if method is Method.owner_portal:
         return pages.render(request, "elsewhere.html", chosen=words, csrf="", brand=brand)
-    key, _ = _keys(state)
-    connector = registry.connector_for(env, brand)
-    async with state.database.transaction() as conn:
-        started = await service.start(
-            conn,
-            settings=state.settings,
-            key=key,
-            environment=env,
-            brand=brand,
-            vin=vin,
-            method=method,
-            locale=words,
-            now_us=state.clock.now_us(),
-        )
-        issued = None
-        if method is Method.vehicle_code:
-            issued = await service.issue_code(
-                conn,
-                started.session,
-                settings=state.settings,
-                key=key,
-                connector=connector,
-                address=client_address(request),
-                now_us=state.clock.now_us(),
-            )
+    started, shown = await flows.sign_in(
+        state, env, brand=brand, vin=vin, method=method, locale=words,
+        address=client_address(request),
+    )  # fmt: skip
     target = "vehicles" if started.session.signed_in else "verify"
-    if issued is not None:
-        try:
-            # After the commit: never network inside a transaction.
-            refused = await service.show_code(connector, started.session, issued)
-            target = "verify" if refused is None else "verify?refused=1"
-        except service.VehicleUnreachable:
-            target = "verify?unreachable=1"
+    if shown is not None and shown.notice == "unreachable":
+        target = "verify?unreachable=1"
+    elif shown is not None and shown.refused is not None:
+        target = "verify?refused=1"
     response = _see_other(_url(request, target))
     _set_cookie(request, response, COOKIE, started.token, state.settings.owner_session_seconds)
     pages.drop_cookie(request, response, FORM_COOKIE)
     return response
 
 
-def _verify_page(
-    request: Request,
-    session: OwnerSession,
-    *,
-    status: int = 200,
-    notice: str | None = None,
-    attempts_left: int | None = None,
-    refused: Refusal | None = None,
-) -> Response:
+def _verify_page(request: Request, session: OwnerSession, step: Step) -> Response:
     state = _state(request)
-    if notice is None and request.query_params.get("unreachable"):
-        notice = "unreachable"
-    response = pages.render(
+    return pages.render(
         request,
         "verify.html",
         session,
-        status=status,
-        notice=notice,
-        attempts_left=attempts_left,
-        locked_until=refused.until_us if refused and refused.reason == "locked" else None,
-        codes_until=refused.until_us if refused and refused.reason == "codes" else None,
-        request_sent=request.query_params.get("sent") == "1",
+        status=step.status,
+        headers=step.headers(state.clock.now_us()),
+        method=str(session.method),
+        verified=False,
+        **{**step.page(), "request_sent": request.query_params.get("sent") == "1"},
     )
-    if refused is not None and status == 429:
-        wait_us = refused.until_us - state.clock.now_us()
-        response.headers["Retry-After"] = str(max(1, -(-wait_us // 1_000_000)))
-    return response
 
 
 @router.get(BASE + "/verify")
@@ -270,88 +232,39 @@ async def verify_page(request: Request) -> Response:
     session = await _session(request, signed_in=False)
     if session.signed_in:
         return _see_other(_url(request, "vehicles"))
-    refused = None
-    if session.method is Method.vehicle_code:
-        state = _state(request)
-        key, _ = _keys(state)
-        refused = await service.code_refusal(
-            state.database.reader, session, key=key, address=client_address(request),
-            now_us=state.clock.now_us(),
-        )  # fmt: skip
-    return _verify_page(request, session, refused=refused)
-
-
-def _oem_callback_url(state: AppState, env: Environment) -> str:
-    return f"{public_base_url(state.settings, env)}{BASE}/oem-callback"
+    step = await flows.refusal(_state(request), session, address=client_address(request))
+    if request.query_params.get("unreachable"):
+        step = Step(notice="unreachable", refused=step.refused)
+    return _verify_page(request, session, step)
 
 
 @router.post(BASE + "/verify")
 async def verify_submit(request: Request) -> Response:
     state = _state(request)
-    env = environment_of(request)
     session = await _session(request, signed_in=False)
     form = await _checked_form(request)
     if session.signed_in:
         return _see_other(_url(request, "vehicles"))
-    key, secret = _keys(state)
-    now = state.clock.now_us()
+    token = request.cookies.get(COOKIE, "")
     action = form.get("action", "")
-    connector = registry_of(state).connector_for(env, session.brand)
+    address = client_address(request)
     if action == "code" and session.method is Method.vehicle_code:
-        token = request.cookies.get(COOKIE, "")
-        # Committed whatever the outcome: a wrong try counts.
-        async with state.database.transaction() as conn:
-            answer = await service.check_code(
-                conn, session, settings=state.settings, key=key, token=token,
-                code=form.get("code"), address=client_address(request), now_us=now,
-            )  # fmt: skip
-        if answer.token is not None:
-            return _signed_in(request, state, answer.token)
-        result = answer.result
-        if result.outcome is CodeCheck.wrong:
-            # Said the same way for every VIN, known to anyone or not.
-            return _verify_page(
-                request, session, status=422, notice="wrong", attempts_left=result.attempts_left
-            )
-        if result.outcome is CodeCheck.locked and result.locked_until_us is not None:
-            locked = Refusal("locked", result.locked_until_us)
-            return _verify_page(request, session, status=429, refused=locked)
-        return _verify_page(request, session, status=422, notice="expired_code")
-    if action == "new_code" and session.method is Method.vehicle_code:
-        async with state.database.transaction() as conn:
-            issued = await service.issue_code(
-                conn, session, settings=state.settings, key=key, connector=connector,
-                address=client_address(request), now_us=now,
-            )  # fmt: skip
-        try:
-            refused = await service.show_code(connector, session, issued)
-        except service.VehicleUnreachable:
-            return _verify_page(request, session, status=503, notice="unreachable")
-        if refused is not None:
-            return _verify_page(request, session, status=429, refused=refused)
-        return _see_other(_url(request, "verify") + "?sent=1")
-    if action == "oem_login" and session.method is Method.oem_login:
-        async with state.database.transaction() as conn:
-            signed = await service.begin_oem_login(
-                conn, session, key=key, secret=secret, now_us=now
-            )
-        if signed is None:
-            raise PageError("signed_out", 401)
-        served_here = connector.oem_login_page(session.brand)
-        if served_here is not None:
-            # The sandbox's simulated carmaker (autoport.sandbox.oem_login).
-            query = urlencode({"state": signed})
-            return _see_other(f"{pages.prefix(request)}{served_here}?{query}")
-        try:
-            login_url = await connector.oem_login_url(
-                environment=env, vin=session.vin, state=signed,
-                redirect_uri=_oem_callback_url(state, env),
-            )  # fmt: skip
-        except ConnectorError as error:
-            log.warning("carmaker login unavailable", error=str(error))
-            return _verify_page(request, session, status=503, notice="oem_unreachable")
-        return _see_other(login_url)
-    return _verify_page(request, session, status=400)
+        step, new = await flows.check_code(
+            state, session, form.get("code"), token=token, address=address
+        )
+        if new is not None:
+            return _signed_in(request, state, new)
+    elif action == "new_code" and session.method is Method.vehicle_code:
+        step = await flows.new_code(state, session, token=token, address=address)
+        if step.sent:
+            return _see_other(_url(request, "verify") + "?sent=1")
+    elif action == "oem_login" and session.method is Method.oem_login:
+        step = await flows.carmaker_login(state, session, token=token, prefix=prefix(request))
+        if step.go_to is not None:
+            return _see_other(step.go_to)
+    else:
+        step = Step(status=400)
+    return _verify_page(request, session, step)
 
 
 def _signed_in(request: Request, state: AppState, token: str) -> Response:
@@ -364,41 +277,14 @@ def _signed_in(request: Request, state: AppState, token: str) -> Response:
 @router.get(BASE + "/oem-callback")
 async def oem_callback(request: Request) -> Response:
     state = _state(request)
-    env = environment_of(request)
     session = await _session(request, signed_in=False)
     if session.signed_in:
         return _see_other(_url(request, "vehicles"))
-    key, secret = _keys(state)
-    token = request.cookies.get(COOKIE, "")
-    connector = registry_of(state).connector_for(env, session.brand)
-    now = state.clock.now_us()
-    if connector.oem_login_page(session.brand) is not None:
-        # The simulated carmaker's signed answer (`result`).
-        async with state.database.transaction() as conn:
-            new = await service.finish_oem_login(
-                conn, session, settings=state.settings, key=key, secret=secret,
-                token=token, result=request.query_params.get("result"), now_us=now,
-            )  # fmt: skip
-    else:
-        try:
-            # The carmaker is asked before the transaction that takes its answer.
-            answer = await service.ask_carmaker(
-                session, key=key, secret=secret, connector=connector,
-                callback=dict(request.query_params),
-                redirect_uri=_oem_callback_url(state, env), now_us=now,
-            )  # fmt: skip
-        except ConnectorError as error:
-            log.warning("carmaker login not confirmed", error=str(error))
-            return _verify_page(request, session, status=503, notice="oem_unreachable")
-        new = None
-        if answer is not None:
-            async with state.database.transaction() as conn:
-                new = await service.accept_carmaker_answer(
-                    conn, session, answer, settings=state.settings, key=key, token=token,
-                    now_us=now,
-                )  # fmt: skip
+    step, new = await flows.carmaker_returned(
+        state, session, dict(request.query_params), token=request.cookies.get(COOKIE, "")
+    )
     if new is None:
-        return _verify_page(request, session, status=403, notice="oem_failed")
+        return _verify_page(request, session, step)
     return _signed_in(request, state, new)
 
 
@@ -422,15 +308,6 @@ async def _grants(state: AppState, env: Environment, vin: str) -> list[service.G
     show."""
     await reads.flush(state)
     return await service.grants(state.database.reader, env, vin, now_us=state.clock.now_us())
-
-
-def _told(state: AppState, outcomes: dict[str, service.Outcome]) -> int:
-    """After a withdrawal's commit: open streams check their tokens now. How many grants
-    were withdrawn."""
-    count = sum(1 for outcome in outcomes.values() if outcome is service.Outcome.withdrawn)
-    if count:
-        state.access_changed()
-    return count
 
 
 def _vehicle_url(request: Request) -> Callable[[str], str]:
@@ -524,21 +401,10 @@ async def withdraw_submit(request: Request, vin: str) -> Response:
     wanted = form.get("grant", "")
     back = _url(request, f"vehicles/{vin}")
     if wanted == "all":
-        async with state.database.transaction() as conn:
-            all_outcomes = await service.withdraw_all(conn, env, vin, now_us=state.clock.now_us())
-        count = _told(state, all_outcomes)
-        return _see_other(f"{back}?done={'withdrawn' if count else 'none'}")
-    async with state.database.transaction() as conn:
-        outcomes = await service.revoke_grant(
-            conn,
-            environment=env,
-            authorization_ids=[wanted],
-            detail="the owner withdrew consent in the owner portal",
-            now_us=state.clock.now_us(),
-            vin=vin,
-        )
-    _told(state, outcomes)
-    outcome = outcomes[wanted]
+        outcomes = await flows.withdraw_all(state, env, vin)
+        withdrawn = any(outcome is service.Outcome.withdrawn for outcome in outcomes.values())
+        return _see_other(f"{back}?done={'withdrawn' if withdrawn else 'none'}")
+    outcome = (await flows.withdraw(state, env, [wanted], vin=vin))[wanted]
     if outcome is service.Outcome.not_found:
         raise PageError("not_found", 404)
     log.info("owner withdrew a grant", authorization_id=wanted, outcome=str(outcome))
@@ -585,16 +451,12 @@ async def revoke_authorization(request: Request, authorization_id: str, _: Admin
     """End an owner's grant (approved or pending) on the owner's behalf: every token of it
     stops working at once and `authorization_changed` (`revoked`) is emitted; the same
     as a withdrawal in the owner portal. 409 when it was already revoked or rejected."""
-    state = _state(request)
-    async with state.database.transaction() as conn:
-        outcomes = await service.revoke_grant(
-            conn,
-            environment=environment_of(request),
-            authorization_ids=[authorization_id],
-            detail="revoked through the admin API",
-            now_us=state.clock.now_us(),
-        )
-    _told(state, outcomes)
+    outcomes = await flows.withdraw(
+        _state(request),
+        environment_of(request),
+        [authorization_id],
+        detail="revoked through the admin API",
+    )
     outcome = outcomes[authorization_id]
     if outcome is service.Outcome.not_found:
         raise ApiError(404, f"no authorization {authorization_id!r}", source="authorization_id")

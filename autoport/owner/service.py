@@ -1,15 +1,15 @@
 """The owner portal's logic: sign-in by proof of ownership (the consent flow's methods,
-autoport.consent.verification), what the owner sees of each grant, withdrawing, and the
-vehicle's data for download. Routes (routes.py) parse forms and render what this returns.
+autoport.proof), what the owner sees of each grant, withdrawing, and the vehicle's data
+for download. Routes (routes.py) parse forms and render what this returns.
 
 Access rule: a session reaches only the vehicles its proof covers (`vehicles_of`): the
 VIN signed in with, and for a carmaker login every vehicle granted by that account.
 
 The service boundary (docs/development.md): each function takes a `Connection` first
-(the route's transaction, or `database.reader` for reads) and awaits no network; a code
-is handed to the vehicle (`show_code`) after the transaction that issued it, a team's
-carmaker is asked (`ask_carmaker`) before the one that takes its answer, and open
-streams are told of a withdrawal (`AppState.access_changed`) after its commit.
+(the caller's transaction, or `database.reader` for reads) and awaits no network; the
+steps that ask the vehicle or the carmaker run in flows.py (the ownership proof's,
+autoport.proof.flows), which also tells open streams of a withdrawal
+(`AppState.access_changed`) after its commit.
 """
 
 from __future__ import annotations
@@ -25,20 +25,19 @@ from typing import Any
 import orjson
 import structlog
 
-from autoport.brands.base import BrandConnector, ConnectorError
 from autoport.catalog.brands import BRANDS, MAKER_CODES, MakerCodes, canonical_brand
 from autoport.catalog.commands import COMMANDS
 from autoport.config import Settings
-from autoport.consent import verification
-from autoport.consent.verification import CodeCheck, CodeResult, Method, Refusal
 from autoport.history import service as history
 from autoport.kit.clock import to_iso
-from autoport.kit.crypto import new_token, same, token_hash
+from autoport.kit.crypto import new_token, token_hash
 from autoport.kit.db import Connection, Row
 from autoport.kit.environments import Environment
 from autoport.kit.errors import ApiError
 from autoport.oauth import service as oauth
 from autoport.owner import reads, repository
+from autoport.proof import service as proof
+from autoport.proof.service import Method
 from autoport.vehicles.access import sandbox_only_problem
 from autoport.vehicles.vin import vin_problem
 
@@ -115,6 +114,7 @@ async def set_locale(conn: Connection, session: OwnerSession, locale: str) -> No
 
 async def sign_out(conn: Connection, session: OwnerSession) -> None:
     """The session and its codes go at once (not at expiry)."""
+    await proof.forget_session_codes(conn, session_id=session.id)
     await repository.delete_session(conn, session_id=session.id)
 
 
@@ -190,14 +190,14 @@ async def start(
     instant = method is Method.instant
     if instant:
         values |= {
-            "subject": verification.vehicle_subject(key, environment, vin),
+            "subject": proof.vehicle_subject(key, environment, vin),
             "verified_at": now_us,
         }
     await repository.create_session(conn, values)
     return Started(token, _session(values))
 
 
-async def _rotate(
+async def prove(
     conn: Connection,
     session: OwnerSession,
     *,
@@ -205,11 +205,12 @@ async def _rotate(
     settings: Settings,
     old_token: str,
     subject: str,
+    nonce_hash: str | None,
     now_us: int,
-    nonce: str | None = None,
 ) -> str | None:
-    """Proven: a new token replaces the sign-in's (a cookie planted before the proof is
-    worth nothing after it); None when the session was proven or changed meanwhile."""
+    """Ownership proven (autoport.proof): a new token replaces the sign-in's (a cookie
+    planted before the proof is worth nothing after it); None when the session was
+    proven or changed meanwhile (with a carmaker's answer: its nonce was taken)."""
     new = new_token()
     ok = await repository.prove(
         conn,
@@ -219,252 +220,17 @@ async def _rotate(
         subject=subject,
         expires_at=now_us + settings.owner_session_seconds * MICROS,
         now_us=now_us,
-        nonce_hash=None if nonce is None else verification.nonce_hash(key, nonce),
+        nonce_hash=nonce_hash,
     )
     return new if ok else None
 
 
-# -------------------------------------------------------------------- vehicle_code
-
-
-class VehicleUnreachable(Exception):
-    """The code could not be put on the vehicle's display."""
-
-
-def _claim(key: bytes, session: OwnerSession, address: str) -> verification.Claim:
-    # The consent flow's counters: tries for a VIN count across both flows.
-    return verification.claim(key, session.environment, session.vin, address)
-
-
-async def issue_code(
-    conn: Connection,
-    session: OwnerSession,
-    *,
-    settings: Settings,
-    key: bytes,
-    connector: BrandConnector,
-    address: str,
-    now_us: int,
-) -> verification.IssuedCode | Refusal:
-    """A new code for the vehicle's display (the consent flow's counters and limits), or
-    the Refusal; `show_code` shows it after the transaction."""
-    return await verification.issue_vehicle_code(
-        conn,
-        key=key,
-        settings=settings,
-        who=_claim(key, session, address),
-        session_id=session.id,
-        keep_display_code=connector.code_display_in_store,
-        now_us=now_us,
-    )
-
-
-async def show_code(
-    connector: BrandConnector, session: OwnerSession, issued: verification.IssuedCode | Refusal
-) -> Refusal | None:
-    """Put an issued code on the vehicle's display (network: outside any transaction);
-    the Refusal when none was issued, VehicleUnreachable when the vehicle could not be
-    reached."""
-    if isinstance(issued, Refusal):
-        return issued
-    try:
-        await connector.show_vehicle_code(
-            environment=session.environment,
-            vin=session.vin,
-            code=issued.code,
-            expires_at_us=issued.expires_at_us,
-        )
-    except ConnectorError as error:
-        log.warning("vehicle code not delivered", error=str(error))
-        raise VehicleUnreachable(str(error)) from None
-    return None
-
-
-async def code_refusal(
-    conn: Connection, session: OwnerSession, *, key: bytes, address: str, now_us: int
-) -> Refusal | None:
-    return await verification.refusal(conn, _claim(key, session, address), now_us=now_us)
-
-
-@dataclass(frozen=True, slots=True)
-class CodeAnswer:
-    result: CodeResult
-    token: str | None = None  # the rotated session token once accepted
-
-
-async def check_code(
-    conn: Connection,
-    session: OwnerSession,
-    *,
-    settings: Settings,
-    key: bytes,
-    token: str,
-    code: str | None,
-    address: str,
-    now_us: int,
-) -> CodeAnswer:
-    """Check a typed code and, accepted, sign the session in. Every try counts (a wrong
-    one too): the caller commits the transaction whatever the outcome."""
-    result = await verification.check_vehicle_code(
-        conn,
-        key=key,
-        settings=settings,
-        who=_claim(key, session, address),
-        session_id=session.id,
-        code=code or "",
-        now_us=now_us,
-    )
-    if result.outcome is not CodeCheck.accepted:
-        return CodeAnswer(result)
-    subject = verification.vehicle_subject(key, session.environment, session.vin)
-    new = await _rotate(
-        conn, session, key=key, settings=settings, old_token=token, subject=subject, now_us=now_us
-    )
-    if new is None:
-        return CodeAnswer(CodeResult(CodeCheck.expired))
-    return CodeAnswer(result, new)
-
-
-# ----------------------------------------------------------------------- oem_login
-
-
-async def begin_oem_login(
-    conn: Connection, session: OwnerSession, *, key: bytes, secret: bytes, now_us: int
-) -> str | None:
-    """The signed state for the carmaker's login (returns to the owner portal)."""
-    nonce = verification.new_oem_nonce()
-    ok = await repository.update_nonce(
-        conn,
-        session_id=session.id,
-        nonce_hash=verification.nonce_hash(key, nonce),
-        now_us=now_us,
-    )
-    if not ok:
-        return None
-    return verification.oem_state(
-        secret,
-        session_id=session.id,
-        brand=session.brand,
-        vin=session.vin,
-        nonce=nonce,
-        now_us=now_us,
-        back=verification.BACK_TO_OWNER,
-    )
-
-
-async def finish_oem_login(
-    conn: Connection,
-    session: OwnerSession,
-    *,
-    settings: Settings,
-    key: bytes,
-    secret: bytes,
-    token: str,
-    result: str | None,
-    now_us: int,
-) -> str | None:
-    """The simulated carmaker's signed answer: the rotated token, or None (forged,
-    expired, another session's, used)."""
-    payload = verification.unsign(secret, "oem-result", result or "", now_us=now_us)
-    if (
-        payload is None
-        or payload.get("sid") != session.id
-        or payload.get("vin") != session.vin
-        or not isinstance(payload.get("nonce"), str)
-        or not isinstance(payload.get("account"), str)
-    ):
-        return None
-    return await _accept_account(
-        conn,
-        session,
-        settings=settings,
-        key=key,
-        token=token,
-        nonce=payload["nonce"],
-        account=payload["account"],
-        now_us=now_us,
-    )
-
-
-async def ask_carmaker(
-    session: OwnerSession,
-    *,
-    key: bytes,
-    secret: bytes,
-    connector: BrandConnector,
-    callback: dict[str, str],
-    redirect_uri: str,
-    now_us: int,
-) -> verification.CarmakerAnswer | None:
-    """A real carmaker's answer (a team's connector): our state first, then the
-    connector exchanges the answer for the owner's account (network: the caller holds no
-    transaction). None when either refuses; ConnectorError propagates.
-    `accept_carmaker_answer` signs in with it, once."""
-    payload = verification.unsign(secret, "oem-state", callback.get("state", ""), now_us=now_us)
-    if (
-        payload is None
-        or payload.get("sid") != session.id
-        or payload.get("vin") != session.vin
-        or payload.get("brand") != session.brand
-        or not isinstance(payload.get("nonce"), str)
-        or session.oem_nonce_hash is None
-        or not same(session.oem_nonce_hash, verification.nonce_hash(key, payload["nonce"]))
-    ):
-        return None
-    account = await connector.oem_login_owner(
-        environment=session.environment,
-        vin=session.vin,
-        callback=callback,
-        redirect_uri=redirect_uri,
-    )
-    return verification.CarmakerAnswer(payload["nonce"], account) if account else None
-
-
-async def accept_carmaker_answer(
-    conn: Connection,
-    session: OwnerSession,
-    answer: verification.CarmakerAnswer,
-    *,
-    settings: Settings,
-    key: bytes,
-    token: str,
-    now_us: int,
-) -> str | None:
-    """Signed in with the carmaker's account: the rotated token, or None when the nonce
-    was taken or replaced meanwhile."""
-    return await _accept_account(
-        conn,
-        session,
-        settings=settings,
-        key=key,
-        token=token,
-        nonce=answer.nonce,
-        account=answer.account,
-        now_us=now_us,
-    )
-
-
-async def _accept_account(
-    conn: Connection,
-    session: OwnerSession,
-    *,
-    settings: Settings,
-    key: bytes,
-    token: str,
-    nonce: str,
-    account: str,
-    now_us: int,
-) -> str | None:
-    subject = verification.account_subject(key, session.environment, session.brand, account)
-    return await _rotate(
-        conn,
-        session,
-        key=key,
-        settings=settings,
-        old_token=token,
-        subject=subject,
-        now_us=now_us,
-        nonce=nonce,
+async def keep_nonce(
+    conn: Connection, session: OwnerSession, *, nonce_hash: str, now_us: int
+) -> bool:
+    """The carmaker login's nonce (its hash); False when the sign-in ended meanwhile."""
+    return await repository.update_nonce(
+        conn, session_id=session.id, nonce_hash=nonce_hash, now_us=now_us
     )
 
 

@@ -3,7 +3,7 @@ brand sends the owner (the sandbox connector names the page,
 `BrandConnector.oem_login_page`), in the consent flow and in the owner portal.
 
 It speaks the signed protocol a real carmaker's login adapter replaces
-(autoport.consent.verification): it takes our signed `state`, accepts any e-mail address
+(autoport.proof.service): it takes our signed `state`, accepts any e-mail address
 with the sandbox password, and sends the owner back with a signed `result` bound to the
 session's single-use nonce. The pages are the consent flow's (templates, stylesheet,
 languages, error page); only brands the sandbox connector serves are simulated, so a real
@@ -21,13 +21,13 @@ from starlette.responses import Response
 from autoport.brands.registry import registry_of
 from autoport.brands.sandbox import SIMULATED_OEM_LOGIN
 from autoport.consent import pages
-from autoport.consent.verification import BACK_TO_OWNER, oem_result, unsign
 from autoport.kit.crypto import same
 from autoport.kit.environments import environment_of
 from autoport.kit.state import AppState
+from autoport.proof.service import BACK_TO_OWNER, oem_result, unsign
 from autoport.web import forms
 from autoport.web.errors import PageError
-from autoport.web.http import see_other
+from autoport.web.http import prefix, see_other
 
 # The simulated carmaker accepts any e-mail address with this password (sandbox only).
 SANDBOX_OEM_PASSWORD = "sandbox"  # noqa: S105 - a documented sandbox credential
@@ -67,7 +67,7 @@ def _login_page(
         oem_brand=pages.brand_label(brand),
         signed_state=signed,
         vin=payload.get("vin"),
-        action=pages.prefix(request) + SIMULATED_OEM_LOGIN.format(brand=brand),
+        action=prefix(request) + SIMULATED_OEM_LOGIN.format(brand=brand),
         stylesheet=pages.page_url(request, pages.STYLESHEET),
         switch=None,
         **extra,
@@ -98,7 +98,7 @@ async def oem_login_submit(request: Request, brand: str) -> Response:
         state.session_key, state=payload, account=account, now_us=state.clock.now_us()
     )
     back = (
-        f"{pages.prefix(request)}/owner/oem-callback"
+        f"{prefix(request)}/owner/oem-callback"
         if payload.get("back") == BACK_TO_OWNER
         else pages.page_url(request, "oem-callback")
     )

@@ -9,13 +9,13 @@ from typing import Any
 
 from fastapi import Body, Response
 
-from autoport.consent.service import current_vehicle_code
 from autoport.ingestion.service import ingest_vehicle_data
 from autoport.kit.auth import AdminDep
 from autoport.kit.clock import from_iso
 from autoport.kit.errors import ApiError
 from autoport.kit.routing import api_router, json_response
 from autoport.kit.state import StateDep
+from autoport.proof.service import current_vehicle_code
 from autoport.sandbox import service
 from autoport.sandbox.physics import scenario_problem
 from autoport.sandbox.replay import replay

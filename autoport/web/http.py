@@ -14,10 +14,17 @@ from __future__ import annotations
 from collections.abc import AsyncIterable, Iterable
 from pathlib import Path
 
+from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response, StreamingResponse
 
 STATIC_CACHE = "public, max-age=3600"
 MEDIA_TYPES = {".css": "text/css", ".js": "text/javascript"}
+
+
+def prefix(request: Request) -> str:
+    """The environment's path prefix in the browser's address (`/sandbox`; it is
+    stripped before routing), else empty: what every link of a page starts with."""
+    return str(request.scope.get("root_path", ""))
 
 
 def content_security_policy(*, form_targets: Iterable[str] = (), scripts: bool = False) -> str:

@@ -114,20 +114,23 @@ class Surface:
         return str(self.translations(locale).gettext(message))
 
     def extract_messages(self) -> Catalog:
-        """Every message of the templates (and of the modules' `_()` calls with
-        `python_messages`), as Babel extracts them."""
+        """Every message of the templates it draws (its own, the shared ones) and, with
+        `python_messages`, of its modules' `_()` calls, as Babel extracts them."""
         from babel.messages.extract import extract_from_dir
 
         catalog = Catalog(project=f"autoport {self.name}", fuzzy=False)
         options = {"**.html": {"extensions": "jinja2.ext.i18n", "trim_blocks": "True",
                                "lstrip_blocks": "True"}}  # fmt: skip
-        found: Iterator[Any] = extract_from_dir(
-            str(self.package / "templates"),
-            method_map=[("**.html", "jinja2.ext:babel_extract")],
-            options_map=options,
-        )
-        for _path, _line, message, comments, context in found:
-            catalog.add(message, None, auto_comments=comments, context=context)
+        for folder in self.template_dirs:
+            if not folder.is_dir():
+                continue
+            found: Iterator[Any] = extract_from_dir(
+                str(folder),
+                method_map=[("**.html", "jinja2.ext:babel_extract")],
+                options_map=options,
+            )
+            for _path, _line, message, comments, context in found:
+                catalog.add(message, None, auto_comments=comments, context=context)
         if self.python_messages:
             for _path, _line, message, comments, context in extract_from_dir(
                 str(self.package),

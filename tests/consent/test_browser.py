@@ -34,11 +34,11 @@ import uvicorn
 
 from autoport.app import create_app
 from autoport.config import Settings
-from autoport.consent.service import current_vehicle_code
 from autoport.kit.clock import FrozenClock
 from autoport.kit.db import Database, create_database
 from autoport.kit.environments import Environment
 from autoport.kit.migrate import upgrade_sync
+from autoport.proof.service import current_vehicle_code
 from tests.browser import chromium_browser
 from tests.factories import bearer, pkce_pair
 

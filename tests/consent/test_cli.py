@@ -14,10 +14,13 @@ from autoport.brands.registry import BrandRegistry
 from autoport.config import Settings, ensure_secrets
 from autoport.consent import cli as consent_cli
 from autoport.consent import service
+from autoport.consent.flows import SessionProver
 from autoport.kit.clock import now_us
 from autoport.kit.db import create_database
 from autoport.kit.environments import Environment
 from autoport.kit.migrate import upgrade_sync
+from autoport.proof.flows import show_new_code
+from autoport.proof.service import Method
 
 from .conftest import METHODS, VIN, insert_application
 
@@ -67,16 +70,19 @@ def consent_until_verification(data_dir: Path, brand: str, *, approve: bool = Fa
                 now_us=now_us(),
             )  # fmt: skip
             async with db.transaction() as conn:
-                await service.enter_vin(
-                    conn, ctx, settings=settings, key=key, vin=VIN, method=method,
-                    connector=connector, address="192.0.2.1", now_us=now_us(),
-                )  # fmt: skip
-            if not approve:
-                return ""
+                await service.enter_vin(conn, ctx, key=key, vin=VIN, method=method, now_us=now_us())
             ctx = await service.load(
                 db.reader, key=key, environment=Environment.sandbox,
                 token=started.session_token, now_us=now_us(),
             )  # fmt: skip
+            if method is Method.vehicle_code:
+                # The first code, on the vehicle's display (autoport.proof).
+                await show_new_code(
+                    db, SessionProver(ctx), settings=settings, key=key, connector=connector,
+                    address="192.0.2.1", now_us=now_us(),
+                )  # fmt: skip
+            if not approve:
+                return ""
             async with db.transaction() as conn:
                 decision = await service.decide(
                     conn, ctx, approve=True, issuer="http://127.0.0.1:8080/sandbox", now_us=now_us()

@@ -20,9 +20,9 @@ from autoport.app import create_app
 from autoport.brands.base import BrandConnector, VerificationMethod
 from autoport.brands.registry import BrandRegistry, ConnectorConfigError
 from autoport.config import Settings
-from autoport.consent.verification import oem_state
 from autoport.kit.clock import FrozenClock
 from autoport.kit.environments import Environment
+from autoport.proof.service import oem_state
 from tests.fleet.test_template_connector import VIN, Carmaker, carmaker  # noqa: F401
 
 from .conftest import ConsentApp, exchange, insert_application, query_of, simulated_carmaker_answer

@@ -10,11 +10,10 @@ from urllib.parse import urlsplit
 import httpx
 import orjson
 
-from autoport.consent.service import current_vehicle_code
-from autoport.consent.verification import oem_result, sign
 from autoport.kit.clock import FrozenClock
 from autoport.kit.db import Database
 from autoport.kit.environments import Environment
+from autoport.proof.service import current_vehicle_code, oem_result, sign
 
 from .conftest import (
     BATTERY_LEVEL,

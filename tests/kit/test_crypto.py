@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import pytest
 
-from autoport.consent.verification import sign as sign_step
-from autoport.consent.verification import unsign
 from autoport.kit import crypto
 from autoport.oauth.grants.refresh_token import _seal, _unseal
 from autoport.oauth.tokens import TokenSettings
+from autoport.proof.service import sign as sign_step
+from autoport.proof.service import unsign
 from autoport.webhooks.sealing import SealError, derive_key, seal, unseal
 
 MASTER = b"k" * 32

@@ -326,7 +326,7 @@ def test_vehicle_code_and_error_pages_are_accessible(
     check(browser, page, "en-GB-5-vehicle-code")
     page.get_by_label("Code shown in your vehicle").fill("12")
     page.get_by_role("button", name="Confirm", exact=True).click()
-    assert "Attempts left" in page.locator(".error").inner_text()
+    assert "more attempts" in page.locator(".error").inner_text()
     check(browser, page, "en-GB-6-wrong-code")
     page.goto(f"{server.base}/sandbox/owner/vehicles/SBXTEST0000000009")
     check(browser, page, "en-GB-7-not-signed-in")

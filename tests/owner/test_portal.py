@@ -15,10 +15,10 @@ from pydantic import SecretStr
 
 from autoport.app import create_app
 from autoport.config import Settings
-from autoport.consent.service import current_vehicle_code
 from autoport.kit.clock import FrozenClock
 from autoport.kit.db import Database
 from autoport.kit.environments import Environment
+from autoport.proof.service import current_vehicle_code
 from tests.consent.conftest import (
     VIN,
     consent_settings,
@@ -180,7 +180,7 @@ async def test_vehicle_code_sign_in_rotates_the_session(
     wrong = await browser_client.post(
         f"{OWNER}/verify", data={"csrf_token": csrf_of(page), "action": "code", "code": other}
     )
-    assert wrong.status_code == 422 and "Attempts left: 4" in wrong.text
+    assert wrong.status_code == 422 and "You have 4 more attempts" in wrong.text
     right = await browser_client.post(
         f"{OWNER}/verify", data={"csrf_token": csrf_of(page), "action": "code", "code": code}
     )

@@ -17,10 +17,10 @@ from fastapi import FastAPI
 
 from autoport.app import create_app
 from autoport.config import Settings
-from autoport.consent.service import current_vehicle_code
 from autoport.kit.clock import FrozenClock
 from autoport.kit.db import Database
 from autoport.kit.environments import Environment
+from autoport.proof.service import current_vehicle_code
 from tests.consent.conftest import ConsentApp, consent_settings, insert_application
 from tests.consent.test_flow import PAGES, post, start, stored_authorizations
 

@@ -1,4 +1,5 @@
-"""Ownership verification: one interface over the carmakers' different processes.
+"""The ownership proof: one interface over the carmakers' different processes, for the
+consent pages (autoport.consent) and the owner portal's sign-in (autoport.owner) alike.
 
 Each brand verifies one way, decided by its connector in the brand registry
 (`autoport.brands.registry.registry_of(state).verification_method(environment, brand)`;
@@ -19,7 +20,9 @@ in the sandbox environment the `sandbox_connector_verification_method(s)` settin
 - `owner_portal`: nothing to check here; the grant is created `pending` and the carmaker
   reports the owner's decision later (CLI / admin API -> set_authorization_status).
 
-The pages call `begin` when the VIN is known and read `Step` to decide what to show.
+This module holds what happens in one transaction (codes, counters, signed states);
+`flows.py` runs the steps that also ask the vehicle or the carmaker over the network,
+each outside any transaction.
 """
 
 from __future__ import annotations
@@ -34,12 +37,12 @@ import orjson
 
 from autoport.brands.base import VerificationMethod
 from autoport.config import Settings
-from autoport.consent import repository
-from autoport.kit import crypto
+from autoport.kit import crypto, throttles
 from autoport.kit.crypto import same, token_hash
 from autoport.kit.db import Connection
 from autoport.kit.environments import Environment
 from autoport.kit.keyring import accepted, stable
+from autoport.proof import repository
 
 MICROS = 1_000_000
 VEHICLE_CODE_DIGITS = 6
@@ -151,7 +154,7 @@ async def refusal(
     conn: Connection, who: Claim, *, counters: tuple[Counter, ...] = TRIES + CODES, now_us: int
 ) -> Refusal | None:
     """A running lockout (before a block of codes: it says more), else None."""
-    blocks = await repository.list_throttle_blocks(
+    blocks = await throttles.list_blocks(
         conn,
         environment=who.environment,
         subjects={str(counter): who.subject(counter) for counter in counters},
@@ -167,8 +170,8 @@ async def refusal(
 
 async def _take(
     conn: Connection, who: Claim, counter: Counter, *, settings: Settings, now_us: int
-) -> repository.Taken:
-    return await repository.take_throttle(
+) -> throttles.Taken:
+    return await throttles.take(
         conn,
         environment=who.environment,
         kind=str(counter),
@@ -181,7 +184,7 @@ async def _take(
 async def _block(
     conn: Connection, who: Claim, counter: Counter, *, until: int, now_us: int
 ) -> None:
-    await repository.block_throttle(
+    await throttles.block(
         conn,
         environment=who.environment,
         kind=str(counter),
@@ -226,7 +229,7 @@ async def issue_vehicle_code(
     code = f"{secrets.randbelow(10**VEHICLE_CODE_DIGITS):0{VEHICLE_CODE_DIGITS}d}"
     code_id = uuid.uuid4().hex
     expires_at = now_us + settings.consent_vehicle_code_seconds * MICROS
-    await repository.create_vehicle_code(
+    await repository.create_code(
         conn,
         code_id=code_id,
         environment=who.environment,
@@ -276,14 +279,14 @@ async def check_vehicle_code(
     entered = "".join(code.split())
     # A code shown just before a key rotation is hashed under the previous key.
     if any(same(_code_hash(used, code_id, entered), expected) for used in accepted(key)):
-        if not await repository.consume_vehicle_code(conn, code_id=code_id, now_us=now_us):
+        if not await repository.consume_code(conn, code_id=code_id, now_us=now_us):
             return CodeResult(CodeCheck.expired)
         # The owner proved it: the VIN's count starts over; the address gets its try back
         # (many owners may share one address).
-        await repository.forget_throttle(
+        await throttles.forget(
             conn, environment=who.environment, kind=Counter.vin_tries, subject=who.vin
         )
-        await repository.refund_throttle(
+        await throttles.refund(
             conn,
             environment=who.environment,
             kind=Counter.address_tries,
@@ -302,6 +305,24 @@ async def check_vehicle_code(
             await repository.retire_session_codes(conn, session_id=session_id, now_us=now_us)
         return CodeResult(CodeCheck.locked, locked_until_us=lockout_until)
     return CodeResult(CodeCheck.wrong, attempts_left=min(left.values()))
+
+
+async def retire_session_codes(conn: Connection, *, session_id: str, now_us: int) -> None:
+    """The session's live codes stop working and leave the display (another VIN was
+    entered: a code verifies only the VIN it was shown for)."""
+    await repository.retire_session_codes(conn, session_id=session_id, now_us=now_us)
+
+
+async def forget_session_codes(conn: Connection, *, session_id: str) -> None:
+    """A sign-in ended (signed out): its codes go at once."""
+    await repository.delete_session_codes(conn, session_id=session_id)
+
+
+async def purge(conn: Connection, *, now_us: int, keep_seconds: int) -> None:
+    """Forget codes that expired more than `keep_seconds` ago and counters with nothing
+    left to count (their window and block both ended): a lockout runs its full time."""
+    await repository.delete_expired_codes(conn, before_us=now_us - keep_seconds * MICROS)
+    await throttles.delete_spent(conn, now_us=now_us)
 
 
 async def current_vehicle_code(
