@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from conftest import LiveServer, launch
 
-from autoport_client import StreamMessage
+from autoport_client import StreamDisconnected, StreamMessage
 from autoport_client.mqtt import mqtt_messages, topic_of
 from tests.cli.test_serve import free_port
 from tests.conftest import service_missing
@@ -129,3 +129,46 @@ async def test_mqtt_consumer_refuses_an_untrusted_broker(mqtt_setup: MqttSetup) 
             ):
                 break  # pragma: no cover - the system trust store does not know the test CA
     assert "certificate" in repr(caught.value).lower() or "ssl" in repr(caught.value).lower()
+
+
+async def test_a_second_consumer_of_the_application_ends_the_first_with_the_reason(
+    mqtt_setup: MqttSetup,
+) -> None:
+    """One MQTT session per application (the broker makes the client id the username): a
+    second connection with the same credentials takes it over. The consumer says so,
+    naming the pattern to use, instead of an opaque "Disconnected" (issue #38)."""
+    import paho.mqtt.client as paho
+    from paho.mqtt.enums import CallbackAPIVersion
+
+    demo = mqtt_setup.server.demo
+    assert demo is not None
+    first_message = asyncio.Event()
+
+    async def consume() -> None:
+        async for _ in mqtt_messages(
+            host="localhost",
+            port=mqtt_setup.tls_port,
+            application_id=demo.application_id,
+            password=mqtt_setup.password,
+            environment="sandbox",
+            ca_file=str(mqtt_setup.ca_file),
+            client_id="first-consumer",
+            clean_session=True,
+        ):
+            first_message.set()
+
+    consuming = asyncio.create_task(consume())
+    await asyncio.wait_for(first_message.wait(), 30)
+    second = paho.Client(CallbackAPIVersion.VERSION2, client_id="second-consumer")
+    second.username_pw_set(demo.application_id, mqtt_setup.password)
+    second.tls_set(ca_certs=str(mqtt_setup.ca_file))
+    second.connect("localhost", mqtt_setup.tls_port)
+    second.loop_start()
+    try:
+        with pytest.raises(StreamDisconnected) as ended:
+            await asyncio.wait_for(consuming, 15)
+    finally:
+        second.disconnect()
+        second.loop_stop()
+    assert "another connection with the same credentials" in str(ended.value)
+    assert "One consumer per application" in str(ended.value)

@@ -113,7 +113,8 @@ class InvalidGrant(OAuthError):
 
 
 class StreamDisconnected(AutoportError):
-    """A stream could not be (re)opened within its `max_reconnects`."""
+    """A stream could not be (re)opened within its `max_reconnects`, or the MQTT broker
+    closed the consumer's connection (another one took the application's session)."""
 
 
 class SignatureError(AutoportError):
