@@ -221,6 +221,20 @@ async def withdraw(
     return outcomes
 
 
+async def withdraw_application(
+    state: AppState, environment: Environment, vin: str, authorization_id: str
+) -> Outcome:
+    """Every grant the application of `authorization_id` holds for the vehicle ends
+    (`service.withdraw_application`); open streams are told after the commit."""
+    async with state.database.transaction() as conn:
+        outcome = await service.withdraw_application(
+            conn, environment, vin, authorization_id, now_us=state.clock.now_us()
+        )
+    if outcome is Outcome.withdrawn:
+        state.access_changed()
+    return outcome
+
+
 async def withdraw_all(state: AppState, environment: Environment, vin: str) -> dict[str, Outcome]:
     """Every live grant of the vehicle, as `withdraw`."""
     async with state.database.transaction() as conn:

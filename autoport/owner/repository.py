@@ -137,17 +137,25 @@ async def get_grant_of_vin(
     conn: Connection, *, environment: str, vin: str, authorization_id: str
 ) -> Row | None:
     return await conn.fetch_one(
-        "SELECT id, status, vin FROM authorizations "
+        "SELECT id, application_id, status, vin FROM authorizations "
         "WHERE id = :id AND environment = :environment AND vin = :vin",
         {"id": authorization_id, "environment": environment, "vin": vin},
     )
 
 
-async def list_live_grant_ids(conn: Connection, *, environment: str, vin: str) -> list[str]:
+async def list_live_grant_ids(
+    conn: Connection, *, environment: str, vin: str, application_id: str | None = None
+) -> list[str]:
+    """The vehicle's approved and pending grants (of one application, when named)."""
+    params = {"environment": environment, "vin": vin}
+    of_application = ""
+    if application_id is not None:
+        params["application_id"] = application_id
+        of_application = "AND application_id = :application_id "
     rows = await conn.fetch_all(
-        "SELECT id FROM authorizations WHERE environment = :environment AND vin = :vin "
-        "AND status IN ('approved', 'pending') ORDER BY id",
-        {"environment": environment, "vin": vin},
+        "SELECT id FROM authorizations WHERE environment = :environment AND vin = :vin "  # noqa: S608
+        f"{of_application}AND status IN ('approved', 'pending') ORDER BY id",
+        params,
     )
     return [str(row["id"]) for row in rows]
 

@@ -344,6 +344,7 @@ async def vehicle_page(request: Request, vin: str) -> Response:
     env = environment_of(request)
     reader = state.database.reader
     grants = await service.with_commands(reader, env, vin, await _grants(state, env, vin))
+    applications = service.by_application(grants)
     words = pages.request_locale(request, session)
     vins = await service.vehicles_of(reader, session)
     return pages.render(
@@ -351,8 +352,8 @@ async def vehicle_page(request: Request, vin: str) -> Response:
         "vehicle.html",
         session,
         vin=vin,
-        grants=grants,
-        live_count=sum(1 for grant in grants if grant.live),
+        applications=applications,
+        live_count=sum(1 for application in applications if application.live),
         several=len(vins) > 1,
         done=request.query_params.get("done"),
         groups=lambda properties: pages.grouped(properties, words),
@@ -368,16 +369,19 @@ async def vehicle_page(request: Request, vin: str) -> Response:
 
 @router.get(BASE + "/vehicles/{vin}/withdraw")
 async def withdraw_page(request: Request, vin: str) -> Response:
-    """The confirmation page: nothing is withdrawn by a GET."""
+    """The confirmation page: nothing is withdrawn by a GET. `grant` names the
+    application's entry (any of its grants for the vehicle), or `all`."""
     state, session, vin = await _vehicle(request, vin)
     env = environment_of(request)
     wanted = request.query_params.get("grant", "")
-    grants = await _grants(state, env, vin)
-    live = [grant for grant in grants if grant.live]
-    grant = next((g for g in grants if g.id == wanted), None)
-    if wanted != "all" and grant is None:
+    applications = service.by_application(await _grants(state, env, vin))
+    live = [application for application in applications if application.live]
+    application = next(
+        (a for a in applications if any(grant.id == wanted for grant in a.grants)), None
+    )
+    if wanted != "all" and application is None:
         raise PageError("not_found", 404)
-    if grant is not None and not grant.live:
+    if application is not None and not application.live:
         return _see_other(_url(request, f"vehicles/{vin}") + "?done=already")
     if wanted == "all" and not live:
         return _see_other(_url(request, f"vehicles/{vin}") + "?done=none")
@@ -386,7 +390,7 @@ async def withdraw_page(request: Request, vin: str) -> Response:
         "confirm.html",
         session,
         vin=vin,
-        grant=grant,
+        application=application,
         live=live,
         vehicle_url=_vehicle_url(request),
         withdraw_url=lambda _: _url(request, f"vehicles/{vin}/withdraw"),
@@ -395,6 +399,7 @@ async def withdraw_page(request: Request, vin: str) -> Response:
 
 @router.post(BASE + "/vehicles/{vin}/withdraw")
 async def withdraw_submit(request: Request, vin: str) -> Response:
+    """Withdraw an application (every grant it holds for the vehicle), or `all`."""
     state, _, vin = await _vehicle(request, vin)
     form = await _checked_form(request)
     env = environment_of(request)
@@ -404,10 +409,10 @@ async def withdraw_submit(request: Request, vin: str) -> Response:
         outcomes = await flows.withdraw_all(state, env, vin)
         withdrawn = any(outcome is service.Outcome.withdrawn for outcome in outcomes.values())
         return _see_other(f"{back}?done={'withdrawn' if withdrawn else 'none'}")
-    outcome = (await flows.withdraw(state, env, [wanted], vin=vin))[wanted]
+    outcome = await flows.withdraw_application(state, env, vin, wanted)
     if outcome is service.Outcome.not_found:
         raise PageError("not_found", 404)
-    log.info("owner withdrew a grant", authorization_id=wanted, outcome=str(outcome))
+    log.info("owner withdrew an application", authorization_id=wanted, outcome=str(outcome))
     return _see_other(f"{back}?done={outcome}")
 
 

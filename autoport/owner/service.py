@@ -286,6 +286,7 @@ class SentCommand:
 @dataclass(frozen=True, slots=True)
 class GrantView:
     id: str
+    application_id: str
     application: str
     operator: str
     brand: str
@@ -313,6 +314,87 @@ class GrantView:
     @property
     def data(self) -> tuple[str, ...]:
         return tuple(p for p in self.properties if ".set." not in p)
+
+
+@dataclass(frozen=True, slots=True)
+class ApplicationView:
+    """One application as the owner sees it: its grants for the vehicle (newest first)
+    inside one entry. An application may hold several grants for one vehicle (each
+    consent is its own grant: two people of a household may each use the application
+    for the same car); withdrawing the application ends every one of them."""
+
+    id: str
+    name: str
+    operator: str
+    grants: tuple[GrantView, ...]
+
+    @property
+    def live(self) -> bool:
+        return any(grant.live for grant in self.grants)
+
+    @property
+    def status(self) -> str:
+        """approved while any grant is; else pending while any is; else the newest
+        grant's end (revoked, rejected, expired)."""
+        for wanted in ("approved", "pending"):
+            if any(grant.status == wanted for grant in self.grants):
+                return wanted
+        return self.grants[0].status
+
+    @property
+    def ended_at(self) -> int | None:
+        return None if self.live else max((g.ended_at or 0 for g in self.grants), default=None)
+
+    @property
+    def withdraw_id(self) -> str:
+        """The grant that names this entry in the portal's withdraw link (any of them
+        names the application): the newest live one."""
+        return next((grant.id for grant in self.grants if grant.live), self.grants[0].id)
+
+    @property
+    def last_read_at(self) -> int | None:
+        return max((g.last_read_at for g in self.grants if g.last_read_at), default=None)
+
+    @property
+    def reads_30_days(self) -> int:
+        return sum(grant.reads_30_days for grant in self.grants)
+
+    def _current(self) -> tuple[GrantView, ...]:
+        # What it may do now: its live grants' union; once all ended, what they covered.
+        return tuple(grant for grant in self.grants if grant.live) or self.grants
+
+    @property
+    def data(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(item for g in self._current() for item in g.data))
+
+    @property
+    def commands(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(item for g in self._current() for item in g.commands))
+
+    @property
+    def sent_commands(self) -> tuple[SentCommand, ...]:
+        sent = sorted(
+            (command for grant in self.grants for command in grant.sent_commands),
+            key=lambda command: command.created_at,
+            reverse=True,
+        )
+        return tuple(sent[:PAGE_COMMANDS])
+
+    @property
+    def commands_sent(self) -> int:
+        return sum(grant.commands_sent for grant in self.grants)
+
+
+def by_application(views: Sequence[GrantView]) -> list[ApplicationView]:
+    """The grants grouped per application, in the order of each one's newest grant."""
+    grouped: dict[str, list[GrantView]] = {}
+    for view in views:
+        grouped.setdefault(view.application_id, []).append(view)
+    return [
+        ApplicationView(first.application_id, first.application, first.operator, tuple(found))
+        for found in grouped.values()
+        for first in found[:1]
+    ]
 
 
 async def grants(
@@ -344,6 +426,7 @@ async def grants(
         views.append(
             GrantView(
                 id=row["id"],
+                application_id=row["application_id"],
                 application=row["app_name"],
                 operator=row["operator"],
                 brand=row["brand"],
@@ -452,6 +535,33 @@ async def revoke_grant(
             continue
         outcomes[authorization_id] = Outcome.withdrawn if changed else Outcome.already
     return outcomes
+
+
+async def withdraw_application(
+    conn: Connection, environment: Environment, vin: str, authorization_id: str, *, now_us: int
+) -> Outcome:
+    """Withdraw the application that holds grant `authorization_id` of the vehicle: every
+    grant it holds for the vehicle ends (`revoke_grant`). not_found for a grant of
+    another vehicle or environment (nothing about it is revealed), already when none of
+    the application's grants for the vehicle was live."""
+    grant = await repository.get_grant_of_vin(
+        conn, environment=str(environment), vin=vin, authorization_id=authorization_id
+    )
+    if grant is None:
+        return Outcome.not_found
+    ids = await repository.list_live_grant_ids(
+        conn, environment=str(environment), vin=vin, application_id=grant["application_id"]
+    )
+    outcomes = await revoke_grant(
+        conn,
+        environment=environment,
+        authorization_ids=ids,
+        detail="the owner withdrew consent in the owner portal",
+        now_us=now_us,
+        vin=vin,
+    )
+    withdrawn = any(outcome is Outcome.withdrawn for outcome in outcomes.values())
+    return Outcome.withdrawn if withdrawn else Outcome.already
 
 
 async def withdraw_all(
