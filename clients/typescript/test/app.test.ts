@@ -10,9 +10,7 @@ import {
   NotFound,
   OAuthError,
   PermissionDenied,
-  PrivacyMode,
   ValidationError,
-  VehicleOffline,
   type ClientOptions,
   type HistoryPoint,
   type Quantity,
@@ -156,26 +154,6 @@ describe("vehicle data", () => {
     expect(await collect(app.history(vin, "diagnostics.odometer", { until: dayBefore }))).toEqual([]);
   });
 
-  it("privacy mode and an offline car are typed errors", async () => {
-    const app = client();
-    const vin = demo.vins.parked ?? "";
-    const behaviour = `/admin/v1/sandbox/vehicles/${vin}/behaviour`;
-    try {
-      expect((await admin(server, "PATCH", behaviour, { privacy_mode: true })).status).toBe(200);
-      const privacy = await app.getVehicleData(vin).catch((caught: unknown) => caught);
-      expect(privacy).toBeInstanceOf(PrivacyMode);
-      expect((privacy as PrivacyMode).status).toBe(403);
-      expect((privacy as PrivacyMode).detail).toContain("privacy mode");
-      await admin(server, "PATCH", behaviour, { privacy_mode: false, offline: true });
-      const offline = await app.getVehicleData(vin).catch((caught: unknown) => caught);
-      expect(offline).toBeInstanceOf(VehicleOffline);
-      expect((offline as VehicleOffline).status).toBe(408);
-      expect((offline as VehicleOffline).requestId).toBeTruthy();
-    } finally {
-      await admin(server, "PATCH", behaviour, { privacy_mode: false, offline: false });
-    }
-    expect((await app.getVehicleData(vin)).vin).toBe(vin);
-  });
 
   it("an invalid bearer is a typed 401 naming Authorization", async () => {
     const error = await client()

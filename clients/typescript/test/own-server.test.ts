@@ -13,6 +13,8 @@
  *   mosquitto-config` with a TLS listener, `streaming credentials`): the application's
  *   topic over TLS, verified against the test CA, messages once each; an untrusted
  *   broker and a wrong password refused;
+ * - privacy mode and an offline car, typed errors;
+ * - a command's wait on a slow car;
  * - a restart in the middle of an SSE stream: the consumer reconnects with
  *   Last-Event-ID, every message once, none missed.
  */
@@ -23,7 +25,14 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { RateLimited, type Client, type ClientOptions, type StreamMessage } from "../src/index.js";
+import {
+  PrivacyMode,
+  RateLimited,
+  VehicleOffline,
+  type Client,
+  type ClientOptions,
+  type StreamMessage,
+} from "../src/index.js";
 import { mqttMessages, topicOf } from "../src/mqtt.js";
 import {
   AUTOPORT,
@@ -213,6 +222,30 @@ describe.skipIf(MOSQUITTO === undefined && !REQUIRED)("the MQTT consumer", () =>
       ca: readFileSync(caFile, "utf8"),
     });
     await expect(wrong.next()).rejects.toThrow(/not authori[sz]ed|bad user/i);
+  });
+});
+
+describe("cars whose owners switch sharing off, or that are offline", () => {
+  // Here, not on the shared server: the demo cars there take commands meanwhile.
+  it("privacy mode and an offline car are typed errors", async () => {
+    const app = client();
+    const vin = own.demo.vins.parked ?? "";
+    const behaviour = `/admin/v1/sandbox/vehicles/${vin}/behaviour`;
+    try {
+      expect((await admin(own, "PATCH", behaviour, { privacy_mode: true })).status).toBe(200);
+      const privacy = await app.getVehicleData(vin).catch((caught: unknown) => caught);
+      expect(privacy).toBeInstanceOf(PrivacyMode);
+      expect((privacy as PrivacyMode).status).toBe(403);
+      expect((privacy as PrivacyMode).detail).toContain("privacy mode");
+      await admin(own, "PATCH", behaviour, { privacy_mode: false, offline: true });
+      const offline = await app.getVehicleData(vin).catch((caught: unknown) => caught);
+      expect(offline).toBeInstanceOf(VehicleOffline);
+      expect((offline as VehicleOffline).status).toBe(408);
+      expect((offline as VehicleOffline).requestId).toBeTruthy();
+    } finally {
+      await admin(own, "PATCH", behaviour, { privacy_mode: false, offline: false });
+    }
+    expect((await app.getVehicleData(vin)).vin).toBe(vin);
   });
 });
 
