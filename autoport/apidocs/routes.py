@@ -43,6 +43,10 @@ ASSETS: dict[str, tuple[Path, str]] = {
         "text/javascript; charset=utf-8",
     ),
     "init.js": (STATIC / "init.js", "text/javascript; charset=utf-8"),
+    # autoport's own accessibility fixes to Swagger UI (axe-core: contrast, heading
+    # levels, labels of its selects).
+    "a11y.css": (STATIC / "a11y.css", "text/css; charset=utf-8"),
+    "a11y.js": (STATIC / "a11y.js", "text/javascript; charset=utf-8"),
     "favicon-32x32.png": (STATIC / "swagger-ui" / "favicon-32x32.png", "image/png"),
 }
 
@@ -54,6 +58,7 @@ _PAGE = """<!doctype html>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{title} API{environment}</title>
 <link rel="stylesheet" href="docs/swagger-ui.css">
+<link rel="stylesheet" href="docs/a11y.css">
 <link rel="icon" type="image/png" href="docs/favicon-32x32.png">
 </head>
 <body>
@@ -61,6 +66,7 @@ _PAGE = """<!doctype html>
 </div>
 <script src="docs/swagger-ui-bundle.js"></script>
 <script src="docs/init.js"></script>
+<script src="docs/a11y.js"></script>
 </body>
 </html>
 """

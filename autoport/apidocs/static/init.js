@@ -6,7 +6,8 @@ window.addEventListener("DOMContentLoaded", function () {
   window.ui = SwaggerUIBundle({
     url: root.dataset.openapiUrl,
     dom_id: "#swagger-ui",
-    deepLinking: true,
+    // Deep links put a link inside each operation's button (axe: nested-interactive).
+    deepLinking: false,
     persistAuthorization: false,
     showExtensions: true,
     // The default validator badge would load an image from validator.swagger.io.
