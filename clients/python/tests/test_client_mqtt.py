@@ -13,7 +13,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -86,6 +86,21 @@ def mqtt_setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MqttSetup]:
         server.stop()
 
 
+def demo_messages(setup: MqttSetup, *, client_id: str) -> AsyncIterator[StreamMessage]:
+    """The demo application's messages over the TLS listener, verified against the CA."""
+    assert setup.server.demo is not None
+    return mqtt_messages(
+        host="localhost",
+        port=setup.tls_port,
+        application_id=setup.server.demo.application_id,
+        password=setup.password,
+        environment="sandbox",
+        ca_file=str(setup.ca_file),
+        client_id=client_id,
+        clean_session=True,
+    )
+
+
 async def test_mqtt_consumer_over_tls(mqtt_setup: MqttSetup) -> None:
     demo = mqtt_setup.server.demo
     assert demo is not None
@@ -93,16 +108,7 @@ async def test_mqtt_consumer_over_tls(mqtt_setup: MqttSetup) -> None:
     received: list[StreamMessage] = []
 
     async def consume() -> None:
-        async for message in mqtt_messages(
-            host="localhost",
-            port=mqtt_setup.tls_port,
-            application_id=demo.application_id,
-            password=mqtt_setup.password,
-            environment="sandbox",
-            ca_file=str(mqtt_setup.ca_file),
-            client_id="client-tests",
-            clean_session=True,
-        ):
+        async for message in demo_messages(mqtt_setup, client_id="client-tests"):
             received.append(message)
             if len(received) == 3:
                 return
@@ -145,16 +151,7 @@ async def test_a_second_consumer_of_the_application_ends_the_first_with_the_reas
     first_message = asyncio.Event()
 
     async def consume() -> None:
-        async for _ in mqtt_messages(
-            host="localhost",
-            port=mqtt_setup.tls_port,
-            application_id=demo.application_id,
-            password=mqtt_setup.password,
-            environment="sandbox",
-            ca_file=str(mqtt_setup.ca_file),
-            client_id="first-consumer",
-            clean_session=True,
-        ):
+        async for _ in demo_messages(mqtt_setup, client_id="first-consumer"):
             first_message.set()
 
     consuming = asyncio.create_task(consume())
