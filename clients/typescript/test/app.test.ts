@@ -16,7 +16,7 @@ import {
   type Quantity,
 } from "../src/index.js";
 import { vehicleDataCall } from "../src/calls.js";
-import { bearer } from "../src/http.js";
+import { bearer, retryDelay } from "../src/http.js";
 import { admin, demoClient, newVin, waitFor } from "./live.js";
 
 const server = inject("server");
@@ -230,5 +230,26 @@ describe("eligibility and fleet clearance", () => {
     expect(canceled.map((vehicle) => vehicle.vin)).toContain(vin);
     expect((await app.getFleetVehicle(vin)).tags).toEqual({ k: "v" });
     await expect(app.getVehicleData(vin)).rejects.toBeInstanceOf(PermissionDenied);
+  });
+});
+
+describe("the retry rule", () => {
+  // The server answers 503 with Retry-After only when its database is unavailable, which
+  // no test here provokes: the rule itself, on the answers it reads.
+  const answer = (status: number, retryAfter?: string): Response =>
+    new Response(null, { status, headers: retryAfter === undefined ? {} : { "Retry-After": retryAfter } });
+  const policy = { maxRetries: 3, maxWaitMs: 30_000 };
+
+  it("waits as told on 429 and 503, backs off on a bare 429, and gives up when it must", () => {
+    expect(retryDelay(policy, answer(429, "2"), 0)).toBe(2000);
+    expect(retryDelay(policy, answer(503, "1"), 0)).toBe(1000);
+    expect(retryDelay(policy, answer(429), 0)).toBe(1000);
+    expect(retryDelay(policy, answer(429), 2)).toBe(4000);
+    expect(retryDelay(policy, answer(503), 0)).toBeNull(); // the carmaker's source failed: thrown
+    expect(retryDelay(policy, answer(500, "1"), 0)).toBeNull();
+    expect(retryDelay(policy, answer(429, "31"), 0)).toBeNull(); // longer than maxWaitMs: thrown at once
+    expect(retryDelay(policy, answer(429, "1"), 3)).toBeNull(); // the retries are spent
+    const inTwoSeconds = new Date(Date.now() + 2000).toUTCString();
+    expect(retryDelay(policy, answer(429, inTwoSeconds), 0)).toBeGreaterThan(0);
   });
 });
