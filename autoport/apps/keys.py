@@ -14,6 +14,7 @@ from autoport.apps.schemas import (
     Application,
     ClientKey,
 )
+from autoport.kit import jsonlimit
 from autoport.kit.errors import ApiError
 
 
@@ -30,7 +31,7 @@ def parse_public_jwk(jwk: dict[str, Any] | str) -> dict[str, Any]:
         if isinstance(jwk, str) and jwk.lstrip().startswith("-----BEGIN"):
             key = ECKey.import_key(jwk)
         else:
-            data = orjson.loads(jwk) if isinstance(jwk, str) else dict(jwk)
+            data = jsonlimit.loads(jwk) if isinstance(jwk, str) else dict(jwk)
             if "d" in data:
                 raise ApiError(
                     422,

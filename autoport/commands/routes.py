@@ -25,6 +25,7 @@ from autoport.commands.schemas import (
     CommandRow,
     CommandView,
 )
+from autoport.kit import jsonlimit
 from autoport.kit.auth import Caller, CallerDep, current_caller
 from autoport.kit.errors import ApiError, validation_items
 from autoport.kit.routing import (
@@ -120,7 +121,9 @@ async def _parse(request: Request) -> CommandIn:
     if not raw:
         raise _invalid([{"type": "missing", "loc": ("body",)}])
     try:
-        data = orjson.loads(raw)
+        data = jsonlimit.loads(raw)
+    except jsonlimit.TooDeep as error:
+        raise ApiError(400, f"body: {error}", source="body") from None
     except orjson.JSONDecodeError:
         try:  # the standard library's reading and message, as FastAPI's
             data = json.loads(raw)

@@ -21,6 +21,7 @@ from autoport.console import access, live, pages, service
 from autoport.console.access import Principal, console_router
 from autoport.console.routes import errors_of
 from autoport.ingestion.service import ingest_vehicle_data
+from autoport.kit import jsonlimit
 from autoport.kit.environments import Environment
 from autoport.kit.errors import ApiError, validation_items
 from autoport.proof.service import current_vehicle_code
@@ -413,7 +414,7 @@ async def sandbox_set_property(request: Request, account_id: str, vin: str) -> R
         if not key:
             raise ApiError(422, "property: required, e.g. charging.battery_level", source="key")
         try:
-            value = orjson.loads(text)
+            value = jsonlimit.loads(text)
         except orjson.JSONDecodeError:
             raise ApiError(
                 422, f'{key}: not valid JSON (a number, "text" or an object)', source="value"

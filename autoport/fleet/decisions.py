@@ -25,6 +25,7 @@ from autoport.fleet import repository
 from autoport.fleet.repository import FleetVehicle, VehicleKey
 from autoport.fleet.service import checked_vin, transition
 from autoport.fleet.states import Status, Trigger
+from autoport.kit import jsonlimit
 from autoport.kit.clock import to_iso
 from autoport.kit.db import Connection
 from autoport.kit.environments import Environment
@@ -149,7 +150,7 @@ def reason_of(body: bytes) -> str | None:
     if not body.strip():
         return None
     try:
-        parsed = orjson.loads(body)
+        parsed = jsonlimit.loads(body)
     except orjson.JSONDecodeError as error:
         raise ApiError(
             400, f"the body is not valid JSON: {error}", title="Malformed JSON"

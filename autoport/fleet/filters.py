@@ -33,6 +33,7 @@ from autoport.catalog.brands import canonical_brand
 from autoport.db.tables.fleet import fleet_vehicles
 from autoport.fleet.repository import Condition
 from autoport.fleet.states import Status
+from autoport.kit import jsonlimit
 from autoport.kit.clock import from_iso
 from autoport.kit.db import Dialect
 from autoport.kit.errors import ApiError
@@ -183,7 +184,7 @@ def parse_filter(text: str | None) -> VehicleFilter:
     if text is None or not text.strip():
         return result
     try:
-        document = orjson.loads(text)
+        document = jsonlimit.loads(text)
     except orjson.JSONDecodeError as error:
         raise ApiError(
             400, f"filter: not valid JSON: {error}", source="filter", title="Invalid filter"

@@ -18,6 +18,7 @@ from autoport.fleet.schemas import PendingClearance, PendingClearanceList
 from autoport.ingestion import providers
 from autoport.ingestion.schemas import IngestAnswer, IngestRejected
 from autoport.ingestion.service import IngestError, ingest_vehicle_data
+from autoport.kit import jsonlimit
 from autoport.kit.environments import environment_of
 from autoport.kit.errors import ApiError, ErrorItem, request_id_of
 from autoport.kit.openapi import PROVIDER_SECURITY
@@ -156,7 +157,7 @@ async def ingest(request: Request) -> Response:
         # The sender went away mid-body: nothing was stored, nobody is left to answer.
         return Response(status_code=400)
     try:
-        body = orjson.loads(raw)
+        body = jsonlimit.loads(raw)
     except orjson.JSONDecodeError as error:
         raise ApiError(
             400, f"the body is not valid JSON: {error}", title="Malformed JSON"

@@ -4,9 +4,10 @@ id, metrics, access log, input limits and hygiene, and a last-resort 500 in our 
 shape that still carries X-Request-Id.
 
 Before any route runs it refuses what no route should see: headers over the size limit
-(431), bodies over the limit (413), and control characters anywhere in the path, query,
-header values or body (400, naming the field; autoport.kit.hygiene). HEAD is answered
-as GET without the body, on every path.
+(431), bodies over the limit (413), JSON bodies nested deeper than
+`kit.jsonlimit.MAX_DEPTH` (400, `body`), and control characters anywhere in the path,
+query, header values or body (400, naming the field; autoport.kit.hygiene). HEAD is
+answered as GET without the body, on every path.
 
 It does only this cross-cutting work: which route answers is the app's router's
 business (autoport.app: a Starlette Router with the hot pull route first and FastAPI
@@ -41,6 +42,7 @@ from autoport.kit.errors import (
     unavailable_response,
 )
 from autoport.kit.hygiene import HEADER_CONTROL, control_character_in
+from autoport.kit.jsonlimit import depth_over_limit, looks_like_json, too_deep_detail
 from autoport.kit.logging import REQUEST_ID, access_line, flush_access_log, sampled
 from autoport.kit.metrics import ApplicationCounter, request_counter, request_timer
 
@@ -155,6 +157,13 @@ class RequestPipeline:
                     )
                 else:
                     await _send_error(send_with_id, 413, content_too_large_body(request_id))
+                return
+            if body and looks_like_json(body) and (depth := depth_over_limit(body)):
+                # Before anything parses it (FastAPI, a hot route, the hygiene check
+                # below): kit.jsonlimit.
+                status = 400
+                detail = f"body: {too_deep_detail(depth)}"
+                await self._refuse(send_with_id, path, request_id, 400, detail, "body")
                 return
             found = control_character_in(path, scope["query_string"], scan.suspect, body)
             if found is not None:

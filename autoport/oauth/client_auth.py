@@ -16,6 +16,7 @@ from joserfc.jwk import ECKey
 
 from autoport.apps.schemas import Application
 from autoport.apps.service import secret_hash
+from autoport.kit import jsonlimit
 from autoport.kit.crypto import same
 from autoport.kit.db import Connection
 from autoport.kit.environments import Environment
@@ -261,7 +262,7 @@ def _unverified_part(assertion: str, index: int) -> dict[str, object]:
         raise ValueError("expected three dot-separated parts")
     part = parts[index] + "=" * (-len(parts[index]) % 4)
     try:
-        decoded = orjson.loads(base64.urlsafe_b64decode(part))
+        decoded = jsonlimit.loads(base64.urlsafe_b64decode(part))
     except (binascii.Error, ValueError) as error:
         raise ValueError("a part is not base64url JSON") from error
     if not isinstance(decoded, dict):

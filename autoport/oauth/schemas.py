@@ -11,6 +11,7 @@ import orjson
 from fastapi import Request
 from pydantic import BaseModel, Field
 
+from autoport.kit import jsonlimit
 from autoport.kit.errors import OAuthError
 
 
@@ -36,7 +37,7 @@ async def read_params(request: Request) -> dict[str, str]:
 
 def _json_params(body: bytes) -> dict[str, str]:
     try:
-        data = orjson.loads(body)
+        data = jsonlimit.loads(body)
     except orjson.JSONDecodeError as error:
         raise OAuthError("invalid_request", f"the body is not valid JSON: {error}") from error
     if not isinstance(data, dict):

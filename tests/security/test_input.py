@@ -15,6 +15,7 @@ from fastapi import FastAPI
 
 from autoport.config import rotate_admin_token
 from autoport.kit.db import Database
+from autoport.kit.jsonlimit import MAX_DEPTH
 from tests.cli.test_serve import serve, wait_until_up
 from tests.factories import create_app_credentials
 
@@ -131,13 +132,20 @@ async def test_nul_in_the_ingest_route(client: httpx.AsyncClient) -> None:
     assert_refused(response, "vehicles[0].vin")
     response = await client.post("/v1/ingest", json=[{"vin": "x", "brand\u0001": "y"}])
     assert_refused(response, "[0].brand?")
-    # A document nested as deep as a JSON parser takes is walked without recursion.
-    deep = b"[" * 1000 + b'"\\u0001"' + b"]" * 1000
+    # A document at the nesting limit is walked (without recursion); a deeper one is
+    # refused for its depth first (kit.jsonlimit, tests/security/test_json_depth.py).
+    deep = b"[" * MAX_DEPTH + b'"\\u0001"' + b"]" * MAX_DEPTH
     response = await client.post(
         "/v1/ingest", content=deep, headers={"Content-Type": "application/json"}
     )
     assert response.status_code == 400
     assert response.json()["errors"][0]["source"].endswith("[0][0]")
+    deeper = b"[" * 1000 + b'"\\u0001"' + b"]" * 1000
+    response = await client.post(
+        "/v1/ingest", content=deeper, headers={"Content-Type": "application/json"}
+    )
+    assert response.status_code == 400
+    assert response.json()["errors"][0]["source"] == "body"
 
 
 async def test_control_characters_in_headers_and_pull_path(client: httpx.AsyncClient) -> None:
