@@ -129,6 +129,10 @@ class Settings(BaseSettings):
     vehicle_command_timeout_seconds: float = Field(default=30.0, gt=0, le=600)
     # The longest `Prefer: wait=N` honoured (a longer wait is cut to it).
     vehicle_command_max_wait_seconds: float = Field(default=60.0, ge=0, le=600)
+    # `Prefer: wait` requests one application may have waiting at once in one server
+    # process; one more is 429 before anything is accepted (each holds a connection and
+    # polls for commands other processes run).
+    vehicle_command_max_waiting_per_application: int = Field(default=64, ge=1, le=100_000)
     # How often the command worker looks for commands other processes accepted (commands
     # accepted by its own process wake it at once), and how many it runs at once.
     vehicle_command_poll_seconds: float = Field(default=0.2, gt=0, le=60)

@@ -72,13 +72,18 @@ async def get(conn: Connection, environment: Environment, command_id: str) -> Co
 
 
 async def get_by_idempotency_key(
-    conn: Connection, environment: Environment, application_id: str, key: str
+    conn: Connection, environment: Environment, application_id: str, vin: str, key: str
 ) -> CommandRow | None:
     row = await conn.fetch_one(
         f"SELECT {COLUMNS} FROM vehicle_commands "  # noqa: S608 - fixed column list
         "WHERE environment = :environment AND application_id = :application_id "
-        "AND idempotency_key = :key",
-        {"environment": str(environment), "application_id": application_id, "key": key},
+        "AND vin = :vin AND idempotency_key = :key",
+        {
+            "environment": str(environment),
+            "application_id": application_id,
+            "vin": vin,
+            "key": key,
+        },
     )
     return None if row is None else CommandRow.from_row(row)
 

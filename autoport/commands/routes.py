@@ -52,7 +52,10 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
         "description": "Unknown capability or command, arguments that do not fit the "
         "catalog, or an Idempotency-Key reused with another request (the field is named)"
     },
-    429: {"description": "The vehicle's command rate limit is used up (see Retry-After)"},
+    429: {
+        "description": "The vehicle's command rate limit is used up, or (`Prefer: wait`) "
+        "the application already has as many requests waiting as it may; see Retry-After"
+    },
 }
 _WAIT_DOC = (
     "`Prefer: wait=N` (RFC 7240) waits up to N seconds for the command to finish: "
@@ -61,21 +64,27 @@ _WAIT_DOC = (
     "carries `state`: the properties it wrote, as stored now, that the application may "
     "read now (its access is read again after a wait: withdrawn meanwhile, `{}`). A "
     "command whose access was withdrawn before it was sent ends `cancelled` (reason "
-    "`unauthorised`), never sent."
+    "`unauthorised`), never sent. An application waits on at most "
+    "`vehicle_command_max_waiting_per_application` (64) requests at once per server "
+    "process: one more is `429` (`source: Prefer`), before anything is accepted."
 )
+
+
+def _wait(state: AppState, request: Request) -> float | None:
+    prefer = request.headers.get("prefer")
+    return service.wanted_wait(prefer, state.settings.vehicle_command_max_wait_seconds)
 
 
 async def _answer(
     state: AppState,
     caller: Caller,
     row: CommandRow,
-    prefer: str | None,
+    wait: float | None,
     headers: dict[str, str],
     *,
     unfinished_status: int,
     access: tuple[frozenset[str], str] | None = None,
 ) -> Response:
-    wait = service.wanted_wait(prefer, state.settings.vehicle_command_max_wait_seconds)
     if wait is not None:
         poll = min(0.1, state.settings.vehicle_command_poll_seconds)
         waited = await service.wait_finished(
@@ -143,29 +152,31 @@ async def _parse(request: Request) -> CommandIn:
 
 async def _send(request: Request, vin: str, body: CommandIn, caller: Caller) -> Response:
     state = state_of(request)
-    accepted = await service.submit(
-        state, caller, vin, body, idempotency_key=request.headers.get("idempotency-key")
-    )
-    headers = dict(accepted.rate_headers)
-    if accepted.replayed:
-        headers["Idempotent-Replayed"] = "true"
-    return await _answer(
-        state,
-        caller,
-        accepted.command,
-        request.headers.get("prefer"),
-        headers,
-        unfinished_status=202,
-        access=(accepted.readable, accepted.brand),
-    )
+    wait = _wait(state, request)
+    async with service.wait_slot(state, caller, wait):  # 429 before anything is accepted
+        accepted = await service.submit(
+            state, caller, vin, body, idempotency_key=request.headers.get("idempotency-key")
+        )
+        headers = dict(accepted.rate_headers)
+        if accepted.replayed:
+            headers["Idempotent-Replayed"] = "true"
+        return await _answer(
+            state,
+            caller,
+            accepted.command,
+            wait,
+            headers,
+            unfinished_status=202,
+            access=(accepted.readable, accepted.brand),
+        )
 
 
 async def _read(request: Request, command_id: str, caller: Caller) -> Response:
     state = state_of(request)
-    row = await service.get_for(state.database.reader, caller, command_id)
-    return await _answer(
-        state, caller, row, request.headers.get("prefer"), {}, unfinished_status=200
-    )
+    wait = _wait(state, request)
+    async with service.wait_slot(state, caller, wait):
+        row = await service.get_for(state.database.reader, caller, command_id)
+        return await _answer(state, caller, row, wait, {}, unfinished_status=200)
 
 
 async def send_endpoint(request: Request) -> Response:

@@ -22,7 +22,7 @@ import asyncio
 import contextlib
 import hashlib
 import uuid
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -76,6 +76,8 @@ class CommandHub:
 
     work: asyncio.Event = field(default_factory=asyncio.Event)
     waiters: dict[str, list[Waiter]] = field(default_factory=dict)
+    # (environment, application id) -> its `Prefer: wait` requests waiting in this process.
+    waiting: dict[tuple[str, str], int] = field(default_factory=dict)
 
     def accepted(self) -> None:
         self.work.set()
@@ -96,6 +98,40 @@ class CommandHub:
             waiters.remove(waiter)
             if not waiters:
                 del self.waiters[command_id]
+
+
+@contextlib.asynccontextmanager
+async def wait_slot(state: AppState, caller: Caller, wait: float | None) -> AsyncIterator[None]:
+    """Around a request that will wait (`Prefer: wait`): one of the application's
+    `vehicle_command_max_waiting_per_application` places in this process, or 429 before
+    anything is done (no command accepted: the client retries, or sends without waiting
+    and reads the command later). Each waiter holds a connection and, for a command
+    another process runs, reads it every 0.1 s: an application must not hold them all."""
+    if wait is None:
+        yield
+        return
+    hub = hub_of(state)
+    key = (str(caller.environment), caller.application_id)
+    limit = state.settings.vehicle_command_max_waiting_per_application
+    if hub.waiting.get(key, 0) >= limit:
+        raise ApiError(
+            429,
+            f"Prefer: this application already has {limit} requests waiting for commands, "
+            "the most it may; send without Prefer: wait and read the command (or follow "
+            "command_changed), or retry",
+            title="Too Many Requests",
+            source="Prefer",
+            headers={"Retry-After": "1"},
+        )
+    hub.waiting[key] = hub.waiting.get(key, 0) + 1
+    try:
+        yield
+    finally:
+        left = hub.waiting[key] - 1
+        if left:
+            hub.waiting[key] = left
+        else:
+            del hub.waiting[key]
 
 
 def hub_of(state: AppState) -> CommandHub:
@@ -376,7 +412,7 @@ async def submit(
     now = state.clock.now_us()
     db = state.database
     if key is not None:
-        found = await _replay(state, caller, key, digest, now)
+        found = await _replay(state, caller, vin, key, digest, now)
         if found is not None:
             return Accepted(found, True, {}, readable, brand)
     verdict = await limiter_of(state).hit(f"{environment}:{vin}")
@@ -416,21 +452,30 @@ async def submit(
         return Accepted(row, False, headers, readable, brand)
     # A concurrent request with the same key won the insert, or the capability is busy.
     if key is not None:
-        found = await _replay(state, caller, key, digest, now)
+        found = await _replay(state, caller, vin, key, digest, now)
         if found is not None:
             return Accepted(found, True, headers, readable, brand)
     busy = await repository.get_by_inflight(db.reader, environment, vin, command.capability)
     if busy is None:
         raise ApiError(409, "the command collided with another one; send it again", source="vin")
-    mine = busy.application_id == caller.application_id
+    if busy.application_id != caller.application_id:
+        # Another application's command: that one is in flight is all this caller learns
+        # (not its id, status, or whose it is).
+        raise ApiError(
+            409,
+            f"a command of {command.capability} is in flight for this vehicle; one command "
+            "per capability is in flight at a time: wait for it to finish",
+            title="Conflict",
+            source="capability",
+            headers=headers,
+        )
     raise ApiError(
         409,
-        f"command {busy.id if mine else '(of another application)'} is {busy.status} for "
-        f"{command.capability} of this vehicle; one command per capability is in flight "
-        "at a time: wait for it to finish",
+        f"command {busy.id} is {busy.status} for {command.capability} of this vehicle; one "
+        "command per capability is in flight at a time: wait for it to finish",
         title="Conflict",
         source="capability",
-        headers={**headers, "Location": f"{PATH}/{busy.id}"} if mine else headers,
+        headers={**headers, "Location": f"{PATH}/{busy.id}"},
     )
 
 
@@ -462,14 +507,16 @@ async def create(conn: Connection, row: CommandRow) -> bool:
 
 
 async def _replay(
-    state: AppState, caller: Caller, key: str, digest: str, now: int
+    state: AppState, caller: Caller, vin: str, key: str, digest: str, now: int
 ) -> CommandRow | None:
-    """The command this application accepted with `key` in the last 24 h; 422 when the
-    key came with another request (a key names one request, RFC draft
-    ietf-httpapi-idempotency-key-header §2.7). An older key is forgotten."""
+    """The command this application accepted for `vin` with `key` in the last 24 h; 422
+    when the key came with another request (a key names one request, RFC draft
+    ietf-httpapi-idempotency-key-header §2.7). An older key is forgotten. A key is the
+    application's for one vehicle: the same key for another vehicle is another command
+    (and never tells about this one: a vehicle token reaches its own vehicle only)."""
     db = state.database
     found = await repository.get_by_idempotency_key(
-        db.reader, caller.environment, caller.application_id, key
+        db.reader, caller.environment, caller.application_id, vin, key
     )
     if found is None:
         return None

@@ -31,10 +31,14 @@ async def test_another_application_cannot_read_or_wait_on_my_command(harness: Ha
         f"/sandbox/v1/vehicle-commands/{command_id}", headers={**their_headers, "Prefer": "wait=1"}
     )
     assert waited.status_code == 404
-    # Nor learn its id through the in-flight conflict.
+    # Nor learn its id, status or owner through the in-flight conflict: only that one
+    # is in flight.
     busy = await harness.send(their_headers, vin, "doors", "lock_unlock_doors", ARGS)
     assert busy.status_code == 409
     assert command_id not in busy.text and "location" not in busy.headers
+    detail = busy.json()["errors"][0]["detail"]
+    assert detail.startswith("a command of doors is in flight for this vehicle"), detail
+    assert "pending" not in detail and "application" not in detail
 
 
 async def test_a_vehicle_token_sees_only_its_vehicles_commands(harness: Harness) -> None:
@@ -186,3 +190,41 @@ async def test_the_new_state_is_shown_only_to_who_may_read_it(harness: Harness) 
     assert state["doors"]["locks_state"]["data"] == "unlocked"
     assert state["doors"]["locks_state"]["timestamp"]
     assert set(state) == {"doors"} and set(state["doors"]) == {"locks_state"}
+
+
+async def test_an_idempotency_key_never_reaches_another_vehicles_command(
+    harness: Harness,
+) -> None:
+    """A key is the application's for one vehicle. Two owners of one application's
+    customers: the second owner's token sending the key the application used for the
+    first owner's car got a 422 naming the first car's command (and a fleet application
+    reusing its key per car could not send the second command at all)."""
+    creds = await harness.application()
+    first_vin, second_vin = await harness.sandbox_vehicle(), await harness.sandbox_vehicle()
+    first_owner, _ = await harness.vehicle_token(creds, first_vin)
+    second_owner, _ = await harness.vehicle_token(creds, second_vin)
+    key = {"Idempotency-Key": "unlock-on-arrival"}
+    mine = await harness.send(first_owner, first_vin, "doors", "lock_unlock_doors", ARGS, extra=key)
+    assert mine.status_code == 202, mine.text
+    theirs = await harness.send(
+        second_owner, second_vin, "doors", "lock_unlock_doors", ARGS, extra=key
+    )
+    assert theirs.status_code == 202, theirs.text
+    assert theirs.json()["vin"] == second_vin and "idempotent-replayed" not in theirs.headers
+    assert mine.json()["id"] not in theirs.text
+    again = await harness.send(
+        first_owner, first_vin, "doors", "lock_unlock_doors", ARGS, extra=key
+    )
+    assert again.json()["id"] == mine.json()["id"]
+    assert again.headers["idempotent-replayed"] == "true"
+    # One fleet token, one key per car: a command for each.
+    fleet = await harness.fleet_token(creds, [first_vin, second_vin])
+    honk = {"flash_times": 1}
+    answers = [
+        await harness.send(
+            fleet, vin, "honk_horn_flash_lights", "honk_flash", honk, extra={"Idempotency-Key": "k"}
+        )
+        for vin in (first_vin, second_vin)
+    ]
+    assert [a.status_code for a in answers] == [202, 202]
+    assert answers[0].json()["id"] != answers[1].json()["id"]

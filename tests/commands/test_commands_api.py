@@ -9,6 +9,7 @@ from typing import Any
 import orjson
 
 from autoport.commands import service, tasks
+from autoport.commands.service import CommandHub
 from autoport.commands.tasks import command_worker
 from autoport.config import Settings
 from autoport.kit.clock import MICROS, FrozenClock
@@ -478,3 +479,70 @@ async def test_waiting_needs_no_busy_loop_of_sleeps(harness: Harness) -> None:
     assert asyncio.get_running_loop().time() - started < 2
     assert MICROS  # imported for the clock arithmetic above
     assert SANDBOX
+
+
+async def test_prefer_wait_is_capped_per_application_with_429(
+    command_settings: Settings, clock: FrozenClock
+) -> None:
+    """An application holds at most `vehicle_command_max_waiting_per_application` waiting
+    requests (each a connection and, for another process's command, a read every 0.1 s);
+    one more is 429 before any command is accepted. Other applications wait on."""
+    settings = command_settings.model_copy(
+        update={"vehicle_command_max_waiting_per_application": 2}
+    )
+    async with harness_for(settings, clock) as harness:
+        creds, other = await harness.application(), await harness.application()
+        vins = [await harness.sandbox_vehicle() for _ in range(4)]
+        headers = await harness.fleet_token(creds, vins)
+        other_headers = await harness.fleet_token(other, vins[3:])
+        wait = {"Prefer": "wait=5"}
+        args = {"locks_state": "locked"}
+        waiting = [
+            asyncio.create_task(
+                harness.send(headers, vin, "doors", "lock_unlock_doors", args, extra=wait)
+            )
+            for vin in vins[:2]
+        ]
+        for _ in range(100):
+            if await harness.db.fetch_value("SELECT count(*) FROM vehicle_commands") == 2:
+                break
+            await asyncio.sleep(0.02)
+        refused = await harness.send(
+            headers, vins[2], "doors", "lock_unlock_doors", args, extra=wait
+        )
+        assert refused.status_code == 429, refused.text
+        assert refused.headers["retry-after"] == "1"
+        assert refused.json()["errors"][0]["source"] == "Prefer"
+        count = "SELECT count(*) FROM vehicle_commands WHERE vin = :vin"
+        assert await harness.db.fetch_value(count, {"vin": vins[2]}) == 0  # nothing accepted
+        # A read that would wait counts too; one that does not wait is served.
+        rows = await harness.db.fetch_all("SELECT id FROM vehicle_commands")
+        read = await harness.client.get(
+            f"/sandbox/v1/vehicle-commands/{rows[0]['id']}", headers={**headers, **wait}
+        )
+        assert read.status_code == 429
+        assert (await harness.get(headers, rows[0]["id"])).status_code == 200
+        # Without waiting, and another application's waits, go on.
+        plain = await harness.send(headers, vins[2], "doors", "lock_unlock_doors", args)
+        assert plain.status_code == 202, plain.text
+        theirs = asyncio.create_task(
+            harness.send(other_headers, vins[3], "climate", "start_stop_hvac",
+                         {"hvac_state": "active"}, extra={"Prefer": "wait=1"})
+        )  # fmt: skip
+        for _ in range(100):
+            if await harness.db.fetch_value(count, {"vin": vins[3]}) == 1:
+                break
+            await asyncio.sleep(0.02)
+        await harness.work()
+        assert [a.status_code for a in await asyncio.gather(*waiting, theirs)] == [200] * 3
+        # The places are given back.
+        again = await harness.send(
+            headers,
+            vins[0],
+            "doors",
+            "lock_unlock_doors",
+            {"locks_state": "unlocked"},
+            extra={"Prefer": "wait=1"},
+        )
+        assert again.status_code == 202, again.text
+        assert harness.state.part(CommandHub).waiting == {}

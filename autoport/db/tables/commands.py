@@ -4,7 +4,8 @@ A command moves pending -> sent -> executed | failed | timed_out. `inflight` is
 "<vin>/<capability>" while the command is pending or sent and NULL once it is finished:
 the unique constraint on (environment, inflight) lets at most one command per vehicle
 and capability be in flight, race-free on both backends (NULLs never collide).
-`idempotency_key` is unique per application: the same key finds the same command.
+`idempotency_key` is unique per application and vehicle (migration 0021): the same key
+finds the same command of that vehicle.
 """
 
 from sqlalchemy import BigInteger, Column, ForeignKey, Index, Table, Text, UniqueConstraint
@@ -40,7 +41,11 @@ vehicle_commands = Table(
     # Past this instant an unfinished command is timed_out (never re-sent).
     Column("deadline_at", BigInteger, nullable=False),
     UniqueConstraint(
-        "environment", "application_id", "idempotency_key", name="uq_vehicle_commands_idempotency"
+        "environment",
+        "application_id",
+        "vin",
+        "idempotency_key",
+        name="uq_vehicle_commands_idempotency",
     ),
     UniqueConstraint("environment", "inflight", name="uq_vehicle_commands_inflight"),
     Index("ix_vehicle_commands_status", "status", "created_at"),
