@@ -100,8 +100,8 @@ def _cpus(spec: str) -> list[int]:
     return out
 
 
-def pin_client(cpus: str = CLIENT_CPUS) -> None:
-    """This process (a load generator, a driver) off the server's core."""
+def pin(cpus: str = CLIENT_CPUS) -> None:
+    """This process on `cpus`: by default a load generator's, off the server's core."""
     if (os.cpu_count() or 1) > 1:
         os.sched_setaffinity(0, set(_cpus(cpus)))
 

@@ -313,7 +313,7 @@ def main() -> None:
                     f"target >= {TARGET_IN_PROCESS}"
                 )
             _serve.announce(changed)
-            _serve.pin_client()
+            _serve.pin()
             lost = 0
             for url, schema, name in backends:
                 data_dir = Path(tmp) / f"http-{name}"

@@ -294,7 +294,7 @@ def main() -> None:
     seconds = args.seconds or (1.0 if args.quick else 5.0)
     changed = _serve.changes(args, TOKEN_KEY_SET, *LIMITS_RAISED)
     _serve.announce(changed)
-    _serve.pin_client()
+    _serve.pin()
     print(f"token endpoint throughput, one server process, wrk -t1, {seconds:.0f} s each")
     with tempfile.TemporaryDirectory(prefix="bench-oauth-") as tmp:
         data_dir = Path(tmp)

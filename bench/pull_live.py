@@ -632,7 +632,7 @@ def main() -> None:
     changed = _serve.changes(args, RATE_LIMIT)
     _serve.announce(changed, server_cpus=backend.server_cpus, client_cpus=backend.client_cpus)
     # This process (the ingestion thread) shares wrk's core(s), like any client would.
-    _serve.pin_client(backend.client_cpus)
+    _serve.pin(backend.client_cpus)
     started = time.time()
     # The machine is shared: what else ran is part of the figures (1-minute load average).
     load_before = os.getloadavg()[0]

@@ -290,7 +290,7 @@ def main() -> None:
     CONNECTIONS = args.connections
     changed = _serve.changes(args, RATE_LIMIT, IDLE)
     _serve.announce(changed)
-    _serve.pin_client()
+    _serve.pin()
     if shutil.which("wrk") is None or shutil.which("taskset") is None:
         sys.exit("needs wrk and taskset (apt-get install -y wrk util-linux)")
     seconds, warmup = (2, 0) if args.quick else (args.seconds, 3)

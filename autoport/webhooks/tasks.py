@@ -23,6 +23,7 @@ from autoport.kit import outbox
 from autoport.kit.clock import Clock
 from autoport.kit.db import Database
 from autoport.kit.environments import Environment
+from autoport.kit.periodic import wait_for
 from autoport.kit.state import AppState
 from autoport.webhooks import repository as repo
 from autoport.webhooks.client import new_session
@@ -39,6 +40,8 @@ from autoport.webhooks.repository import ClaimedDelivery, WebhookRow
 from autoport.webhooks.ssrf import AddressPolicy
 
 CONSUMER = "webhooks"
+# What the worker waits on: commits that may have added events for it.
+OUTBOX_TABLES = frozenset({"outbox"})
 log = structlog.get_logger("autoport.webhooks")
 
 
@@ -190,46 +193,56 @@ class DeliveryWorker:
 
     async def run(self) -> None:
         """Forever: keep up to `concurrency` attempts in flight, record finished ones in
-        batches (one commit each), poll when idle."""
-        while True:
-            busy = False
-            try:
-                if self._finished_attempts:
-                    # Recorded before claiming: a recorded success may make the next
-                    # event of that vehicle due.
-                    batch, self._finished_attempts = self._finished_attempts, []
-                    try:
-                        await self._record(batch)
-                    except Exception:
-                        # Unrecorded attempts are sent again when their claims expire
-                        # (same delivery id): at-least-once, never lost.
-                        log.exception("recording webhook attempts failed")
+        batches (one commit each). Idle, it waits for a commit of the outbox (this
+        process's; on PostgreSQL every process's) or an attempt to finish, and looks
+        anyway every `poll_interval` (retries fall due by the clock, and on SQLite other
+        processes' events are not heard)."""
+        stop = self.db.on_commit(OUTBOX_TABLES, self.wake)
+        try:
+            while True:
+                # Cleared before looking: a commit from here on ends the wait below.
+                self._wake.clear()
+                busy = await self._pass()
+                full = len(self._inflight) >= self.concurrency
+                if not busy or (full and not self._finished_attempts):
+                    # Idle, or full: wait for work, or for an attempt to finish.
+                    await wait_for(self._wake, self.poll_interval)
+        finally:
+            stop()
+
+    async def _pass(self) -> bool:
+        """Record finished attempts, take new events, start attempts: whether any of it
+        had work."""
+        busy = False
+        try:
+            if self._finished_attempts:
+                # Recorded before claiming: a recorded success may make the next
+                # event of that vehicle due.
+                batch, self._finished_attempts = self._finished_attempts, []
+                try:
+                    await self._record(batch)
+                except Exception:
+                    # Unrecorded attempts are sent again when their claims expire
+                    # (same delivery id): at-least-once, never lost.
+                    log.exception("recording webhook attempts failed")
+                busy = True
+            busy = await self.ingest() > 0 or busy
+            free = self.concurrency - len(self._inflight)
+            if free > 0:
+                claimed = await self.claim(min(free, self.batch))
+                if claimed:
                     busy = True
-                busy = await self.ingest() > 0 or busy
-                free = self.concurrency - len(self._inflight)
-                if free > 0:
-                    claimed = await self.claim(min(free, self.batch))
-                    if claimed:
-                        busy = True
-                        hooks = await hooks_for(self.db, claimed)
-                        for delivery in claimed:
-                            hook = hooks.get((delivery.environment, delivery.application_id))
-                            task = asyncio.create_task(self._send(delivery, hook))
-                            self._inflight.add(task)
-                            task.add_done_callback(self._finished)
-            except asyncio.CancelledError:
-                raise
-            except Exception:
-                log.exception("webhook worker pass failed")
-            if not busy:
-                self._wake.clear()
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._wake.wait(), self.poll_interval)
-            elif not self._finished_attempts and len(self._inflight) >= self.concurrency:
-                # Full: wait for an attempt to finish rather than spin.
-                self._wake.clear()
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._wake.wait(), self.poll_interval)
+                    hooks = await hooks_for(self.db, claimed)
+                    for delivery in claimed:
+                        hook = hooks.get((delivery.environment, delivery.application_id))
+                        task = asyncio.create_task(self._send(delivery, hook))
+                        self._inflight.add(task)
+                        task.add_done_callback(self._finished)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("webhook worker pass failed")
+        return busy
 
     def _finished(self, task: asyncio.Task[SentAttempt | None]) -> None:
         self._inflight.discard(task)
