@@ -11,7 +11,7 @@ from autoport.kit.environments import Environment
 
 _APP_COLUMNS = (
     "id, environment, account_id, client_id, name, client_type, redirect_uris, properties, "
-    "brands, created_at, disabled_at, url_scheme, commands"
+    "brands, created_at, disabled_at, url_scheme, commands, company, privacy_url"
 )
 
 
@@ -64,7 +64,7 @@ async def create_application(conn: Connection, values: dict[str, Any]) -> None:
     await conn.execute(
         f"INSERT INTO applications ({_APP_COLUMNS}) VALUES (:id, :environment, :account_id, "  # noqa: S608
         ":client_id, :name, :client_type, :redirect_uris, :properties, :brands, :created_at, "
-        ":disabled_at, :url_scheme, :commands)",
+        ":disabled_at, :url_scheme, :commands, :company, :privacy_url)",
         values,
     )
 

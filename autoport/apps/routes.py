@@ -7,18 +7,21 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import Query
-from pydantic import BaseModel, ConfigDict, Field
 from starlette.responses import Response
 
 from autoport.apps import keys, service
 from autoport.apps.schemas import (
-    CONFIDENTIAL,
+    AccountIn,
     AccountList,
     AccountView,
     ApplicationCreated,
     ApplicationDetails,
+    ApplicationIn,
     ApplicationList,
+    ApplicationPatch,
     KeyAdded,
+    KeyIn,
+    RotateIn,
     SecretRotated,
 )
 from autoport.kit.auth import AdminDep
@@ -28,54 +31,6 @@ from autoport.kit.routing import api_router, json_response
 from autoport.kit.state import StateDep
 
 router = api_router(prefix="/admin/v1", tags=["admin"])
-
-
-class AccountIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    name: str = Field(min_length=1, max_length=200)
-
-
-class ApplicationIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    name: str = Field(min_length=1, max_length=200)
-    account_id: str | None = Field(
-        default=None, description="Owner account; a new account named after the app if absent."
-    )
-    redirect_uris: list[str] = Field(default_factory=list)
-    properties: list[str] = Field(default_factory=list, description="capability.property")
-    brands: list[str] = Field(default_factory=list)
-    commands: list[str] = Field(
-        default_factory=list, description="vehicle commands, capability.command"
-    )
-    client_type: str = CONFIDENTIAL
-    url_scheme: str | None = Field(
-        default=None,
-        description="A mobile application's custom URI scheme (com.example.app); its "
-        "private-scheme redirect URIs must then use it.",
-    )
-
-
-class ApplicationPatch(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    name: str | None = None
-    redirect_uris: list[str] | None = None
-    properties: list[str] | None = None
-    brands: list[str] | None = None
-    commands: list[str] | None = None
-    disabled: bool | None = None
-    url_scheme: str | None = Field(default=None, description="null removes it.")
-
-
-class RotateIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    overlap_seconds: int | None = Field(default=None, ge=0, le=90 * 86_400)
-
-
-class KeyIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    public_jwk: dict[str, Any] | str | None = Field(
-        default=None, description="EC P-256 public JWK or PEM; omit to have a pair generated."
-    )
 
 
 async def _details(state: StateDep, environment: EnvironmentDep, app_id: str) -> dict[str, Any]:
@@ -137,6 +92,8 @@ async def create_application(
             now_us=now,
             url_scheme=body.url_scheme,
             commands=body.commands,
+            company=body.company,
+            privacy_url=body.privacy_url,
         )
     view = service.application_view(application, state.settings)
     return json_response(
@@ -196,6 +153,10 @@ async def patch_application(
             disabled=body.disabled,
             url_scheme=body.url_scheme if "url_scheme" in body.model_fields_set else service.KEEP,
             commands=body.commands,
+            company=body.company if "company" in body.model_fields_set else service.KEEP,
+            privacy_url=(
+                body.privacy_url if "privacy_url" in body.model_fields_set else service.KEEP
+            ),
         )
     if body.disabled:
         state.access_changed()

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import orjson
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from autoport.kit.clock import to_iso
 from autoport.kit.db import Row
@@ -53,6 +53,9 @@ class Application:
     url_scheme: str | None  # a mobile app's custom URI scheme (`com.example.app`)
     # Vehicle commands it asks for, "capability.command" (autoport.commands).
     commands: tuple[str, ...] = ()
+    # Who operates it and its privacy policy (shown on the consent page).
+    company: str | None = None
+    privacy_url: str | None = None
 
     @property
     def app_id(self) -> str:
@@ -78,6 +81,8 @@ class Application:
             disabled_at=row["disabled_at"],
             url_scheme=row["url_scheme"],
             commands=tuple(orjson.loads(row["commands"])),
+            company=row["company"],
+            privacy_url=row["privacy_url"],
         )
 
     def as_dict(self) -> dict[str, Any]:
@@ -93,6 +98,8 @@ class Application:
             "properties": list(self.properties),
             "brands": list(self.brands),
             "commands": list(self.commands),
+            "company": self.company,
+            "privacy_url": self.privacy_url,
             "created_at": to_iso(self.created_at),
             "disabled_at": None if self.disabled_at is None else to_iso(self.disabled_at),
         }
@@ -152,6 +159,8 @@ class ApplicationView(BaseModel):
     properties: list[str]
     brands: list[str]
     commands: list[str] = Field(description="vehicle commands, capability.command")
+    company: str | None = Field(description="who operates the application (consent page)")
+    privacy_url: str | None = Field(description="its privacy policy (consent page)")
     created_at: str
     disabled_at: str | None
     auth_uri: str = Field(description="the consent entry point")
@@ -206,4 +215,68 @@ class CredentialsFile(BaseModel):
 class KeyAdded(KeyView):
     credentials: CredentialsFile | None = Field(
         default=None, description="only for a generated pair: the private key, shown once"
+    )
+
+
+# The admin API's requests (the console's forms are read with them too, so both speak
+# the same rules).
+
+
+class AccountIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str = Field(min_length=1, max_length=200)
+
+
+class ApplicationIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str = Field(min_length=1, max_length=200)
+    account_id: str | None = Field(
+        default=None, description="Owner account; a new account named after the app if absent."
+    )
+    redirect_uris: list[str] = Field(default_factory=list)
+    properties: list[str] = Field(default_factory=list, description="capability.property")
+    brands: list[str] = Field(default_factory=list)
+    commands: list[str] = Field(
+        default_factory=list, description="vehicle commands, capability.command"
+    )
+    client_type: str = CONFIDENTIAL
+    url_scheme: str | None = Field(
+        default=None,
+        description="A mobile application's custom URI scheme (com.example.app); its "
+        "private-scheme redirect URIs must then use it.",
+    )
+    company: str | None = Field(
+        default=None,
+        max_length=200,
+        description="Who operates the application: the consent page names it to the owner "
+        "(the account's name when absent).",
+    )
+    privacy_url: str | None = Field(
+        default=None,
+        description="The application's privacy policy (https://), linked on the consent page.",
+    )
+
+
+class ApplicationPatch(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str | None = None
+    redirect_uris: list[str] | None = None
+    properties: list[str] | None = None
+    brands: list[str] | None = None
+    commands: list[str] | None = None
+    disabled: bool | None = None
+    url_scheme: str | None = Field(default=None, description="null removes it.")
+    company: str | None = Field(default=None, max_length=200, description="null removes it.")
+    privacy_url: str | None = Field(default=None, description="null removes it.")
+
+
+class RotateIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    overlap_seconds: int | None = Field(default=None, ge=0, le=90 * 86_400)
+
+
+class KeyIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    public_jwk: dict[str, Any] | str | None = Field(
+        default=None, description="EC P-256 public JWK or PEM; omit to have a pair generated."
     )

@@ -28,7 +28,9 @@ from autoport.apps.validation import (
     validate_brands,
     validate_client_type,
     validate_commands,
+    validate_company,
     validate_name,
+    validate_privacy_url,
     validate_properties,
     validate_redirect_uris,
     validate_url_scheme,
@@ -97,6 +99,8 @@ async def create_application(
     now_us: int,
     url_scheme: str | None = None,
     commands: Iterable[str] = (),
+    company: str | None = None,
+    privacy_url: str | None = None,
 ) -> tuple[Application, str | None]:
     """Create an application; returns it and its client secret (None for public
     clients). The secret is shown this once: only its hash is stored."""
@@ -120,6 +124,8 @@ async def create_application(
         "disabled_at": None,
         "url_scheme": scheme,
         "commands": orjson.dumps(validate_commands(commands)).decode(),
+        "company": validate_company(company),
+        "privacy_url": validate_privacy_url(privacy_url),
     }
     await repository.create_application(conn, values)
     secret: str | None = None
@@ -201,10 +207,12 @@ async def update_application(
     disabled: bool | None = None,
     url_scheme: str | Keep | None = KEEP,
     commands: Iterable[str] | None = None,
+    company: str | Keep | None = KEEP,
+    privacy_url: str | Keep | None = KEEP,
 ) -> Application:
-    """Change the given settings (None: unchanged). `url_scheme`: KEEP leaves it, None
-    removes it. The redirect URIs and the url_scheme the application ends with must
-    agree (see `validate_redirect_uris`)."""
+    """Change the given settings (None: unchanged). `url_scheme`, `company` and
+    `privacy_url`: KEEP leaves them, None removes them. The redirect URIs and the
+    url_scheme the application ends with must agree (see `validate_redirect_uris`)."""
     current = await get_application(conn, environment=environment, app_id=app_id)
     values: dict[str, Any] = {}
     scheme = current.url_scheme
@@ -227,6 +235,10 @@ async def update_application(
         values["commands"] = orjson.dumps(validate_commands(commands)).decode()
     if disabled is not None:
         values["disabled_at"] = (current.disabled_at or now_us) if disabled else None
+    if not isinstance(company, Keep):
+        values["company"] = validate_company(company)
+    if not isinstance(privacy_url, Keep):
+        values["privacy_url"] = validate_privacy_url(privacy_url)
     if values:
         await repository.update_application(conn, environment, app_id, values)
     return await get_application(conn, environment=environment, app_id=app_id)

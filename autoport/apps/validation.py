@@ -28,6 +28,35 @@ def validate_name(name: str) -> str:
     return name
 
 
+def validate_company(company: str | None) -> str | None:
+    """Who operates the application (the consent page names it); None: the account's
+    name stands in."""
+    if company is None or not company.strip():
+        return None
+    company = company.strip()
+    if len(company) > 200:
+        raise ApiError(422, "company: must be at most 200 characters", source="company")
+    return company
+
+
+def validate_privacy_url(url: str | None) -> str | None:
+    """The application's privacy policy, an https:// address the consent page links."""
+    if url is None or not url.strip():
+        return None
+    url = url.strip()
+    try:
+        parts, _ = uris_kit.parsed_web_uri(url)
+    except ValueError as error:
+        raise ApiError(422, f"privacy_url: {error}", source="privacy_url") from None
+    if parts.scheme != "https" or len(url) > 2000:
+        raise ApiError(
+            422,
+            "privacy_url: must be an https:// address of at most 2000 characters",
+            source="privacy_url",
+        )
+    return url
+
+
 def validate_client_type(client_type: str) -> str:
     if client_type not in CLIENT_TYPES:
         raise ApiError(

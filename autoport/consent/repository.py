@@ -26,6 +26,9 @@ class Application:
     disabled: bool
     # Vehicle commands the application asks for ("capability.command").
     commands: tuple[str, ...] = ()
+    # Who operates it: its company, else its account's name; and its privacy policy.
+    operator: str = ""
+    privacy_url: str | None = None
 
 
 def _application(row: Row) -> Application:
@@ -45,21 +48,24 @@ def _application(row: Row) -> Application:
         ),
         disabled=row["disabled_at"] is not None,
         commands=tuple(orjson.loads(row["commands"])),
+        operator=row["company"] or row["account_name"],
+        privacy_url=row["privacy_url"],
     )
 
 
 _APP_COLUMNS = (
-    "id, environment, client_id, name, client_type, redirect_uris, properties, brands, "
-    "disabled_at, commands"
+    "a.id, a.environment, a.client_id, a.name, a.client_type, a.redirect_uris, a.properties, "
+    "a.brands, a.disabled_at, a.commands, a.company, a.privacy_url, c.name AS account_name"
 )
+_APP_FROM = "applications a JOIN accounts c ON c.id = a.account_id"
 
 
 async def get_application_by_client_id(
     conn: Connection, *, environment: Environment, client_id: str
 ) -> Application | None:
     row = await conn.fetch_one(
-        f"SELECT {_APP_COLUMNS} FROM applications "  # noqa: S608 - fixed column list
-        "WHERE client_id = :client_id AND environment = :environment",
+        f"SELECT {_APP_COLUMNS} FROM {_APP_FROM} "  # noqa: S608 - fixed column list
+        "WHERE a.client_id = :client_id AND a.environment = :environment",
         {"client_id": client_id, "environment": str(environment)},
     )
     return None if row is None else _application(row)
@@ -69,8 +75,8 @@ async def get_application(
     conn: Connection, *, environment: Environment, application_id: str
 ) -> Application | None:
     row = await conn.fetch_one(
-        f"SELECT {_APP_COLUMNS} FROM applications "  # noqa: S608 - fixed column list
-        "WHERE id = :id AND environment = :environment",
+        f"SELECT {_APP_COLUMNS} FROM {_APP_FROM} "  # noqa: S608 - fixed column list
+        "WHERE a.id = :id AND a.environment = :environment",
         {"id": application_id, "environment": str(environment)},
     )
     return None if row is None else _application(row)

@@ -104,6 +104,11 @@ def _where(ctx: Context) -> str:
 _ORDER = ("brand", "vehicle", "verify", "review")
 
 
+def _skips_proof(ctx: Context) -> bool:
+    method = ctx.session.method
+    return method is not None and Method(method) in (Method.instant, Method.owner_portal)
+
+
 def _common(request: Request, ctx: Context, step: str) -> dict[str, Any]:
     state: AppState = request.app.state.autoport
     _, secret = _keys(state)
@@ -114,6 +119,9 @@ def _common(request: Request, ctx: Context, step: str) -> dict[str, Any]:
         "csrf_token": pages.CSRF.token(secret, token),
         "step": step,
         "steps": _ORDER,
+        # Instant proves nothing more and owner_portal asks the carmaker after the
+        # decision: the ownership step is not done, it is not needed here.
+        "skipped": ("verify",) if _skips_proof(ctx) else (),
         "url": lambda name: page_url(request, name),
         "switch": locale.language_links(page_url(request, step)),
         "stylesheet": page_url(request, pages.STYLESHEET),

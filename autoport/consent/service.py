@@ -342,18 +342,9 @@ async def enter_vin(
     and `owner_portal` need nothing more here (autoport.proof)."""
     if ctx.session.brand is None:
         raise PageError("step_order")
-    # Lenient in what the owner types: spaces and lower case are fixed, not refused.
-    cleaned = "".join((vin or "").split()).upper()
-    problem = vin_problem(cleaned)
+    cleaned, problem = proof.check_vin(vin, ctx.session.brand, maker_codes)
     if problem is not None:
-        raise FormProblem("vin", problem, vin=vin or "", **_vin_problem_kind(cleaned))
-    maker_problem = maker_codes.problem(cleaned, ctx.session.brand)
-    if maker_problem is not None:
-        # A grant for one brand must never cover another carmaker's vehicle.
-        makers = maker_codes.makers(cleaned) or frozenset()
-        raise FormProblem(
-            "vin", maker_problem, vin=vin or "", kind="maker", makers=", ".join(sorted(makers))
-        )
+        raise FormProblem("vin", problem.detail, vin=vin or "", **problem.values())
     env = ctx.session.environment
     changes: dict[str, Any] = {
         "vin": cleaned,
@@ -368,16 +359,6 @@ async def enter_vin(
         changes |= {"verified_at": now_us, "subject": proof.vehicle_subject(key, env, cleaned)}
     await _update(conn, ctx, now_us, **changes)
     await proof.retire_session_codes(conn, session_id=ctx.session.id, now_us=now_us)
-
-
-def _vin_problem_kind(vin: str) -> dict[str, Any]:
-    """What the page says about a bad VIN (vin_problem's words are English only)."""
-    if len(vin) != 17:
-        return {"kind": "length", "count": len(vin)}
-    if set(vin) & {"I", "O", "Q"}:
-        return {"kind": "ioq"}
-    allowed = set("ABCDEFGHJKLMNPRSTUVWXYZ0123456789")
-    return {"kind": "chars", "chars": " ".join(sorted({c for c in vin if c not in allowed}))}
 
 
 async def keep_nonce(conn: Connection, ctx: Context, *, nonce_hash: str, now_us: int) -> None:

@@ -22,8 +22,15 @@ from starlette.responses import Response
 
 from autoport.apps import keys as apps_keys
 from autoport.apps import service as apps_service
-from autoport.apps.routes import ApplicationIn, ApplicationPatch, KeyIn, RotateIn
-from autoport.apps.schemas import CLIENT_TYPES, Account, Application
+from autoport.apps.schemas import (
+    CLIENT_TYPES,
+    Account,
+    Application,
+    ApplicationIn,
+    ApplicationPatch,
+    KeyIn,
+    RotateIn,
+)
 from autoport.catalog import CATALOG
 from autoport.catalog.brands import BRANDS
 from autoport.catalog.commands import COMMANDS
@@ -193,6 +200,8 @@ async def create_application(request: Request, account_id: str) -> Response:
         "brands": form.get("brands", []),
         "client_type": _one(form, "client_type") or "confidential",
         "url_scheme": _one(form, "url_scheme").strip() or None,
+        "company": _one(form, "company").strip() or None,
+        "privacy_url": _one(form, "privacy_url").strip() or None,
     }
     now = state.clock.now_us()
     try:
@@ -210,6 +219,8 @@ async def create_application(request: Request, account_id: str) -> Response:
                 commands=body.commands,
                 now_us=now,
                 url_scheme=body.url_scheme,
+                company=body.company,
+                privacy_url=body.privacy_url,
             )
             await service.audit(
                 conn,
@@ -316,6 +327,12 @@ async def _change(
                 url_scheme=body.url_scheme
                 if "url_scheme" in body.model_fields_set
                 else apps_service.KEEP,
+                company=body.company if "company" in body.model_fields_set else apps_service.KEEP,
+                privacy_url=(
+                    body.privacy_url
+                    if "privacy_url" in body.model_fields_set
+                    else apps_service.KEEP
+                ),
             )
             await service.audit(
                 conn,
@@ -353,6 +370,8 @@ async def update_application(request: Request, account_id: str, app_id: str) -> 
         "commands": form.get("commands", []),
         "brands": form.get("brands", []),
         "url_scheme": _one(form, "url_scheme").strip() or None,
+        "company": _one(form, "company").strip() or None,
+        "privacy_url": _one(form, "privacy_url").strip() or None,
     }
     return await _change(request, principal, account, application, patch, "application_updated")
 

@@ -26,7 +26,8 @@ JWT_BEARER = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
 
 _APP_COLUMNS = (
     "a.id, a.environment, a.account_id, a.client_id, a.name, a.client_type, a.redirect_uris, "
-    "a.properties, a.brands, a.created_at, a.disabled_at, a.url_scheme, a.commands"
+    "a.properties, a.brands, a.created_at, a.disabled_at, a.url_scheme, a.commands, a.company, "
+    "a.privacy_url"
 )
 
 # One query: the application and its secrets still in force.

@@ -88,7 +88,10 @@ async def _session(request: Request, *, signed_in: bool = True) -> OwnerSession:
         now_us=state.clock.now_us(),
     )
     if session is None:
-        raise PageError("signed_out", 401, drop_cookie=bool(request.cookies.get(COOKIE)))
+        if not request.cookies.get(COOKIE):
+            # A first visit (or a browser that never signed in here): nothing has ended.
+            raise PageError("sign_in", 401)
+        raise PageError("signed_out", 401, drop_cookie=True)
     if signed_in and not session.signed_in:
         raise PageError("signed_out", 401)  # the proof is not finished: the cookie stays
     lang = request.query_params.get("lang")

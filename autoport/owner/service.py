@@ -39,7 +39,6 @@ from autoport.owner import reads, repository
 from autoport.proof import service as proof
 from autoport.proof.service import Method
 from autoport.vehicles.access import sandbox_only_problem
-from autoport.vehicles.vin import vin_problem
 
 log = structlog.get_logger("autoport.owner")
 
@@ -121,11 +120,14 @@ async def sign_out(conn: Connection, session: OwnerSession) -> None:
 class FormProblem(Exception):
     """The sign-in form's input is wrong: the field and what to say."""
 
-    def __init__(self, field: str, kind: str, detail: str) -> None:
+    def __init__(
+        self, field: str, kind: str, detail: str, vin: proof.VinProblem | None = None
+    ) -> None:
         super().__init__(detail)
         self.field = field
         self.kind = kind
         self.detail = detail
+        self.vin = vin  # what is wrong with the VIN, in the page's words
 
 
 def brands_for(environment: Environment) -> list[str]:
@@ -144,10 +146,9 @@ def check_sign_in(
     chosen = canonical_brand(brand or "")
     if chosen is None or sandbox_only_problem(chosen, environment) is not None:
         raise FormProblem("brand", "brand", "choose the carmaker of your vehicle")
-    cleaned = "".join((vin or "").split()).upper()
-    problem = vin_problem(cleaned) or maker_codes.problem(cleaned, chosen)
+    cleaned, problem = proof.check_vin(vin, chosen, maker_codes)
     if problem is not None:
-        raise FormProblem("vin", "vin", f"vin: {problem}")
+        raise FormProblem("vin", "vin", f"vin: {problem.detail}", problem)
     return chosen, cleaned
 
 
@@ -643,7 +644,19 @@ async def export_json(
     yield b"]}\n"
 
 
-CSV_COLUMNS = ("kind", "capability", "property", "timestamp", "received_at", "value")
+# A spreadsheet's columns: the value on its own, its unit beside it (a quantity's
+# `{value, unit}`), and a failure's reason and words instead of a value.
+CSV_COLUMNS = (
+    "kind",
+    "capability",
+    "property",
+    "timestamp",
+    "received_at",
+    "value",
+    "unit",
+    "failure_reason",
+    "failure_description",
+)
 
 
 def _csv_rows(rows: list[Sequence[Any]]) -> bytes:
@@ -653,24 +666,51 @@ def _csv_rows(rows: list[Sequence[Any]]) -> bytes:
     return buffer.getvalue().encode()
 
 
+def _cell(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return value
+    if isinstance(value, int | float):
+        return repr(value) if isinstance(value, float) else str(value)
+    # An object (coordinates, say): its JSON, the one form every spreadsheet can keep.
+    return orjson.dumps(value).decode()
+
+
+def _csv_value(wrapper: Any) -> tuple[str, str, str, str]:
+    """(value, unit, failure reason, failure description) of one stored wrapper."""
+    if not isinstance(wrapper, dict):
+        return _cell(wrapper), "", "", ""
+    failure = wrapper.get("failure")
+    reason = description = ""
+    if isinstance(failure, dict):
+        reason = str(failure.get("reason") or "")
+        description = str(failure.get("description") or "")
+    if "data" not in wrapper:
+        return "", "", reason, description
+    data = wrapper["data"]
+    if isinstance(data, dict) and set(data) == {"value", "unit"}:
+        return _cell(data["value"]), str(data["unit"]), reason, description
+    return _cell(data), "", reason, description
+
+
+def _wrappers(value: Any) -> list[Any]:
+    # A property with several values (a list of wrappers) is a row per value.
+    return value if isinstance(value, list) else [value]
+
+
 async def export_csv(conn: Connection, environment: Environment, vin: str) -> AsyncIterator[bytes]:
-    """One row per value: `latest` rows first, then every `history` row; `value` is the
-    stored wrapper as JSON."""
+    """One row per value: `latest` rows first, then every `history` row; the value, its
+    unit and a failure's reason and description each in a column of their own."""
     yield _csv_rows([CSV_COLUMNS])
     latest = await repository.get_latest_document(conn, environment=str(environment), vin=vin)
     if latest is not None:
         document = orjson.loads(latest["document"])
         yield _csv_rows(
             [
-                (
-                    "latest",
-                    capability,
-                    name,
-                    _timestamp_of(value) or "",
-                    "",
-                    orjson.dumps(value).decode(),
-                )
+                ("latest", capability, name, _timestamp_of(item) or "", "", *_csv_value(item))
                 for capability, name, value in _latest_items(document)
+                for item in _wrappers(value)
             ]
         )
     async for page in _history(conn, environment, vin):
@@ -682,7 +722,7 @@ async def export_csv(conn: Connection, environment: Environment, vin: str) -> As
                     row.property,
                     to_iso(row.timestamp),
                     to_iso(row.received_at),
-                    row.value,
+                    *_csv_value(orjson.loads(row.value)),
                 )
                 for row in page
             ]

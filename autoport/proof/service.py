@@ -36,6 +36,7 @@ from typing import Any, Literal
 import orjson
 
 from autoport.brands.base import VerificationMethod
+from autoport.catalog.brands import MAKER_CODES, MakerCodes
 from autoport.config import Settings
 from autoport.kit import crypto, throttles
 from autoport.kit.crypto import same, token_hash
@@ -43,6 +44,7 @@ from autoport.kit.db import Connection
 from autoport.kit.environments import Environment
 from autoport.kit.keyring import accepted, stable
 from autoport.proof import repository
+from autoport.vehicles.vin import vin_problem
 
 MICROS = 1_000_000
 VEHICLE_CODE_DIGITS = 6
@@ -73,6 +75,50 @@ def vehicle_subject(key: bytes, environment: Environment, vin: str) -> str:
 def account_subject(key: bytes, environment: Environment, brand: str, account: str) -> str:
     """A stable id of an owner's carmaker account (oem_login); as `vehicle_subject`."""
     return token_hash(stable(key), f"consent-subject:{environment}:{brand}:{account.lower()}")[:32]
+
+
+# ------------------------------------------------------------------------ the VIN
+
+
+@dataclass(frozen=True, slots=True)
+class VinProblem:
+    """Why a typed VIN cannot be the vehicle to prove: `detail` in the API's words, and
+    what the pages say (templates/vin_problem.html): `kind` is length, ioq, chars or
+    maker, with the count typed, the characters refused or the carmakers it belongs to."""
+
+    detail: str
+    kind: str
+    count: int = 0
+    chars: str = ""
+    makers: str = ""
+
+    def values(self) -> dict[str, Any]:
+        return {"kind": self.kind, "count": self.count, "chars": self.chars, "makers": self.makers}
+
+
+_VIN_ALPHABET = frozenset("ABCDEFGHJKLMNPRSTUVWXYZ0123456789")
+
+
+def check_vin(
+    typed: str | None, brand: str, maker_codes: MakerCodes = MAKER_CODES
+) -> tuple[str, VinProblem | None]:
+    """The VIN as the owner typed it, cleaned (spaces and lower case are fixed, not
+    refused), and why it cannot be `brand`'s vehicle, if it cannot: a grant for one brand
+    must never cover another carmaker's vehicle (`maker_codes`: the registry's)."""
+    cleaned = "".join((typed or "").split()).upper()
+    problem = vin_problem(cleaned)
+    if problem is not None:
+        if len(cleaned) != 17:
+            return cleaned, VinProblem(problem, "length", count=len(cleaned))
+        if set(cleaned) & {"I", "O", "Q"}:
+            return cleaned, VinProblem(problem, "ioq")
+        refused = " ".join(sorted({c for c in cleaned if c not in _VIN_ALPHABET}))
+        return cleaned, VinProblem(problem, "chars", chars=refused)
+    maker = maker_codes.problem(cleaned, brand)
+    if maker is not None:
+        makers = ", ".join(sorted(maker_codes.makers(cleaned) or ()))
+        return cleaned, VinProblem(maker, "maker", makers=makers)
+    return cleaned, None
 
 
 # ------------------------------------------------------------------------ vehicle_code

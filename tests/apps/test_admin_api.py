@@ -475,3 +475,36 @@ async def test_applications_register_vehicle_commands(client: httpx.AsyncClient)
         f"/admin/v1/applications/{app_id}", json={"commands": []}, headers=ADMIN
     )
     assert changed.status_code == 200 and changed.json()["commands"] == []
+
+
+# ------------------------------------------------- company and privacy policy (#38.10)
+
+
+async def test_company_and_privacy_policy_are_stored_changed_and_removed(
+    client: httpx.AsyncClient,
+) -> None:
+    created = await create(
+        client, company="Fleet Tracker GmbH", privacy_url="https://fleet.example.com/privacy"
+    )
+    assert created.status_code == 201, created.text
+    body = created.json()
+    assert body["company"] == "Fleet Tracker GmbH"
+    assert body["privacy_url"] == "https://fleet.example.com/privacy"
+    path = f"/admin/v1/applications/{body['app_id']}"
+    changed = await client.patch(path, json={"company": "Fleet Tracker AG"}, headers=ADMIN)
+    assert changed.status_code == 200, changed.text
+    assert changed.json()["company"] == "Fleet Tracker AG"
+    assert changed.json()["privacy_url"] == "https://fleet.example.com/privacy"  # kept
+    removed = await client.patch(path, json={"privacy_url": None}, headers=ADMIN)
+    assert removed.json()["privacy_url"] is None and removed.json()["company"] == "Fleet Tracker AG"
+
+
+@pytest.mark.parametrize(
+    "privacy_url", ["http://fleet.example.com/privacy", "javascript:alert(1)", "fleet.example.com"]
+)
+async def test_a_privacy_policy_must_be_an_https_address(
+    client: httpx.AsyncClient, privacy_url: str
+) -> None:
+    refused = await create(client, privacy_url=privacy_url)
+    assert refused.status_code == 422
+    assert refused.json()["errors"][0]["detail"].startswith("privacy_url: ")

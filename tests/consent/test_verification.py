@@ -9,7 +9,9 @@ from urllib.parse import urlsplit
 
 import httpx
 import orjson
+import pytest
 
+from autoport.apps import service as apps_service
 from autoport.kit.clock import FrozenClock
 from autoport.kit.db import Database
 from autoport.kit.environments import Environment
@@ -518,3 +520,51 @@ def test_sandbox_verification_methods_accept_both_brand_spellings_and_refuse_unk
         Settings(sandbox_connector_verification_methods={"trabant": "instant"})
     with pytest.raises(ValidationError, match="sandbox_connector_verification_method"):
         Settings(sandbox_connector_verification_method="carrier_pigeon")
+
+
+# ------------------------------------------------ what the review page says (#38.10)
+
+
+def _step_class(page: httpx.Response, number: int) -> str:
+    found = re.search(rf'<li([^>]*)><span class="num">{number}</span>', page.text)
+    assert found, page.text[:2000]
+    named = re.search(r'class="(\w+)"', found.group(1))
+    return named.group(1) if named else ""
+
+
+@pytest.mark.parametrize(("brand", "proven"), [("sandbox", False), ("ford", False), ("bmw", True)])
+async def test_the_ownership_step_is_done_only_where_ownership_was_proven(
+    browser_client: httpx.AsyncClient, db: Database, clock: FrozenClock, brand: str, proven: bool
+) -> None:
+    await to_verify(browser_client, db, brand)
+    if proven:
+        code = await code_on_display(db, clock)
+        assert (await post(browser_client, "verify", action="code", code=code)).status_code == 303
+    review = await browser_client.get(f"{PAGES}/review")
+    assert review.status_code == 200
+    assert _step_class(review, 2) == "done"
+    assert _step_class(review, 3) == ("done" if proven else "skipped")
+    assert _step_class(review, 4) == "current"
+
+
+async def test_the_review_names_the_operating_company_and_links_the_privacy_policy(
+    browser_client: httpx.AsyncClient, db: Database, clock: FrozenClock
+) -> None:
+    app = await to_verify(browser_client, db, "sandbox")
+    review = await browser_client.get(f"{PAGES}/review")
+    # Nothing given: the account's name, and the missing policy said plainly.
+    assert re.search(r'class="operator">Fleet Tracker account<', review.text), review.text
+    assert "gives no privacy policy" in review.text
+    async with db.transaction() as conn:
+        await apps_service.update_application(
+            conn,
+            environment=Environment.sandbox,
+            app_id=app.id,
+            now_us=clock.now_us(),
+            company="Fleet Tracker GmbH",
+            privacy_url="https://fleet.example.com/privacy",
+        )
+    review = await browser_client.get(f"{PAGES}/review")
+    assert re.search(r'class="operator">Fleet Tracker GmbH<', review.text)
+    assert '<a href="https://fleet.example.com/privacy" rel="noopener noreferrer">' in review.text
+    assert "Privacy policy of Fleet Tracker" in review.text

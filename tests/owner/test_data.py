@@ -20,8 +20,10 @@ from fastapi import FastAPI
 from autoport.app import create_app
 from autoport.config import Settings
 from autoport.history import service as history
+from autoport.ingestion.service import ingest_vehicle_data
 from autoport.kit.clock import FrozenClock, to_iso
 from autoport.kit.db import Database
+from autoport.kit.environments import Environment
 from autoport.owner import reads
 from autoport.owner.reads import DAY_US, ReadCounter
 from tests.consent.conftest import VIN, consent_settings, insert_application, store_vehicle_data
@@ -104,7 +106,10 @@ async def test_downloads_hold_the_latest_values_the_history_and_the_access_recor
 
     table = await browser_client.get(f"{OWNER}/vehicles/{VIN}/data.csv")
     rows = list(csv.reader(io.StringIO(table.text)))
-    assert rows[0] == ["kind", "capability", "property", "timestamp", "received_at", "value"]
+    assert rows[0] == [
+        "kind", "capability", "property", "timestamp", "received_at",
+        "value", "unit", "failure_reason", "failure_description",
+    ]  # fmt: skip
     kinds = [row[0] for row in rows[1:]]
     assert kinds.count("history") == 3 and "latest" in kinds
 
@@ -112,6 +117,57 @@ async def test_downloads_hold_the_latest_values_the_history_and_the_access_recor
     [grant] = record["grants"]
     assert grant["authorization_id"] == granted.authorization_id
     assert grant["application"] == "Fleet Tracker" and grant["status"] == "approved"
+
+
+async def test_the_csv_has_value_unit_and_failure_columns_a_spreadsheet_reads(
+    browser_client: httpx.AsyncClient, db: Database, clock: FrozenClock
+) -> None:
+    """Issue #38 item 10: no JSON in the value column. A number is its own cell, a
+    quantity's unit sits beside it, a failure's reason and description replace a value."""
+    await grant_through_consent(browser_client, await insert_application(db))
+    moment = to_iso(clock.now_us())
+    report = await ingest_vehicle_data(
+        db,
+        environment=Environment.sandbox,
+        vin=VIN,
+        brand="sandbox",
+        data={
+            "charging": {
+                "battery_level": {"data": 0.42, "timestamp": moment},
+                "estimated_range": {
+                    "data": {"value": 312.5, "unit": "kilometers"},
+                    "timestamp": moment,
+                },
+            },
+            "diagnostics": {
+                "odometer": {
+                    "failure": {"reason": "privacy_mode_active", "description": "privacy on"},
+                    "timestamp": moment,
+                }
+            },
+        },
+        now_us=clock.now_us(),
+        source="test",
+    )
+    assert not report.rejected, report.rejected
+    await sign_in(browser_client)
+    table = await browser_client.get(f"{OWNER}/vehicles/{VIN}/data.csv")
+    rows = [dict(zip(*pair, strict=True)) for pair in _with_header(table.text)]
+    by_kind = {(row["kind"], row["property"]): row for row in rows}
+    for kind in ("latest", "history"):
+        level = by_kind[(kind, "battery_level")]
+        assert (level["value"], level["unit"], level["failure_reason"]) == ("0.42", "", "")
+        distance = by_kind[(kind, "estimated_range")]
+        assert (distance["value"], distance["unit"]) == ("312.5", "kilometers")
+        odometer = by_kind[(kind, "odometer")]
+        assert odometer["value"] == "" and odometer["failure_reason"] == "privacy_mode_active"
+        assert odometer["failure_description"] == "privacy on"
+    assert not any(row["value"].startswith("{") for row in rows)
+
+
+def _with_header(text: str) -> list[tuple[list[str], list[str]]]:
+    header, *body = list(csv.reader(io.StringIO(text)))
+    return [(header, row) for row in body]
 
 
 @contextlib.asynccontextmanager

@@ -546,3 +546,41 @@ async def test_language_switch_of_a_page_answering_a_post_leads_to_a_get(
     assert f'href="{OWNER}?lang=de-DE"' in answer.text
     german = await browser_client.get(f"{OWNER}?lang=de-DE")
     assert german.status_code == 200 and 'lang="de-DE"' in german.text
+
+
+# ------------------------------------------------------- a newcomer's words (#38.10)
+
+
+async def test_a_first_visit_is_asked_to_sign_in_not_told_a_session_ended(
+    browser_client: httpx.AsyncClient,
+) -> None:
+    first = await browser_client.get(f"{OWNER}/vehicles/{VIN}")
+    assert first.status_code == 401
+    assert "Please sign in" in first.text and "Your session has ended" not in first.text
+    # A cookie that names no session any more: that one has ended.
+    ended = await browser_client.get(
+        f"{OWNER}/vehicles/{VIN}", headers=owner_cookie("no-such-session")
+    )
+    assert ended.status_code == 401 and "Your session has ended" in ended.text
+
+
+@pytest.mark.parametrize(
+    ("typed", "said"),
+    [
+        ("SBXTEST000000001", "A VIN has 17 characters; you entered 16."),
+        ("SBXTEST00000000O1", "never contains the letters I, O or Q"),
+        ("SBXTEST0000000#01", "These characters cannot be part of a VIN: #"),
+        ("WBA00000000000001", "belongs to a vehicle of another carmaker (bmw, mini)"),
+    ],
+)
+async def test_a_wrong_vin_is_told_what_is_wrong_with_it(
+    browser_client: httpx.AsyncClient, typed: str, said: str
+) -> None:
+    page = await browser_client.get(OWNER)
+    brand = "ford" if typed.startswith("WBA") else "sandbox"
+    answer = await browser_client.post(
+        f"{OWNER}/sign-in", data={"csrf_token": csrf_of(page), "brand": brand, "vin": typed}
+    )
+    assert answer.status_code == 422
+    assert said in answer.text, answer.text
+    assert 'id="form-error"' in answer.text

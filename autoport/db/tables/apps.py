@@ -36,6 +36,10 @@ applications = Table(
     Column("url_scheme", Text, nullable=True),
     # The vehicle commands it asks for, ["capability.command"] (autoport.commands).
     Column("commands", Text, nullable=False, server_default="[]"),
+    # Who operates the application (the company the owner's data goes to) and its
+    # privacy policy: what the consent page tells the owner before they decide.
+    Column("company", Text, nullable=True),
+    Column("privacy_url", Text, nullable=True),
     UniqueConstraint("client_id"),
     Index("ix_applications_account", "environment", "account_id"),
 )
