@@ -427,6 +427,9 @@ def publish() -> None:
             f"autoport {us['autoport']:.1f} µs per pull, floor {us['floor']:.1f} µs.",
             "",
         ]
+    from bench._soak_plots import section as fleet_soak_section
+
+    out += fleet_soak_section(PLOTS)
     runs = _runs()
     previous = previous_runs(DOCS.read_text()) if DOCS.exists() else {}
     out += ["## Every benchmark's latest run", ""]

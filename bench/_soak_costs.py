@@ -11,37 +11,46 @@ from typing import Any
 
 def summarize_profiles(directory: Path, say: Callable[[str], None]) -> dict[str, Any]:
     """py-spy's raw output (folded stacks, one line per stack and its sample count) per
-    profiled command: the functions holding the most samples, by themselves (self) and
-    with what they call (total), per process."""
+    profiled command, its processes together (the API's uvicorn workers are alike): the
+    functions holding the most samples by themselves (self) and with what they call
+    (total)."""
     out: dict[str, Any] = {}
     for path in sorted(directory.glob("*.txt")):
-        per_process: dict[str, dict[str, dict[str, int]]] = {}
+        own: dict[str, int] = {}
+        total: dict[str, int] = {}
+        samples = 0
+        processes: set[str] = set()
         for line in path.read_text(errors="replace").splitlines():
             stack, _, count = line.rpartition(" ")
             if not stack or not count.isdigit():
                 continue
             frames = stack.split(";")
-            process = frames[0] if frames[0].startswith("process") else "process"
-            figures = per_process.setdefault(process, {"self": {}, "total": {}, "all": {"": 0}})
-            figures["all"][""] += int(count)
-            leaf = _name(frames[-1])
-            figures["self"][leaf] = figures["self"].get(leaf, 0) + int(count)
-            for name in {_name(f) for f in frames[1:]}:
-                figures["total"][name] = figures["total"].get(name, 0) + int(count)
-        summary: dict[str, dict[str, Any]] = {}
-        for process, figures in per_process.items():
-            samples = figures["all"][""]
-            if samples < 50:
+            if frames[0].startswith("process "):
+                processes.add(frames[0].split(":", 1)[0])
+                frames = frames[1:]
+            if not frames:
                 continue
-            summary[process] = {
-                "samples": samples,
-                "self": _top(figures["self"], samples),
-                "total": _top(figures["total"], samples),
-            }
-            say(f"   profile {path.stem} {process[:60]}: {samples:,} samples")
-            for name, share in summary[process]["self"][:12]:
-                say(f"     self {share:6.1%}  {name}")
-        out[path.stem] = summary
+            n = int(count)
+            samples += n
+            leaf = _name(frames[-1])
+            own[leaf] = own.get(leaf, 0) + n
+            for name in {_name(f) for f in frames}:
+                total[name] = total.get(name, 0) + n
+        if samples < 50:
+            continue
+        by_self, by_total = _top(own, samples), _top(total, samples, n=60)
+        out[path.stem] = {
+            "samples": samples,
+            "processes": len(processes),
+            "self": by_self,
+            "total": by_total,
+        }
+        say(f"   profile of {path.stem} ({len(processes)} processes, {samples:,} samples):")
+        for name, share in by_self[:15]:
+            say(f"     self  {share:6.1%}  {name}")
+        autoport = [(n, v) for n, v in by_total if "autoport/" in n][:20]
+        for name, share in autoport:
+            say(f"     total {share:6.1%}  {name}")
     return out
 
 

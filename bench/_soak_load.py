@@ -245,8 +245,8 @@ class Recorder:
         out: dict[str, list[dict[str, float]]] = {}
         for name, s in self.series.items():
             out[name] = [
-                {"t": edge - start, "count": len(v), "p50": percentile(v, 0.5),
-                 "p99": percentile(v, 0.99)}
+                {"t": edge - start, "count": len(v), "sum": sum(v),
+                 "p50": percentile(v, 0.5), "p99": percentile(v, 0.99)}
                 for edge, v in s.buckets(start, width)
             ]  # fmt: skip
         return out

@@ -26,6 +26,7 @@ import contextlib
 import json
 import os
 import secrets
+import signal
 import subprocess
 import sys
 import time
@@ -324,7 +325,19 @@ class Stack:
         raise RuntimeError(f"the API is not ready after {within} s")
 
     async def stop(self) -> None:
-        # SIGINT first for the profiled ones: py-spy writes its file when its child ends.
+        if self.profile_dir is not None:
+            # py-spy writes its file when the process it runs ends: stop that one (SIGTERM
+            # to py-spy itself would end py-spy without writing).
+            for process in (self.api, self.worker):
+                if process is not None and process.popen is not None:
+                    profiled = [p for p in descendants(process.popen.pid) if not _is_tool(p)]
+                    for pid in profiled[:1]:
+                        with contextlib.suppress(ProcessLookupError):
+                            os.kill(pid, signal.SIGTERM)
+            for process in (self.api, self.worker):
+                if process is not None and process.popen is not None:
+                    with contextlib.suppress(subprocess.TimeoutExpired):
+                        process.popen.wait(timeout=60)
         for process in reversed(self.processes):
             process.stop()
         if self.postgres:

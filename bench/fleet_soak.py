@@ -46,6 +46,7 @@ import math
 import multiprocessing
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -459,6 +460,7 @@ def _pg_figures(samples: list[dict[str, Any]]) -> dict[str, float]:
         "wal_records_s": rate("wal", "wal_records"),
         "wal_fpi_s": rate("wal", "wal_fpi"),
         "lock_waits": sum(s.get("lock_waits", 0) for s in pg) / len(pg),
+        "deadlocks": float(last["pg"].get("deadlocks", 0) - first["pg"].get("deadlocks", 0)),
         "size_mb": last.get("pg_size", 0) / 2**20,
     }
 
@@ -902,67 +904,7 @@ async def measure_costs(world: World, plan: Plan) -> list[dict[str, Any]]:
         out.append(webhook)
         say_cost(webhook)
     await world.feed.ask("stop")
-    out.append(await seal_cost(world))
     return out
-
-
-async def seal_cost(world: World) -> dict[str, Any]:
-    """The history worker's sealing (hot rows -> compressed chunks), which the soak's
-    steps never reach (points are sealed an hour after they arrive): every point stored
-    so far sealed here, in this process, as the worker does it; its CPU (this process and
-    PostgreSQL's backends) per point, and the chunks' bytes per point."""
-    from autoport.history.service import seal
-    from autoport.kit.db import create_database
-
-    assert world.sampler is not None
-    say("    sealing every stored point into chunks, as the history worker does an hour on")
-    before = await storage_bytes(world.stack)
-    db = create_database(world.stack.url)
-    await db.connect()
-    own = load.cpu_seconds()
-    first = world.sampler.samples[-1]
-    started = time.monotonic()
-    points = 0
-    try:
-        while True:
-            done = await seal(
-                db, now_us=int((time.time() + 7200) * 1e6), seal_after_us=0, grace_us=0,
-                target=1000, series_per_round=256,
-            )  # fmt: skip
-            if not done:
-                break
-            points += done
-    finally:
-        await db.close()
-    seconds = time.monotonic() - started
-    own = load.cpu_seconds() - own
-    await asyncio.sleep(world.sampler.interval * 1.5)
-    last = world.sampler.samples[-1]
-    cpu = cpu_between(first, last)
-    postgres = (cpu.get("postgres", {}).get("cores", 0.0)) * (last["t"] - first["t"])
-    after = await storage_bytes(world.stack)
-    chunks = sum(v for k, v in after.items() if "chunk" in k)
-    per_op = {
-        "history worker": own / max(points, 1) * 1e6,
-        "postgres": postgres / max(points, 1) * 1e6,
-    }
-    figures: dict[str, Any] = {
-        "phase": "seal",
-        "what": "data point sealed into a chunk",
-        "ops": points,
-        "seconds": seconds,
-        "us_per_op": per_op,
-        "us_per_op_total": sum(per_op.values()),
-        "chunk_bytes_per_point": chunks / max(points, 1),
-        "storage_before": before,
-        "storage_after": after,
-    }
-    say_cost(figures)
-    say(
-        f"    sealed {points:,} points in {seconds:.0f} s: the chunks hold "
-        f"{figures['chunk_bytes_per_point']:.1f} bytes per point (table, indexes, TOAST)"
-    )
-    return figures
 
 
 async def storage_bytes(stack: Stack) -> dict[str, int]:
@@ -1058,7 +1000,8 @@ def print_step(step: StepResult, cores: int) -> None:
             f"    PostgreSQL: {pg['commits_s']:,.0f} commits/s, rows {pg['inserted_s']:,.0f} "
             f"inserted {pg['updated_s']:,.0f} updated {pg['deleted_s']:,.0f} deleted /s, WAL "
             f"{pg['wal_mb_s']:.1f} MB/s ({pg['wal_fpi_s']:,.0f} full pages/s), lock waits "
-            f"{pg['lock_waits']:.2f}; active backends by wait: {step.waits}"
+            f"{pg['lock_waits']:.2f}, deadlocks {pg['deadlocks']:.0f}; active backends by "
+            f"wait: {step.waits}"
         )
     if step.queues:
         say("    queues (start -> end): " + ", ".join(
@@ -1106,7 +1049,8 @@ def memory_trend(samples: list[dict[str, Any]], result: dict[str, Any]) -> dict[
     kept = thin[skip:]
     trend: dict[str, Any] = {}
     for group in kept[-1]["rss_mb"]:
-        if group.startswith("load"):
+        # PostgreSQL's backends each map the shared buffers: their RSS sums say nothing.
+        if group.startswith(("load", "postgres")):
             continue
         xs = [s["t"] / 3600 for s in kept if group in s["rss_mb"]]
         for measure in ("rss_mb", "fds"):
@@ -1305,7 +1249,18 @@ def verdict(result: dict[str, Any]) -> list[str]:
     return problems
 
 
+def _stop_on_sigterm() -> None:
+    """SIGTERM (a run stopped by hand, a timeout) unwinds like Ctrl-C: the deployment's
+    processes are stopped and the soak's database dropped instead of left behind."""
+
+    def interrupt(*_: object) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, interrupt)
+
+
 def main() -> int:
+    _stop_on_sigterm()
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--backend", choices=("both", "postgresql", "sqlite"), default="both")
     parser.add_argument("--quick", action="store_true", help="short steps (a few minutes)")
