@@ -47,6 +47,10 @@ SIMULATED_OEM_LOGIN = "/oauth/oem/{brand}/login"
 FetchFailure = Literal["none", "offline", "privacy_mode", "unavailable", "timeout"]
 
 
+# The emulated carmaker's refusal of a clearance (an ineligible car, another account's).
+NOT_ELIGIBLE = "the vehicle is not eligible for data access"
+
+
 @dataclass(frozen=True, slots=True)
 class VehicleBehaviour:
     """Per-vehicle overrides; None means "as the settings say"."""
@@ -201,9 +205,7 @@ class SandboxConnector(BrandConnector):
             return ClearanceDecision(ClearanceOutcome.pending, check_again_at_us=decided_at)
         vehicle = await self._vehicle(request.environment, request.vin)
         if not self._is_eligible(request.vin, vehicle):
-            return ClearanceDecision(
-                ClearanceOutcome.rejected, reason="the vehicle is not eligible for data access"
-            )
+            return ClearanceDecision(ClearanceOutcome.rejected, reason=NOT_ELIGIBLE)
         outcome = vehicle.clearance_outcome or self.defaults.clearance_outcome
         if outcome is ClearanceOutcome.rejected:
             return ClearanceDecision(outcome, reason=self.defaults.rejection_reason)

@@ -35,6 +35,7 @@ from autoport.oauth import pkce
 from autoport.oauth import service as oauth
 from autoport.proof import service as proof
 from autoport.proof.service import Method, grant_starts_pending
+from autoport.vehicles.access import another_accounts_car
 from autoport.vehicles.vin import vin_problem
 from autoport.web import locale
 from autoport.web.errors import PageError
@@ -346,6 +347,15 @@ async def enter_vin(
     if problem is not None:
         raise FormProblem("vin", problem.detail, vin=vin or "", **problem.values())
     env = ctx.session.environment
+    if await another_accounts_car(
+        conn, environment=env, application_id=ctx.application.id, vin=cleaned
+    ):
+        # A console user's sandbox car is its account's alone (vehicles.access); the
+        # page does not say whose.
+        raise FormProblem(
+            "vin", "this vehicle cannot be connected to this application", vin=vin or "",
+            kind="unavailable",
+        )  # fmt: skip
     changes: dict[str, Any] = {
         "vin": cleaned,
         "method": str(method),

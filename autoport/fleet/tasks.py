@@ -26,6 +26,7 @@ from autoport.brands.base import (
     RemovalDecision,
 )
 from autoport.brands.registry import BrandRegistry, registry_of
+from autoport.brands.sandbox import NOT_ELIGIBLE
 from autoport.fleet import repository
 from autoport.fleet.repository import Claimed
 from autoport.fleet.service import transition
@@ -34,7 +35,7 @@ from autoport.kit import periodic
 from autoport.kit.clock import MICROS, Clock
 from autoport.kit.db import Connection, Database
 from autoport.kit.state import AppState
-from autoport.vehicles.access import sandbox_only_problem
+from autoport.vehicles.access import another_accounts_car, sandbox_only_problem
 
 log = structlog.get_logger("autoport.fleet")
 
@@ -119,6 +120,15 @@ async def _ask_carmaker(
         # never asked there; the request ends (a removal is simply done).
         endings = {Status.pending: Status.rejected, Status.revoking: Status.revoked}
         return Outcome(endings.get(item.status, Status.canceled), problem, None)
+    if item.status is Status.pending and await another_accounts_car(
+        db.reader,
+        environment=item.key.environment,
+        application_id=item.key.application_id,
+        vin=item.key.vin,
+    ):
+        # A console user's sandbox car is its account's alone: the emulated carmaker
+        # refuses it to other accounts' applications as it refuses an ineligible car.
+        return Outcome(Status.rejected, NOT_ELIGIBLE, None)
     connector = registry.connector_for(item.key.environment, item.brand)
     if item.status is Status.pending and not connector.decides_clearances():
         return await _provider_outcome(db, item)

@@ -36,7 +36,13 @@ from autoport.kit.paging import decode_cursor, encode_cursor, page_size
 from autoport.kit.state import AppState
 from autoport.vehicle_data import repository
 from autoport.vehicle_data.freshness import windows_of
-from autoport.vehicles.access import approved_clearance_brand, brand_serves, sandbox_only_problem
+from autoport.vehicles.access import (
+    ANOTHER_ACCOUNTS_CAR,
+    another_accounts_car,
+    approved_clearance_brand,
+    brand_serves,
+    sandbox_only_problem,
+)
 from autoport.vehicles.vin import vin_problem
 
 log = structlog.get_logger("autoport.vehicle_data")
@@ -88,6 +94,10 @@ async def readable_properties(
         properties, brand = caller.application_properties, found
     if brand not in caller.application_brands:
         raise _forbidden(f"the brand {brand!r} is no longer activated for this application")
+    if caller.environment is Environment.sandbox and await _another_accounts_car(
+        state, caller, vin
+    ):
+        raise _forbidden(ANOTHER_ACCOUNTS_CAR)
     # A grant or clearance stored before production refused the sandbox brand.
     problem = sandbox_only_problem(brand, caller.environment)
     if problem is not None:
@@ -318,6 +328,26 @@ async def _vehicle_row(state: AppState, env: str, vin: str) -> Row | None:
         lambda: repository.get_vehicle(database, environment=env, vin=vin),
     )
     return row
+
+
+_SANDBOX_CARS = frozenset({"sandbox_vehicles"})
+
+
+async def _another_accounts_car(state: AppState, caller: Caller, vin: str) -> bool:
+    """autoport.vehicles.access.another_accounts_car, read again only after a commit to
+    the sandbox cars (a running car's steps: about one a second, not one per pull)."""
+    found: bool = await state.part(VersionedReads).get(
+        state.database,
+        _SANDBOX_CARS,
+        (str(caller.environment), caller.application_id, vin),
+        lambda: another_accounts_car(
+            state.database.reader,
+            environment=caller.environment,
+            application_id=caller.application_id,
+            vin=vin,
+        ),
+    )
+    return found
 
 
 async def _clearance_brand(state: AppState, caller: Caller, vin: str) -> str | None:

@@ -4,7 +4,9 @@ An application reads a VIN through an owner's authorization (approved, inside it
 validity window: the granted properties) or through an approved fleet clearance (the
 application's registered properties). Every query is scoped by environment. Either is
 for one brand: it serves only data stored for that brand (`brand_serves`), and only
-while that brand is still activated for the application.
+while that brand is still activated for the application. A sandbox car a console user
+created belongs to that account: other accounts' applications reach it through nothing
+(`another_accounts_car`; the readers and standings below leave such cars out).
 """
 
 from __future__ import annotations
@@ -42,6 +44,38 @@ def brand_serves(granted: str, stored: str, environment: Environment) -> bool:
     return granted != SANDBOX_BRAND and stored in (granted, UNKNOWN_BRAND)
 
 
+# A sandbox car a console user created belongs to that user's account (the console
+# says so): only the account's applications clear it, get consent for it, read it and
+# command it. Cars the operator made (no account) and VINs no car has are anyone's.
+# `{alias}`: the grant's or clearance's table, `a`: its application.
+_NOT_ANOTHER_ACCOUNTS_CAR = """
+NOT EXISTS (SELECT 1 FROM sandbox_vehicles s WHERE s.environment = {alias}.environment
+    AND s.vin = {alias}.vin AND s.account_id IS NOT NULL AND s.account_id <> a.account_id)
+"""
+ANOTHER_ACCOUNTS_CAR = "this sandbox vehicle belongs to another account"
+
+_ANOTHER_ACCOUNTS_CAR = """
+SELECT 1 FROM sandbox_vehicles s JOIN applications a ON a.id = :application_id
+WHERE s.environment = :environment AND s.vin = :vin
+  AND s.account_id IS NOT NULL AND s.account_id <> a.account_id
+"""
+
+
+async def another_accounts_car(
+    conn: Connection, *, environment: Environment, application_id: str, vin: str
+) -> bool:
+    """Whether `vin` is a sandbox car a console user of another account than the
+    application's created (see above): the application may not clear it, get consent
+    for it, read or command it."""
+    if environment is not Environment.sandbox:
+        return False
+    found = await conn.fetch_one(
+        _ANOTHER_ACCOUNTS_CAR,
+        {"environment": str(environment), "application_id": application_id, "vin": vin},
+    )
+    return found is not None
+
+
 @dataclass(frozen=True, slots=True)
 class Reader:
     application_id: str
@@ -57,16 +91,14 @@ SELECT z.vin AS vin, z.application_id AS application_id, z.properties AS propert
 FROM authorizations z JOIN applications a ON a.id = z.application_id
 WHERE z.environment = :environment AND z.vin IN :vins AND z.status = 'approved'
   AND z.valid_from <= :now AND (z.valid_until IS NULL OR z.valid_until > :now)
-  AND a.disabled_at IS NULL
-"""
+  AND a.disabled_at IS NULL AND """ + _NOT_ANOTHER_ACCOUNTS_CAR.format(alias="z")
 
 _FLEET_READERS = """
 SELECT f.vin AS vin, a.id AS application_id, a.properties AS properties,
        f.brand AS brand, a.brands AS app_brands
 FROM fleet_vehicles f JOIN applications a ON a.id = f.application_id
 WHERE f.environment = :environment AND f.vin IN :vins AND f.status = 'approved'
-  AND a.disabled_at IS NULL
-"""
+  AND a.disabled_at IS NULL AND """ + _NOT_ANOTHER_ACCOUNTS_CAR.format(alias="f")
 
 
 async def readers_of_many(
@@ -168,7 +200,8 @@ SELECT z.id AS authorization_id, z.environment AS environment, z.application_id 
        application_id, z.vin AS vin, z.brand AS brand, z.status AS status,
        z.valid_from AS valid_from, z.valid_until AS valid_until,
        z.properties AS properties, z.commands AS commands,
-       a.brands AS app_brands, a.disabled_at AS disabled_at
+       a.brands AS app_brands, a.disabled_at AS disabled_at,
+       NOT {owned} AS elsewhere
 FROM authorizations z JOIN applications a ON a.id = z.application_id
 WHERE z.id IN ({ids})
 """
@@ -176,7 +209,8 @@ WHERE z.id IN ({ids})
 _CLEARANCE_STANDINGS = """
 SELECT f.environment AS environment, f.application_id AS application_id, f.vin AS vin,
        f.brand AS brand, f.status AS status, a.properties AS properties,
-       a.commands AS commands, a.brands AS app_brands, a.disabled_at AS disabled_at
+       a.commands AS commands, a.brands AS app_brands, a.disabled_at AS disabled_at,
+       NOT {owned} AS elsewhere
 FROM fleet_vehicles f JOIN applications a ON a.id = f.application_id
 WHERE f.application_id IN ({apps}) AND f.vin IN ({vins})
 """
@@ -205,6 +239,8 @@ def _judge(row: Row, environment: Environment, now_us: int, *, grant: bool) -> S
             return Lost(f"the authorization ended at {to_iso(row['valid_until'])}")
     elif row["status"] != "approved":
         return Lost(f"the fleet clearance is {row['status']}")
+    if row["elsewhere"]:
+        return Lost(ANOTHER_ACCOUNTS_CAR)
     brand = str(row["brand"])
     if brand not in orjson.loads(row["app_brands"]):
         return Lost(f"the brand {brand!r} is no longer activated for this application")
@@ -226,11 +262,14 @@ async def standings(
     until what this transaction decided on the strength of it is committed."""
     wanted = set(ways)
     found: dict[Way, Standing | Lost] = {}
-    lock = " FOR SHARE" if hold and conn.dialect == "postgresql" else ""
+    hold_rows = hold and conn.dialect == "postgresql"
     grants = {way.authorization_id for way in wanted if way.authorization_id is not None}
     if grants:
         params: dict[str, Any] = {}
-        sql = _GRANT_STANDINGS.format(ids=_placeholders("z", grants, params)) + lock
+        sql = _GRANT_STANDINGS.format(
+            ids=_placeholders("z", grants, params),
+            owned=_NOT_ANOTHER_ACCOUNTS_CAR.format(alias="z"),
+        ) + (" FOR SHARE OF z, a" if hold_rows else "")
         for row in await conn.fetch_all(sql, params):
             environment = Environment(row["environment"])
             way = Way(environment, row["application_id"], row["vin"], row["authorization_id"])
@@ -242,8 +281,9 @@ async def standings(
         sql = _CLEARANCE_STANDINGS.format(
             apps=_placeholders("a", (way.application_id for way in clearances), params),
             vins=_placeholders("v", (way.vin for way in clearances), params),
-        )
-        for row in await conn.fetch_all(sql + lock, params):
+            owned=_NOT_ANOTHER_ACCOUNTS_CAR.format(alias="f"),
+        ) + (" FOR SHARE OF f, a" if hold_rows else "")
+        for row in await conn.fetch_all(sql, params):
             environment = Environment(row["environment"])
             way = Way(environment, row["application_id"], row["vin"], None)
             if way in wanted:
