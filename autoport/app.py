@@ -83,9 +83,10 @@ def feature_routers() -> Sequence[APIRouter]:
 def hot_routes() -> Sequence[Route]:
     """Routes answered before FastAPI (autoport.kit.routing.HotRoute)."""
     from autoport.commands.routes import hot_routes as commands_hot_routes
+    from autoport.oauth.routes import hot_routes as oauth_hot_routes
     from autoport.vehicle_data.routes import hot_routes as vehicle_data_hot_routes
 
-    return [*vehicle_data_hot_routes, *commands_hot_routes]
+    return [*vehicle_data_hot_routes, *oauth_hot_routes, *commands_hot_routes]
 
 
 _RouteT = TypeVar("_RouteT", bound=BaseRoute)

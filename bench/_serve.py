@@ -178,7 +178,7 @@ def serve(
         if not Path(spy).exists():
             sys.exit("--profile needs py-spy (pip install py-spy)")
         command = [
-            spy, "record", "--subprocesses", "--format", "raw", "--rate", "250",
+            spy, "record", "--subprocesses", "--nonblocking", "--format", "raw", "--rate", "250",
             "-o", str(profile.resolve()), "--", *command,
         ]  # fmt: skip
     # Its output to a file: a pipe held by a server left behind would keep whoever reads

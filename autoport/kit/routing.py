@@ -24,7 +24,7 @@ from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 from autoport.kit.auth import current_caller, require_admin
-from autoport.kit.errors import ApiError, error_response
+from autoport.kit.errors import ApiError, OAuthError, error_response, oauth_error_response
 
 _BODY_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
@@ -110,13 +110,14 @@ Endpoint = Callable[[StarletteRequest], Awaitable[Response]]
 
 
 class HotRoute(Route):
-    """A plain Starlette route for the hottest paths (the vehicle data pull): its endpoint
-    takes a Request and returns a Response, without FastAPI's dependency resolution,
-    validation and middleware (together they cost more than the whole pull:
-    architecture.md). An ApiError it raises is answered in the errors shape, as FastAPI's
-    handler would. The same endpoint is also declared on a FastAPI router, which
-    documents it in the OpenAPI description (tests/vehicle_data/test_hot_route_twin.py
-    holds the two to the same answers)."""
+    """A plain Starlette route for the hottest paths (the vehicle data pull, the token
+    endpoint, commands): its endpoint takes a Request and returns a Response, without
+    FastAPI's dependency resolution, validation and middleware (together they cost more
+    than the whole pull: architecture.md). An ApiError it raises is answered in the
+    errors shape, an OAuthError in RFC 6749's, as FastAPI's handlers would. The same
+    endpoint is also declared on a FastAPI router, which documents it in the OpenAPI
+    description (tests/vehicle_data/test_hot_route_twin.py and
+    tests/oauth/test_token_hot_route_twin.py hold the two to the same answers)."""
 
     def __init__(self, path: str, endpoint: Endpoint, *, methods: list[str]) -> None:
         super().__init__(path, _Answering(endpoint), methods=methods, name=endpoint.__name__)
@@ -137,6 +138,8 @@ class _Answering:
             response = await self.endpoint(request)
         except ApiError as error:
             response = error_response(request, error.status, error.items(), error.headers)
+        except OAuthError as error:
+            response = oauth_error_response(error)
         await response(scope, receive, send)
 
 
