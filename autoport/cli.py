@@ -397,6 +397,7 @@ def register() -> None:
     from autoport.apps.cli import app as apps_app
     from autoport.consent.cli import app as consent_app
     from autoport.fleet.cli import app as fleet_app
+    from autoport.history.cli import app as history_app
     from autoport.ingestion.cli import app as providers_app
     from autoport.ingestion.cli import vehicles_app
     from autoport.sandbox.cli import app as sandbox_app
@@ -412,6 +413,7 @@ def register() -> None:
     app.add_typer(fleet_app, name="fleet")
     app.add_typer(sandbox_app, name="sandbox")
     app.add_typer(webhooks_app, name="webhooks")
+    app.add_typer(history_app, name="history")
     app.command("demo")(demo)
     from autoport.backup.cli import backup, restore
 

@@ -8,6 +8,7 @@ from starlette.responses import Response
 
 from autoport import __version__
 from autoport.health.queues import queue_families
+from autoport.history.migration import metric_families as migration_families
 from autoport.kit.db import DatabaseUnavailable
 from autoport.kit.environments import EnvironmentDep, public_base_url
 from autoport.kit.errors import RETRY_AFTER_SECONDS, ApiError
@@ -71,9 +72,11 @@ async def readyz(request: Request) -> Response:
 @router.get("/metrics")
 async def metrics(state: StateDep) -> Response:
     """This process's metrics, or every process's on the host in multiprocess mode
-    (autoport.kit.metrics), and the deployment's queue depths from the database."""
+    (autoport.kit.metrics), and the deployment's queue depths and history migration
+    progress from the database."""
     try:
         families = await queue_families(state.database, now_us=state.clock.now_us())
+        families += await migration_families(state.database)
     except Exception:
         # The process metrics still answer while the database is away (readyz says why).
         log.warning("queue depths unavailable for /metrics", exc_info=True)

@@ -67,6 +67,19 @@ def _second(seconds: int) -> str:
     return to_iso(seconds * MICROS)[:19]
 
 
+# numpy writes years below 1000 with four digits, `kit.clock.to_iso` without padding.
+_YEAR_1000_US = -30_610_224_000 * MICROS
+
+
+def iso_many(stamps: Sequence[int]) -> list[str]:
+    """`iso` of each instant, in one numpy call (strftime per point was most of a
+    chunk's decoding)."""
+    if not stamps or min(stamps) < _YEAR_1000_US:
+        return [iso(us) for us in stamps]
+    instants = np.array(stamps, dtype=np.int64).astype("datetime64[us]")
+    return [text + "Z" for text in np.datetime_as_string(instants, unit="us").tolist()]
+
+
 def iso(us: int) -> str:
     """`kit.clock.to_iso`, with the part up to the second cached (a chunk's points
     share their seconds' text often, and strftime is most of the cost)."""
@@ -128,10 +141,11 @@ def _split(value: Any, own: str, pieces: list[str], kinds: list[str], leaves: li
         raise _Unfit
 
 
-def _shape_of(text: str, timestamp: int) -> tuple[tuple[str, ...], str, list[Any]]:
+def _shape_of(text: str, own: str) -> tuple[tuple[str, ...], str, list[Any]]:
+    """`own`: the point's timestamp as text."""
     try:
         pieces, kinds, leaves = [""], [], []  # type: ignore[var-annotated]
-        _split(orjson.loads(text), iso(timestamp), pieces, kinds, leaves)
+        _split(orjson.loads(text), own, pieces, kinds, leaves)
     except (_Unfit, orjson.JSONDecodeError):
         return ("", ""), RAW, [text]
     return tuple(pieces), "".join(kinds), leaves
@@ -248,14 +262,15 @@ def _column_texts(
     kind: str, column: dict[str, Any], data: memoryview, count: int, stamps: list[int]
 ) -> list[str]:
     if kind == OWN_STAMP:
-        return [f'"{iso(stamp)}"' for stamp in stamps]
+        return [f'"{text}"' for text in iso_many(stamps)]
     if kind == FLOAT:
         return _float_texts(column, data, count)
     if kind == INT:
         return _texts(_decode_ints(column, data, count).tolist())
     if kind == STAMP:
         offsets = _decode_ints(column, data, count).tolist()
-        return [f'"{iso(s + offset)}"' for s, offset in zip(stamps, offsets, strict=True)]
+        moved = [s + offset for s, offset in zip(stamps, offsets, strict=True)]
+        return [f'"{text}"' for text in iso_many(moved)]
     words = column["d"]
     rendered = words if kind == RAW else [orjson.dumps(word).decode() for word in words]
     return [rendered[i] for i in _decode_ints(column, data, count).tolist()]
@@ -309,8 +324,9 @@ def _encode(
     which: list[int] = []
     leaves_of: list[list[list[Any]]] = []  # shape -> leaf position -> values
     stamps_of: list[list[int]] = []  # shape -> its points' timestamps
-    for timestamp, text in zip(timestamps, values, strict=True):
-        pieces, kinds, leaves = _shape_of(text, timestamp) if split else (("", ""), RAW, [text])
+    owns = iso_many(timestamps) if split else []
+    for index, (timestamp, text) in enumerate(zip(timestamps, values, strict=True)):
+        pieces, kinds, leaves = _shape_of(text, owns[index]) if split else (("", ""), RAW, [text])
         key = (pieces, kinds)
         number = shapes.get(key)
         if number is None:

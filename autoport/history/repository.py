@@ -1,5 +1,6 @@
-"""SQL of the history: series, hot points, chunks, and the old row-per-point table
-(`vehicle_data_history`) while its rows are moved (autoport.history.migration)."""
+"""SQL of the history: series, hot points, chunks, the old row-per-point table
+(`vehicle_data_history`) until its rows are moved (autoport.history.migration), and the
+history's own state (the move's progress and lease)."""
 
 from __future__ import annotations
 
@@ -92,6 +93,21 @@ async def add_points(
     )
 
 
+async def add_series(
+    conn: Connection, *, id: int, environment: str, vin: str, capability: str, prop: str
+) -> None:
+    await conn.execute(
+        _ADD_SERIES,
+        {
+            "id": id,
+            "environment": environment,
+            "vin": vin,
+            "capability": capability,
+            "property": prop,
+        },
+    )
+
+
 # --- reads ---------------------------------------------------------------------------------
 
 # Newest first within [low, high]; ties by id, newest first.
@@ -111,43 +127,13 @@ WHERE series_id = :series_id AND id > :after_id ORDER BY id LIMIT :limit
 _HOT_RANGE = """
 SELECT id, timestamp, digest, received_at, value FROM history_hot
 WHERE series_id = :series_id AND timestamp > :after AND timestamp <= :upto
-ORDER BY timestamp, id
+ORDER BY timestamp, id LIMIT :limit
 """
 _HOT_ASC = """
 SELECT id, timestamp, digest, received_at, value FROM history_hot
 WHERE series_id = :series_id AND timestamp > :after ORDER BY timestamp, id LIMIT :limit
 """
 _LAST_HOT_ID = "SELECT max(id) FROM history_hot"
-
-_LEGACY_WHERE = (
-    "environment = :environment AND vin = :vin AND capability = :capability "
-    "AND property = :property"
-)
-_LEGACY_DESC = f"""
-SELECT id, timestamp, digest, received_at, value FROM vehicle_data_history
-WHERE {_LEGACY_WHERE} AND timestamp >= :low AND timestamp <= :high
-ORDER BY timestamp DESC, id DESC LIMIT :limit
-"""  # noqa: S608 - constant text
-_LEGACY_AT = f"""
-SELECT id, timestamp, digest, received_at, value FROM vehicle_data_history
-WHERE {_LEGACY_WHERE} AND timestamp = :timestamp ORDER BY id DESC
-"""  # noqa: S608
-_LEGACY_AFTER_ID = f"""
-SELECT id, timestamp, value FROM vehicle_data_history
-WHERE {_LEGACY_WHERE} AND id > :after_id ORDER BY id LIMIT :limit
-"""  # noqa: S608
-# Ascending by (timestamp, digest), the unique index's order: the export's keyset.
-_LEGACY_RANGE = f"""
-SELECT id, timestamp, digest, received_at, value FROM vehicle_data_history
-WHERE {_LEGACY_WHERE} AND timestamp <= :upto
-  AND (timestamp > :after_ts OR (timestamp = :after_ts AND digest > :after_digest))
-ORDER BY timestamp, digest LIMIT :limit
-"""  # noqa: S608
-_LEGACY_ANY = "SELECT 1 FROM vehicle_data_history LIMIT 1"
-_LEGACY_PROPERTIES = """
-SELECT DISTINCT capability, property FROM vehicle_data_history
-WHERE environment = :environment AND vin = :vin
-"""
 
 _CHUNKS_DESC = """
 SELECT id, first_ts, last_ts, count, received_max FROM history_chunks
@@ -167,6 +153,11 @@ _CHUNK_BEFORE = """
 SELECT id, first_ts, last_ts, count, received_max FROM history_chunks
 WHERE series_id = :series_id AND last_ts < :before ORDER BY last_ts DESC LIMIT 1
 """
+# The chunks and their data in one statement: what it lists is there (the export).
+_CHUNKS_WITH_DATA = """
+SELECT data FROM history_chunks
+WHERE series_id = :series_id AND last_ts >= :low AND first_ts <= :high ORDER BY last_ts
+"""
 _CHUNK_DATA = """
 SELECT data FROM history_chunks
 WHERE series_id = :series_id AND last_ts = :last_ts AND id = :id
@@ -175,11 +166,6 @@ _SERIES_OF_VEHICLE = """
 SELECT id, capability, property FROM history_series
 WHERE environment = :environment AND vin = :vin
 """
-
-
-def _legacy_params(names: tuple[str, str, str, str]) -> dict[str, Any]:
-    environment, vin, capability, prop = names
-    return {"environment": environment, "vin": vin, "capability": capability, "property": prop}
 
 
 async def list_hot_desc(
@@ -200,8 +186,11 @@ async def list_hot_after_id(
     return await conn.fetch_all(_HOT_AFTER_ID, params)
 
 
-async def list_hot_range(conn: Connection, *, series_id: int, after: int, upto: int) -> list[Row]:
-    params = {"series_id": series_id, "after": after, "upto": upto}
+async def list_hot_range(
+    conn: Connection, *, series_id: int, after: int, upto: int, limit: int
+) -> list[Row]:
+    """Hot points in (after, upto], by (timestamp, id), up to `limit`."""
+    params = {"series_id": series_id, "after": after, "upto": upto, "limit": limit}
     return await conn.fetch_all(_HOT_RANGE, params)
 
 
@@ -212,51 +201,6 @@ async def list_hot_asc(conn: Connection, *, series_id: int, after: int, limit: i
 
 async def last_hot_id(conn: Connection) -> int:
     return int(await conn.fetch_value(_LAST_HOT_ID) or 0)
-
-
-async def legacy_exists(conn: Connection) -> bool:
-    return await conn.fetch_one(_LEGACY_ANY) is not None
-
-
-async def list_legacy_desc(
-    conn: Connection, *, names: tuple[str, str, str, str], low: int, high: int, limit: int
-) -> list[Row]:
-    params = _legacy_params(names) | {"low": low, "high": high, "limit": limit}
-    return await conn.fetch_all(_LEGACY_DESC, params)
-
-
-async def list_legacy_at(
-    conn: Connection, *, names: tuple[str, str, str, str], timestamp: int
-) -> list[Row]:
-    return await conn.fetch_all(_LEGACY_AT, _legacy_params(names) | {"timestamp": timestamp})
-
-
-async def list_legacy_after_id(
-    conn: Connection, *, names: tuple[str, str, str, str], after_id: int, limit: int
-) -> list[Row]:
-    params = _legacy_params(names) | {"after_id": after_id, "limit": limit}
-    return await conn.fetch_all(_LEGACY_AFTER_ID, params)
-
-
-async def list_legacy_range(
-    conn: Connection,
-    *,
-    names: tuple[str, str, str, str],
-    after: tuple[int, str],
-    upto: int,
-    limit: int,
-) -> list[Row]:
-    params = _legacy_params(names) | {
-        "after_ts": after[0],
-        "after_digest": after[1],
-        "upto": upto,
-        "limit": limit,
-    }
-    return await conn.fetch_all(_LEGACY_RANGE, params)
-
-
-async def list_legacy_properties(conn: Connection, *, environment: str, vin: str) -> list[Row]:
-    return await conn.fetch_all(_LEGACY_PROPERTIES, {"environment": environment, "vin": vin})
 
 
 async def list_series_of_vehicle(conn: Connection, *, environment: str, vin: str) -> list[Row]:
@@ -284,6 +228,12 @@ async def list_chunks_overlapping(
 
 async def get_chunk_before(conn: Connection, *, series_id: int, before: int) -> Row | None:
     return await conn.fetch_one(_CHUNK_BEFORE, {"series_id": series_id, "before": before})
+
+
+async def list_chunk_data(conn: Connection, *, series_id: int, low: int, high: int) -> list[bytes]:
+    """The data of the chunks overlapping [low, high], in order."""
+    params = {"series_id": series_id, "low": low, "high": high}
+    return [bytes(row["data"]) for row in await conn.fetch_all(_CHUNKS_WITH_DATA, params)]
 
 
 async def get_chunk_data(
@@ -433,6 +383,200 @@ DELETE FROM history_hot WHERE id IN (
     return await conn.execute(sql, {"cutoff": cutoff_us, "batch": batch, **params})
 
 
+# --- the old row-per-point table, until its rows are moved (autoport.history.migration) ---
+#
+# `vehicle_data_history` (before 0020): one row per point, named by (environment, vin,
+# capability, property, timestamp, digest) under a unique index, `digest` as hex text.
+# The mover drops it once it has moved its last row, so every read here takes its
+# absence for "no rows" (a reader may run into the drop at any moment).
+
+LEGACY = "vehicle_data_history"
+
+_LEGACY_WHERE = (
+    "environment = :environment AND vin = :vin AND capability = :capability "
+    "AND property = :property"
+)
+_LEGACY_DESC = f"""
+SELECT id, timestamp, digest, received_at, value FROM vehicle_data_history
+WHERE {_LEGACY_WHERE} AND timestamp >= :low AND timestamp <= :high
+ORDER BY timestamp DESC, id DESC LIMIT :limit
+"""  # noqa: S608 - constant text
+_LEGACY_AT = f"""
+SELECT id, timestamp, digest, received_at, value FROM vehicle_data_history
+WHERE {_LEGACY_WHERE} AND timestamp = :timestamp ORDER BY id DESC
+"""  # noqa: S608
+_LEGACY_AFTER_ID = f"""
+SELECT id, timestamp, value FROM vehicle_data_history
+WHERE {_LEGACY_WHERE} AND id > :after_id ORDER BY id LIMIT :limit
+"""  # noqa: S608
+_LEGACY_RANGE = f"""
+SELECT id, timestamp, digest, received_at, value FROM vehicle_data_history
+WHERE {_LEGACY_WHERE} AND timestamp > :after AND timestamp <= :upto
+ORDER BY timestamp, id LIMIT :limit
+"""  # noqa: S608
+_LEGACY_ANY = "SELECT 1 FROM vehicle_data_history LIMIT 1"
+_LEGACY_MAX_ID = "SELECT max(id) FROM vehicle_data_history"
+_LEGACY_PROPERTIES = """
+SELECT DISTINCT capability, property FROM vehicle_data_history
+WHERE environment = :environment AND vin = :vin
+"""
+_LEGACY_ROW = "SELECT timestamp, digest FROM vehicle_data_history WHERE id = :id"
+_LEGACY_COUNT = "SELECT count(*) FROM vehicle_data_history"
+_LEGACY_COLUMNS = (
+    "id, environment, vin, capability, property, timestamp, digest, value, received_at"
+)
+# The mover's batches, in the unique index's order from a key on (a keyset: rows behind
+# it are gone, and on PostgreSQL their dead index entries are not walked again).
+_LEGACY_FIRST = f"""
+SELECT {_LEGACY_COLUMNS} FROM vehicle_data_history
+ORDER BY environment, vin, capability, property, timestamp, digest LIMIT :limit
+"""  # noqa: S608
+_LEGACY_NEXT = f"""
+SELECT {_LEGACY_COLUMNS} FROM vehicle_data_history
+WHERE (environment, vin, capability, property, timestamp, digest)
+    > (:environment, :vin, :capability, :property, :timestamp, :digest)
+ORDER BY environment, vin, capability, property, timestamp, digest LIMIT :limit
+"""  # noqa: S608
+# The rest of one timestamp's rows after a batch's last (a timestamp is never split).
+_LEGACY_TIE = f"""
+SELECT {_LEGACY_COLUMNS} FROM vehicle_data_history
+WHERE {_LEGACY_WHERE} AND timestamp = :timestamp AND digest > :digest
+"""  # noqa: S608
+_DELETE_LEGACY_PG = "DELETE FROM vehicle_data_history WHERE id = ANY(CAST(:ids AS bigint[]))"
+_DELETE_LEGACY_SQLITE = (
+    "DELETE FROM vehicle_data_history WHERE id IN (SELECT value FROM json_each(:ids))"
+)
+_LEGACY_TABLE_PG = "SELECT to_regclass('vehicle_data_history') IS NOT NULL"
+_LEGACY_TABLE_SQLITE = (
+    "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'vehicle_data_history'"
+)
+
+
+def legacy_missing(error: BaseException) -> bool:
+    """`error` says the old table does not exist (any more)."""
+    text = str(error)
+    return LEGACY in text and ("no such table" in text or "does not exist" in text)
+
+
+async def _legacy(conn: Connection, sql: str, params: dict[str, Any] | None = None) -> list[Row]:
+    try:
+        return await conn.fetch_all(sql, params)
+    except Exception as error:
+        if legacy_missing(error):
+            return []
+        raise
+
+
+def _legacy_params(names: tuple[str, str, str, str]) -> dict[str, Any]:
+    environment, vin, capability, prop = names
+    return {"environment": environment, "vin": vin, "capability": capability, "property": prop}
+
+
+async def legacy_table_exists(conn: Connection) -> bool:
+    sql = _LEGACY_TABLE_PG if conn.dialect == "postgresql" else _LEGACY_TABLE_SQLITE
+    return bool(await conn.fetch_value(sql))
+
+
+async def legacy_exists(conn: Connection) -> bool:
+    """The old table exists and holds a row."""
+    return bool(await _legacy(conn, _LEGACY_ANY))
+
+
+async def count_legacy(conn: Connection) -> int:
+    rows = await _legacy(conn, _LEGACY_COUNT)
+    return int(rows[0][0]) if rows else 0
+
+
+async def last_legacy_id(conn: Connection) -> int:
+    rows = await _legacy(conn, _LEGACY_MAX_ID)
+    return int(rows[0][0] or 0) if rows else 0
+
+
+async def get_legacy_row(conn: Connection, *, id: int) -> Row | None:
+    rows = await _legacy(conn, _LEGACY_ROW, {"id": id})
+    return rows[0] if rows else None
+
+
+async def list_legacy_desc(
+    conn: Connection, *, names: tuple[str, str, str, str], low: int, high: int, limit: int
+) -> list[Row]:
+    params = _legacy_params(names) | {"low": low, "high": high, "limit": limit}
+    return await _legacy(conn, _LEGACY_DESC, params)
+
+
+async def list_legacy_at(
+    conn: Connection, *, names: tuple[str, str, str, str], timestamp: int
+) -> list[Row]:
+    return await _legacy(conn, _LEGACY_AT, _legacy_params(names) | {"timestamp": timestamp})
+
+
+async def list_legacy_after_id(
+    conn: Connection, *, names: tuple[str, str, str, str], after_id: int, limit: int
+) -> list[Row]:
+    params = _legacy_params(names) | {"after_id": after_id, "limit": limit}
+    return await _legacy(conn, _LEGACY_AFTER_ID, params)
+
+
+async def list_legacy_range(
+    conn: Connection, *, names: tuple[str, str, str, str], after: int, upto: int, limit: int
+) -> list[Row]:
+    """Rows in (after, upto], by (timestamp, id), up to `limit`."""
+    params = _legacy_params(names) | {"after": after, "upto": upto, "limit": limit}
+    return await _legacy(conn, _LEGACY_RANGE, params)
+
+
+async def list_legacy_properties(conn: Connection, *, environment: str, vin: str) -> list[Row]:
+    return await _legacy(conn, _LEGACY_PROPERTIES, {"environment": environment, "vin": vin})
+
+
+async def list_legacy_batch(
+    conn: Connection, *, after: tuple[str, str, str, str, int, str] | None, limit: int
+) -> list[Row]:
+    """Up to `limit` rows after the key `after` (environment, vin, capability, property,
+    timestamp, digest), in the unique index's order."""
+    if after is None:
+        return await _legacy(conn, _LEGACY_FIRST, {"limit": limit})
+    environment, vin, capability, prop, timestamp, digest = after
+    params = _legacy_params((environment, vin, capability, prop)) | {
+        "timestamp": timestamp,
+        "digest": digest,
+        "limit": limit,
+    }
+    return await _legacy(conn, _LEGACY_NEXT, params)
+
+
+async def list_legacy_tie(
+    conn: Connection, *, key: tuple[str, str, str, str, int, str]
+) -> list[Row]:
+    environment, vin, capability, prop, timestamp, digest = key
+    params = _legacy_params((environment, vin, capability, prop)) | {
+        "timestamp": timestamp,
+        "digest": digest,
+    }
+    return await _legacy(conn, _LEGACY_TIE, params)
+
+
+async def delete_legacy(conn: Connection, *, ids: Sequence[int]) -> int:
+    if conn.dialect == "postgresql":
+        return await conn.execute(_DELETE_LEGACY_PG, {"ids": list(ids)})
+    return await conn.execute(_DELETE_LEGACY_SQLITE, {"ids": orjson.dumps(list(ids)).decode()})
+
+
+async def drop_legacy_if_empty(conn: Connection) -> bool:
+    """In the caller's transaction: drop the old table if it holds no row (on
+    PostgreSQL waiting 200 ms at most for its lock: readers never queue behind the
+    drop for longer). True when it is gone."""
+    if not await legacy_table_exists(conn):
+        return True
+    if conn.dialect == "postgresql":
+        await conn.execute("SET LOCAL lock_timeout = '200ms'")
+        await conn.execute("LOCK TABLE vehicle_data_history IN ACCESS EXCLUSIVE MODE")
+    if await conn.fetch_one(_LEGACY_ANY) is not None:
+        return False
+    await conn.execute("DROP TABLE vehicle_data_history")
+    return True
+
+
 async def prune_legacy(
     conn: Connection,
     *,
@@ -441,7 +585,7 @@ async def prune_legacy(
     brand: str | None = None,
     except_brands: Sequence[str] = (),
 ) -> int:
-    """Rows of the old table past retention (until they are all moved)."""
+    """Rows of the old table past retention (while it is there)."""
     if brand is not None:
         where = (
             " AND EXISTS (SELECT 1 FROM vehicles v WHERE v.environment = h.environment "
@@ -495,6 +639,73 @@ async def delete_vehicle(conn: Connection, *, environment: str, vin: str) -> int
     deleted += sum(
         int(row["count"]) for row in await conn.fetch_all(_DELETE_CHUNKS_OF_VEHICLE, params)
     )
-    deleted += await conn.execute(_DELETE_LEGACY_OF_VEHICLE, params)
+    if await legacy_table_exists(conn):  # until the move of the old table ends
+        old = await conn.execute(_DELETE_LEGACY_OF_VEHICLE, params)
+        await add_to_state(conn, name="legacy_moved", amount=old)
+        deleted += old
     await conn.execute(_DELETE_SERIES_OF_VEHICLE, params)
     return deleted
+
+
+# --- the history's own state: the move's progress and the mover's lease ------------------
+
+_STATE = "SELECT name, value FROM history_state WHERE name LIKE 'legacy%'"
+_SET_STATE = """
+INSERT INTO history_state (name, value) VALUES (:name, :value)
+ON CONFLICT (name) DO UPDATE SET value = excluded.value
+"""
+_START_STATE = """
+INSERT INTO history_state (name, value) VALUES (:name, :value) ON CONFLICT (name) DO NOTHING
+"""
+_ADD_TO_STATE = """
+UPDATE history_state SET value = CAST(CAST(value AS BIGINT) + :amount AS TEXT)
+WHERE name = :name
+"""
+# The mover's lease: its value is the instant (µs) it runs out; another mover takes it
+# only after that, and each batch renews it in its own transaction (a mover that lost
+# it writes nothing more).
+_CLAIM_LEASE = """
+INSERT INTO history_state (name, value) VALUES ('legacy_lease', :until)
+ON CONFLICT (name) DO UPDATE SET value = excluded.value
+WHERE CAST(history_state.value AS BIGINT) < :now
+RETURNING name
+"""
+_RENEW_LEASE = """
+UPDATE history_state SET value = :until WHERE name = 'legacy_lease' AND value = :held
+"""
+_RELEASE_LEASE = "DELETE FROM history_state WHERE name = 'legacy_lease' AND value = :held"
+
+
+async def get_state(conn: Connection) -> dict[str, str]:
+    """The move's facts (`legacy_*`)."""
+    return {str(row["name"]): str(row["value"]) for row in await conn.fetch_all(_STATE)}
+
+
+async def set_state(conn: Connection, *, name: str, value: str) -> None:
+    await conn.execute(_SET_STATE, {"name": name, "value": value})
+
+
+async def start_state(conn: Connection, values: dict[str, str]) -> None:
+    """Set the facts not set yet."""
+    for name, value in values.items():
+        await conn.execute(_START_STATE, {"name": name, "value": value})
+
+
+async def delete_state(conn: Connection, *, name: str) -> None:
+    await conn.execute("DELETE FROM history_state WHERE name = :name", {"name": name})
+
+
+async def add_to_state(conn: Connection, *, name: str, amount: int) -> None:
+    await conn.execute(_ADD_TO_STATE, {"name": name, "amount": amount})
+
+
+async def claim_lease(conn: Connection, *, now: int, until: int) -> bool:
+    return await conn.fetch_one(_CLAIM_LEASE, {"now": now, "until": str(until)}) is not None
+
+
+async def renew_lease(conn: Connection, *, held: int, until: int) -> bool:
+    return await conn.execute(_RENEW_LEASE, {"held": str(held), "until": str(until)}) == 1
+
+
+async def release_lease(conn: Connection, *, held: int) -> None:
+    await conn.execute(_RELEASE_LEASE, {"held": str(held)})

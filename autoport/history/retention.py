@@ -7,7 +7,8 @@ their retention (no brand kept longer than the default): a catalog change that t
 milliseconds whatever the day held. Otherwise, and on SQLite, whole chunks are deleted
 in short batches (`retention_prune_batch_size` chunks, a pause between batches), so
 ingestion's transactions get in between. Ingestion writes only `history_hot`, so it
-never waits for either."""
+never waits for either. Rows of the old row-per-point table past retention are deleted
+too while it is there (autoport.history.migration), counted in the move's progress."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from collections.abc import Awaitable, Callable
 
 import structlog
 
-from autoport.history import partitions, repository
+from autoport.history import partitions, repository, service
 from autoport.kit.clock import MICROS
 from autoport.kit.db import Connection
 from autoport.kit.state import AppState
@@ -57,12 +58,25 @@ async def _prune(state: AppState, cutoff: int, brand: str | None, except_brands:
         )
 
     async def old(conn: Connection, batch: int) -> int:
-        return await repository.prune_legacy(
+        deleted = await repository.prune_legacy(
             conn, cutoff_us=cutoff, batch=batch, brand=brand, except_brands=except_brands
         )
+        # The move's progress counts the rows that left the old table either way.
+        if deleted:
+            await repository.add_to_state(conn, name="legacy_moved", amount=deleted)
+        return deleted
 
     await _in_batches(state, chunks)
-    return points + await _in_batches(state, hot) + await _in_batches(state, old)
+    points += await _in_batches(state, hot)
+    db = state.database
+    if service.old_table_gone(db) or not await repository.legacy_table_exists(db.reader):
+        return points
+    try:
+        return points + await _in_batches(state, old)
+    except Exception as error:
+        if repository.legacy_missing(error):  # the mover dropped it meanwhile
+            return points
+        raise
 
 
 async def drop_partitions(state: AppState, cutoff: int) -> int:

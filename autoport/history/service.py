@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import bisect
 import hashlib
+import operator
 import secrets
 import weakref
 from collections import OrderedDict
@@ -36,6 +37,9 @@ from autoport.kit.db import Connection, Database, Row
 
 FAR_PAST = -(2**62)
 FAR_FUTURE = 2**62
+
+# A series' names: (environment, vin, capability, property).
+Names = tuple[str, str, str, str]
 
 # Sources, in the order their points at one timestamp were stored.
 OLD, CHUNK, HOT = 0, 1, 2
@@ -194,6 +198,20 @@ def _chunk_points(decoded: codec.Decoded) -> list[Point]:
 _OLD_EMPTY: weakref.WeakKeyDictionary[Database, bool] = weakref.WeakKeyDictionary()
 
 
+def old_table_gone(db: Database) -> bool:
+    """This process has seen the old table empty or gone (it stays so)."""
+    return bool(_OLD_EMPTY.get(db))
+
+
+def forget_old_table(db: Database) -> None:
+    _OLD_EMPTY[db] = True
+
+
+def old_point(row: Row) -> Point:
+    """A row of the old table as a point (its order: the row id)."""
+    return _from_row(row, OLD)
+
+
 async def _old_rows_left(db: Database) -> bool:
     if _OLD_EMPTY.get(db):
         return False
@@ -206,29 +224,52 @@ async def _old_rows_left(db: Database) -> bool:
 # --- pages, newest first ---------------------------------------------------------------------
 
 
-def _grouped(points: list[Point], boundary: int) -> dict[int, list[Point]]:
-    """Points at or after `boundary` by timestamp, each group in stored order, without
-    duplicates (the first stored copy stays)."""
-    groups: dict[int, list[Point]] = {}
-    for point in points:
-        if point.timestamp >= boundary:
-            groups.setdefault(point.timestamp, []).append(point)
-    for timestamp, group in groups.items():
-        if len(group) > 1:
-            group.sort(key=lambda p: (p.source, p.order))
-            if group[0].source != group[-1].source:
-                seen: set[int] = set()
-                kept = []
-                for point in group:
-                    if point.key() not in seen:
-                        seen.add(point.key())
-                        kept.append(point)
-                groups[timestamp] = kept
-    return groups
+_STORED = operator.attrgetter("timestamp", "source", "order")
+
+
+def _newest_first(points: list[Point], boundary: int) -> list[Point]:
+    """Points at or after `boundary`, newest first, each timestamp's in reverse stored
+    order, without duplicates (the first stored copy stays). Only a timestamp whose
+    points come from more than one source can hold a duplicate."""
+    kept = [point for point in points if point.timestamp >= boundary]
+    kept.sort(key=_STORED, reverse=True)  # mostly in order already: a linear pass
+    out: list[Point] = []
+    start, count = 0, len(kept)
+    while start < count:
+        end = start + 1
+        timestamp = kept[start].timestamp
+        while end < count and kept[end].timestamp == timestamp:
+            end += 1
+        if end - start > 1 and kept[start].source != kept[end - 1].source:
+            seen: set[int] = set()
+            stored: list[Point] = []
+            for point in reversed(kept[start:end]):
+                if point.key() not in seen:
+                    seen.add(point.key())
+                    stored.append(point)
+            out.extend(reversed(stored))
+        else:
+            out.extend(kept[start:end])
+        start = end
+    return out
+
+
+def _chunk_newest(decoded: codec.Decoded, low: int, high: int, need: int) -> list[Point]:
+    """The chunk's points in [low, high], newest first: the newest `need` of them and
+    the rest of the oldest timestamp taken (a timestamp's points stay together)."""
+    stamps = decoded.timestamps
+    start = bisect.bisect_left(stamps, low)
+    end = bisect.bisect_right(stamps, high)
+    if end - start > need:
+        start = bisect.bisect_left(stamps, stamps[end - need], start, end)
+    values, received = decoded.values, decoded.received
+    return [
+        Point(stamps[i], values[i], received[i], CHUNK, i) for i in range(end - 1, start - 1, -1)
+    ]
 
 
 async def _newest(
-    db: Database, series: int, names: tuple[str, str, str, str], low: int, high: int, fetch: int
+    db: Database, series: int, names: Names, low: int, high: int, fetch: int
 ) -> tuple[list[Point], bool]:
     """At least `fetch` points (when there are) of [low, high], newest first, each
     timestamp's points complete; and whether that is all of them."""
@@ -268,22 +309,18 @@ async def _newest(
         )
         for meta in metas:
             decoded = await _decoded(reader, series, meta)
-            inside = [p for p in _chunk_points(decoded) if low <= p.timestamp <= high]
+            inside = _chunk_newest(decoded, low, high, fetch - taken)
             found.extend(inside)
             taken += len(inside)
             before = int(meta["last_ts"])
             if taken >= fetch:
                 # A timestamp's points are never split between chunks: whole down to the
                 # oldest point taken from the last chunk read.
-                cut, complete = max(cut, inside[0].timestamp), False
+                cut, complete = max(cut, inside[-1].timestamp), False
                 break
         if len(metas) < 4:
             break
-    groups = _grouped(found, cut)
-    ordered = [
-        point for timestamp in sorted(groups, reverse=True) for point in reversed(groups[timestamp])
-    ]
-    return ordered, complete
+    return _newest_first(found, cut), complete
 
 
 async def page(
@@ -307,7 +344,8 @@ async def page(
     high = FAR_FUTURE if until is None else until - 1
     if cursor is not None:
         high = min(high, cursor[0])
-    fetch = limit + 1
+    # With a cursor, its own point (at least) is read again and passed over.
+    fetch = limit + 1 + (cursor is not None)
     while True:
         try:
             found, complete = await _newest(db, series, names, low, high, fetch)
@@ -343,7 +381,10 @@ def _after(points: list[Point], cursor: tuple[int, str | None] | None) -> list[P
 
 async def position(db: Database) -> int:
     """The newest stored row's position (hot ids continue the old table's)."""
-    return await repository.last_hot_id(db.reader)
+    newest = await repository.last_hot_id(db.reader)
+    if not newest and await _old_rows_left(db):
+        newest = await repository.last_legacy_id(db.reader)
+    return newest
 
 
 async def stored_after(
@@ -357,18 +398,63 @@ async def stored_after(
     limit: int,
 ) -> list[tuple[int, int, str]]:
     """(position, timestamp, value) of the points stored after `after_id`, in the order
-    they were stored."""
+    they were stored. A re-delivered point is not new: a hot row whose point is in the
+    old table or a chunk already (where its first copy is) is left out."""
     names = (environment, vin, capability, prop)
-    rows: list[Row] = []
+    series = series_id(*names)
+    old: list[Row] = []
     if await _old_rows_left(db):
-        rows += await repository.list_legacy_after_id(
+        old = await repository.list_legacy_after_id(
             db.reader, names=names, after_id=after_id, limit=limit
         )
-    rows += await repository.list_hot_after_id(
-        db.reader, series_id=series_id(*names), after_id=after_id, limit=limit
+    hot = await repository.list_hot_after_id(
+        db.reader, series_id=series, after_id=after_id, limit=limit
     )
-    found = sorted((int(r["id"]), int(r["timestamp"]), str(r["value"])) for r in rows)
+    if hot:
+        stored = await _stored_before(db, series, names, [int(r["timestamp"]) for r in hot])
+        hot = [r for r in hot if (int(r["timestamp"]), digest_of(str(r["value"]))) not in stored]
+    found = sorted((int(r["id"]), int(r["timestamp"]), str(r["value"])) for r in old + hot)
     return found[:limit]
+
+
+async def _stored_before(
+    db: Database, series: int, names: tuple[str, str, str, str], stamps: list[int]
+) -> set[tuple[int, int]]:
+    """(timestamp, digest) of the points at `stamps` in the chunks and the old table."""
+    low, high, wanted = min(stamps), max(stamps), set(stamps)
+    while True:
+        try:
+            found = set()
+            for meta in await repository.list_chunks_overlapping(
+                db.reader, series_id=series, low=low, high=high
+            ):
+                decoded = await _decoded(db.reader, series, meta)
+                found |= {
+                    (timestamp, digest_of(value))
+                    for timestamp, value in zip(decoded.timestamps, decoded.values, strict=True)
+                    if timestamp in wanted
+                }
+            break
+        except ChunkGone:
+            continue
+    if await _old_rows_left(db):
+        for row in await repository.list_legacy_range(
+            db.reader, names=names, after=low - 1, upto=high, limit=2**62
+        ):
+            found.add((int(row["timestamp"]), digest_int(str(row["digest"]))))
+    return found
+
+
+async def resume_old_cursor(db: Database, *, timestamp: int, row_id: int) -> tuple[int, str | None]:
+    """The (timestamp, digest) cursor of a cursor handed out before 0020, (timestamp,
+    row id; signed, so the row was the series' own): exact while that row is in the old
+    table. Once it has been moved, the digest is None: the page goes on below the
+    timestamp, and a point stored at that very microsecond and not served yet is passed
+    over (docs/vehicle-data.md, Cursors)."""
+    row = await repository.get_legacy_row(db.reader, id=row_id)
+    if row is None or int(row["timestamp"]) != timestamp:
+        return timestamp, None
+    return timestamp, str(row["digest"])
 
 
 # --- the whole history of a vehicle, for its owner's export ---------------------------------
@@ -395,84 +481,74 @@ def _ascending(points: list[Point]) -> list[Point]:
     return kept
 
 
-async def _series_ascending(
-    conn: Connection, series: int, names: tuple[str, str, str, str], old: bool, page_rows: int
-) -> AsyncIterator[list[Point]]:
-    """Every point of one series by (timestamp, digest), in windows of timestamps: each
-    chunk's span, then pages of hot rows; the old table's rows of a window in pages."""
-
-    async def window(after: int, upto: int, held: list[Point]) -> AsyncIterator[list[Point]]:
-        """The window's points: `held` (in memory already) and the old table's, merged."""
-        rest = _ascending(held)
-        key = (after, "")
-        while old:
-            rows = await repository.list_legacy_range(
-                conn, names=names, after=key, upto=upto, limit=page_rows
-            )
-            if not rows:
-                break
-            page = [_from_row(row, OLD) for row in rows]
-            key = (page[-1].timestamp, str(rows[-1]["digest"]))
-            if len(rows) == page_rows:
-                cut = 0
-                while cut < len(rest) and (rest[cut].timestamp, digest_hex(rest[cut].key())) <= key:
-                    cut += 1
-                page, rest = page + rest[:cut], rest[cut:]
-            else:
-                page, rest = page + rest, []
-            yield _ascending(page)
-            if len(rows) < page_rows:
-                break
-        if rest:
-            yield rest
-
-    previous = FAR_PAST - 1
-    while True:
-        metas = await repository.list_chunks_asc(conn, series_id=series, after=previous, limit=8)
-        for meta in metas:
-            upto = int(meta["last_ts"])
-            held = _chunk_points(await _decoded(conn, series, meta, keep=False))
-            held += [
-                _from_row(row, HOT)
-                for row in await repository.list_hot_range(
-                    conn, series_id=series, after=previous, upto=upto
-                )
-            ]
-            async for points in window(previous, upto, held):
-                yield points
-            previous = upto
-        if len(metas) < 8:
-            break
-    # After the last chunk: hot rows a page at a time (each timestamp's rows whole).
-    while True:
-        rows = await repository.list_hot_asc(
-            conn, series_id=series, after=previous, limit=page_rows
+async def _window(
+    conn: Connection, series: int, names: Names, old: bool, after: int, upto: int, rows: int
+) -> tuple[int, list[Point]]:
+    """The series' points in (after, end], by (timestamp, digest), for an `end` up to
+    `upto` that keeps the window to about `rows` rows of the old table and of hot (each
+    timestamp's rows whole). The old table first, then hot, then the chunks with their
+    data (one statement): a move or a seal committing in between shows a point twice
+    (dropped here), never hides one."""
+    end = upto
+    points: list[Point] = []
+    if old:
+        found = await repository.list_legacy_range(
+            conn, names=names, after=after, upto=end, limit=rows
         )
-        upto = FAR_FUTURE
-        if len(rows) == page_rows:
-            upto = int(rows[-1]["timestamp"])
-            seen = {int(row["id"]) for row in rows}
-            rows += [
+        if len(found) == rows:
+            end = int(found[-1]["timestamp"])
+            seen = {int(row["id"]) for row in found}
+            found += [
                 row
-                for row in await repository.list_hot_at(conn, series_id=series, timestamp=upto)
+                for row in await repository.list_legacy_at(conn, names=names, timestamp=end)
                 if int(row["id"]) not in seen
             ]
-        async for points in window(previous, upto, [_from_row(row, HOT) for row in rows]):
-            yield points
-        if upto == FAR_FUTURE:
-            return
-        previous = upto
+        points += [_from_row(row, OLD) for row in found]
+    found = await repository.list_hot_range(
+        conn, series_id=series, after=after, upto=end, limit=rows
+    )
+    if len(found) == rows:
+        end = int(found[-1]["timestamp"])
+        seen = {int(row["id"]) for row in found}
+        found += [
+            row
+            for row in await repository.list_hot_at(conn, series_id=series, timestamp=end)
+            if int(row["id"]) not in seen
+        ]
+        points = [p for p in points if p.timestamp <= end]
+    points += [_from_row(row, HOT) for row in found]
+    for data in await repository.list_chunk_data(conn, series_id=series, low=after + 1, high=end):
+        points += [p for p in _chunk_points(codec.decode(data)) if after < p.timestamp <= end]
+    return end, _ascending(points)
+
+
+async def _series_ascending(
+    conn: Connection, series: int, names: Names, old: bool, page_rows: int
+) -> AsyncIterator[list[Point]]:
+    """Every point of one series by (timestamp, digest), in windows of timestamps of
+    about a chunk or `page_rows` rows each."""
+    after = FAR_PAST - 1
+    ends: list[int] = []  # the next chunks' ends, listed ahead (the windows' bounds only)
+    while after < FAR_FUTURE:
+        ends = [end for end in ends if end > after]
+        if not ends:
+            ends = [
+                int(meta["last_ts"])
+                for meta in await repository.list_chunks_asc(
+                    conn, series_id=series, after=after, limit=32
+                )
+            ] or [FAR_FUTURE]
+        after, points = await _window(conn, series, names, old, after, ends[0], page_rows)
+        yield points
 
 
 async def vehicle_history(
     conn: Connection, *, environment: str, vin: str, page_rows: int
 ) -> AsyncIterator[list[Stored]]:
     """Every stored point of the vehicle, by (capability, property, timestamp, digest),
-    in pages (one chunk's span, or `page_rows` rows of the old table)."""
-    named = {
-        (str(row["capability"]), str(row["property"]))
-        for row in await repository.list_series_of_vehicle(conn, environment=environment, vin=vin)
-    }
+    in pages (one chunk's span, or about `page_rows` points). The old table's properties
+    are listed before the series: a move committing in between names its series."""
+    named: set[tuple[str, str]] = set()
     old = await repository.legacy_exists(conn)
     if old:
         named |= {
@@ -481,6 +557,10 @@ async def vehicle_history(
                 conn, environment=environment, vin=vin
             )
         }
+    named |= {
+        (str(row["capability"]), str(row["property"]))
+        for row in await repository.list_series_of_vehicle(conn, environment=environment, vin=vin)
+    }
     for capability, prop in sorted(named):
         names = (environment, vin, capability, prop)
         async for points in _series_ascending(conn, series_id(*names), names, old, page_rows):

@@ -458,7 +458,7 @@ async def history(
         prop=name,
         since=since_us,
         until=until_us,
-        cursor=None if not cursor else _history_cursor(state, scope, cursor),
+        cursor=None if not cursor else await _history_cursor(state, scope, cursor),
         limit=size,
     )
     return {
@@ -473,13 +473,17 @@ async def history(
     }
 
 
-def _history_cursor(state: AppState, scope: tuple[str, ...], cursor: str) -> tuple[int, str | None]:
+async def _history_cursor(
+    state: AppState, scope: tuple[str, ...], cursor: str
+) -> tuple[int, str | None]:
     """(timestamp, digest) of the last point served. A cursor of the row-per-point
-    storage (timestamp, row id), handed out before the upgrade, pages on from before
-    its timestamp: only a point stored at the very same microsecond is passed over."""
+    storage (timestamp, row id), handed out before the upgrade, pages on where it
+    stopped while its row is in the old table (autoport.history.service.resume_old_cursor)."""
     try:
         timestamp, digest = decode_cursor(state.token_key, scope, cursor, (int, str))
     except ApiError:
-        timestamp, _ = decode_cursor(state.token_key, scope, cursor, (int, int))
-        return int(timestamp), None
+        timestamp, row_id = decode_cursor(state.token_key, scope, cursor, (int, int))
+        return await history_store.resume_old_cursor(
+            state.database, timestamp=int(timestamp), row_id=int(row_id)
+        )
     return int(timestamp), str(digest)

@@ -1,9 +1,11 @@
-"""No acknowledged point is lost when a sealing worker is killed with SIGKILL.
+"""No acknowledged point is lost when a sealing worker, or a mover of the old table, is
+killed with SIGKILL.
 
 Points are stored (acknowledged: their ingestion transaction committed), then a worker
-process seals them into chunks while this test kills it with SIGKILL at random moments,
-again and again, and starts it anew; at the end one worker finishes. Every point is then
-read back exactly once, with its value and arrival."""
+process seals them into chunks (or moves an upgraded installation's old table) while
+this test kills it with SIGKILL at random moments, again and again, and starts it anew;
+at the end one worker (or `autoport history migrate`) finishes. Every point is then read
+back exactly once, with its value and arrival."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ import hashlib
 import os
 import random
 import signal
+import subprocess
 import sys
 import textwrap
 from pathlib import Path
@@ -20,9 +23,11 @@ import orjson
 import pytest
 
 from autoport.config import Settings
+from autoport.history import migration, repository
 from autoport.history import service as history
 from autoport.kit.clock import to_iso
 from autoport.kit.db import Database
+from tests.history import old_layout
 
 ENV, VIN = "production", "WBA00000000000009"
 KEYS = [("charging", "battery_level"), ("diagnostics", "odometer"), ("charging", "status")]
@@ -114,3 +119,123 @@ async def test_killing_the_sealer_loses_no_point(
                 if (p.capability, p.property) == key
             ]
         assert read == sent[key], f"{key}: {len(read)} read of {len(sent[key])} stored"
+
+
+# A mover of the old table: small batches and a short lease (a killed mover's lease runs
+# out in half a second, so the next one starts soon); a pause between batches, as the
+# worker's, so that a run lasts long enough to be killed in the middle.
+MOVER = textwrap.dedent(
+    """
+    import asyncio, contextlib, sys
+    from autoport.history import migration, service
+    from autoport.kit.clock import now_us
+    from autoport.kit.db import create_database
+
+    async def main(url, schema):
+        db = create_database(url, schema=schema or None, pool_size=2)
+        await db.connect()
+        try:
+            mover = migration.Mover(
+                db, target=50, now_us=now_us, batch=150, lease_us=500_000, drop_after_us=0
+            )
+            while not await mover.claim():
+                await asyncio.sleep(0.05)
+            while not mover.done:
+                with contextlib.suppress(service.SealConflict, service.ChunkGone):
+                    await mover.step()
+                await asyncio.sleep(0.05)
+        finally:
+            await db.close()
+
+    asyncio.run(main(sys.argv[1], sys.argv[2]))
+    """
+)
+
+
+@pytest.mark.xdist_group("heavy")
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+async def test_killing_the_mover_loses_no_point_and_readers_see_each_once(
+    backend: str, tmp_path: Path
+) -> None:
+    """An upgraded installation's old table is moved by movers killed with SIGKILL at
+    random moments, while this process reads every vehicle's history again and again
+    (each read must hold every point exactly once); then `autoport history migrate`
+    finishes the move and drops the table."""
+    rows = old_layout.old_rows(vehicles=6, seconds=500)
+    vins = [old_layout.vin(n) for n in range(6)]
+    expected = {number: old_layout.expected_export(rows, number) for number in vins}
+    newest = {
+        (number, capability, prop): old_layout.expected_newest_first(rows, number, capability, prop)
+        for number in vins[:2]
+        for capability, prop in old_layout.PROPERTIES
+    }
+    async with old_layout.old_layout(backend, tmp_path, rows) as place:
+        db = place.database()
+        await db.connect()
+        try:
+            script = tmp_path / "mover.py"
+            script.write_text(MOVER)
+            moving = True
+            reads = 0
+
+            async def read_meanwhile() -> None:
+                nonlocal reads
+                rng = random.Random(4)
+                while moving:
+                    number = rng.choice(vins)
+                    assert (await old_layout.everything(db, [number]))[number] == expected[number]
+                    key = rng.choice(list(newest))
+                    assert await old_layout.newest_first(db, *key) == newest[key]
+                    reads += 1
+                    await asyncio.sleep(0.01)
+
+            reader = asyncio.create_task(read_meanwhile())
+            rng = random.Random(11)
+            kills = 0
+            try:
+                for _ in range(6):
+                    before = (await migration.progress(db)).moved
+                    worker = await asyncio.create_subprocess_exec(
+                        sys.executable, str(script), place.url, place.schema or ""
+                    )
+                    # Killed at a random moment after its first batch committed (its
+                    # start-up alone takes seconds on a loaded machine).
+                    for _ in range(1200):
+                        if (await migration.progress(db)).moved > before:
+                            break
+                        await asyncio.sleep(0.05)
+                    await asyncio.sleep(rng.uniform(0.0, 0.6))
+                    if worker.returncode is None:
+                        os.kill(worker.pid, signal.SIGKILL)
+                        kills += 1
+                    await worker.wait()
+                    assert not reader.done(), reader.exception()
+            finally:
+                moving = False
+                await reader
+            assert kills >= 3, "the mover finished before it could be killed: make it slower"
+            assert reads >= 3
+            left = await repository.count_legacy(db.reader)
+            assert 0 < left < len(old_layout.first_copies(rows)), "killed movers moved nothing"
+            finished = await asyncio.to_thread(
+                subprocess.run,
+                [sys.executable, "-m", "autoport", "history", "migrate", "--json", "--drop-now"],
+                env=place.env,
+                capture_output=True,
+                text=True,
+                timeout=600,
+            )
+            assert finished.returncode == 0, finished.stderr
+            assert "history migration done" in finished.stderr
+            report = orjson.loads(finished.stdout)
+            assert report["done"] is True
+            assert report["moved"] == report["total"] == len(old_layout.first_copies(rows))
+            assert not await repository.legacy_table_exists(db.reader)
+            assert await old_layout.everything(db, vins) == expected
+            for key, values in newest.items():
+                assert await old_layout.newest_first(db, *key) == values
+            assert await db.fetch_value("SELECT sum(count) FROM history_chunks") == len(
+                old_layout.first_copies(rows)
+            )
+        finally:
+            await db.close()

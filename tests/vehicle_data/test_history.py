@@ -3,18 +3,21 @@
 from __future__ import annotations
 
 import base64
+import hashlib
 from typing import Any
 
 import httpx
 import pytest
 from fastapi import FastAPI
 
+from autoport.history import migration
 from autoport.history.retention import prune as prune_history
 from autoport.history.tasks import seal_round
 from autoport.ingestion.service import ingest_vehicle_data
+from autoport.kit.clock import from_iso
 from autoport.kit.environments import Environment
 from autoport.kit.paging import encode_cursor
-from tests.history import stored
+from tests.history import legacy, stored
 from tests.vehicle_data.conftest import TestCallers
 
 VIN = "WBA00000000000001"
@@ -284,3 +287,73 @@ async def test_pruning_per_brand_in_bounded_batches(
     }
     state.clock.advance(30 * 86_400)
     assert await prune_history(state) == 25  # audi's turn; mercedes_benz stays
+
+
+async def test_a_cursor_from_before_the_upgrade_pages_on_where_it_stopped(
+    client: httpx.AsyncClient, app: FastAPI, callers: TestCallers
+) -> None:
+    """A cursor of the row-per-point storage, (timestamp, row id), pages on exactly where
+    it stopped while its row is in the old table, three values at its microsecond
+    included; once the row is moved, the page goes on below that microsecond (the
+    upgrade note in CHANGELOG.md)."""
+    state = app.state.autoport
+    db = state.database
+    await fill(app, [5])  # the vehicle, and a point after the upgrade
+    rows = [
+        {
+            "environment": "production",
+            "vin": VIN,
+            "capability": "charging",
+            "property": "battery_level",
+            "timestamp": from_iso(stamp(minute)),
+            "digest": hashlib.blake2b(text.encode(), digest_size=8).hexdigest(),
+            "value": text,
+            "received_at": 1,
+        }
+        for minute, text in [
+            (0, '{"data":0.1,"timestamp":"2024-05-01T10:00:00.000000Z"}'),
+            (0, '{"data":0.2,"timestamp":"2024-05-01T10:00:00.000000Z"}'),
+            (0, '{"data":0.3,"timestamp":"2024-05-01T10:00:00.000000Z"}'),
+            (2, '{"data":0.02,"timestamp":"2024-05-01T10:02:00.000000Z"}'),
+        ]
+    ]
+    await legacy.create_table(db)
+    try:
+        async with db.transaction() as conn:
+            await legacy.insert(conn, rows)
+        ids = [
+            int(r["id"])
+            for r in await db.fetch_all("SELECT id FROM vehicle_data_history ORDER BY id")
+        ]
+        properties = ["charging.battery_level"]
+        app_id = await callers.application(properties=properties)
+        token = await callers.vehicle_token(app_id, vin=VIN, properties=properties)
+        headers = {"Authorization": f"Bearer {token}"}
+        scope = ("history", "production", app_id, VIN, "charging.battery_level")
+
+        async def page_after(row_id: int) -> list[float]:
+            # What this endpoint handed out before 0020: (timestamp, row id), signed.
+            cursor = encode_cursor(state.token_key, scope, [from_iso(stamp(0)), row_id])
+            params = {"property": "charging.battery_level", "cursor": cursor}
+            answer = await client.get(URL, params=params, headers=headers)
+            assert answer.status_code == 200, answer.text
+            return [value["data"] for value in answer.json()["values"]]
+
+        params = {"property": "charging.battery_level"}
+        every = (await client.get(URL, params=params, headers=headers)).json()["values"]
+        assert [value["data"] for value in every] == [0.05, 0.02, 0.3, 0.2, 0.1]
+        # Served down to 0.2 (the second row stored at 10:00): 0.1 is next.
+        assert await page_after(ids[1]) == [0.1]
+        assert await page_after(ids[2]) == [0.2, 0.1]
+        assert await page_after(ids[0]) == []
+        mover = migration.Mover(db, target=10, now_us=state.clock.now_us, drop_after_us=0)
+        assert await mover.claim()
+        while not mover.done:
+            await mover.step()
+        assert [value["data"] for value in every] == [
+            value["data"]
+            for value in (await client.get(URL, params=params, headers=headers)).json()["values"]
+        ]
+        assert await page_after(ids[1]) == []  # moved: below 10:00 only
+    finally:
+        await legacy.drop_table(db)

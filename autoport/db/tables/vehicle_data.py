@@ -2,7 +2,6 @@ from sqlalchemy import (
     BigInteger,
     Boolean,
     Column,
-    Index,
     Integer,
     Table,
     Text,
@@ -29,26 +28,9 @@ vehicles = Table(
     Column("updated_at", BigInteger, nullable=False),
 )
 
-# Every accepted data point, append-only. `value` is the wrapper (or the whole array of
-# an array property); `digest` tells apart different values with the same timestamp, and
-# the unique key makes a re-delivered point a no-op. Pruned by `received_at`.
-vehicle_data_history = Table(
-    "vehicle_data_history",
-    metadata,
-    Column(
-        "id", BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True
-    ),
-    Column("environment", Text, nullable=False),
-    Column("vin", Text, nullable=False),
-    Column("capability", Text, nullable=False),
-    Column("property", Text, nullable=False),
-    Column("timestamp", BigInteger, nullable=False),
-    Column("digest", Text, nullable=False),
-    Column("value", Text, nullable=False),
-    Column("received_at", BigInteger, nullable=False),
-    UniqueConstraint("environment", "vin", "capability", "property", "timestamp", "digest"),
-    Index("ix_vehicle_data_history_received_at", "received_at"),
-)
+# The history of data points is autoport.history's (db/tables/history.py). Its table
+# before 0020, `vehicle_data_history`, is in no MetaData: where it still holds rows it
+# is read and emptied by autoport.history.migration, which then drops it.
 
 # Data providers allowed to POST /v1/ingest (created with `autoport providers create`).
 # Only an HMAC of the secret is stored (autoport.kit.crypto.token_hash). `brands`
