@@ -281,6 +281,10 @@ def withdrawn(row: CommandRow, standing: Standing | Lost) -> str | None:
     return f"{holder} {key} (scope '{missing[0]}')"
 
 
+# (status, failure reason, description) -> the commands that end so.
+_Outcomes = dict[tuple[str, str | None, str | None], list[CommandRow]]
+
+
 async def claim(conn: Connection, *, worker_id: str, now_us: int, limit: int) -> Claimed:
     """Take up to `limit` due pending commands: each is `sent` (committed before any
     connector call, see autoport.commands.tasks), or `cancelled` when the access it was
@@ -293,60 +297,27 @@ async def claim(conn: Connection, *, worker_id: str, now_us: int, limit: int) ->
         return Claimed([], [])
     verdicts = await standings(conn, {_way(row) for row in due}, now_us=now_us, hold=True)
     sent: list[CommandRow] = []
-    refused: dict[str, list[CommandRow]] = {}
+    refused: _Outcomes = {}
     for row in due:
         reason = withdrawn(row, verdicts[_way(row)])
         if reason is None:
             sent.append(replace(row, status=SENT, sent_at=now_us, updated_at=now_us))
         else:
             description = f"{reason} before the command was sent; it was never sent"
-            refused.setdefault(description, []).append(row)
+            refused.setdefault((CANCELLED, WITHDRAWN_REASON, description), []).append(row)
     await repository.mark_sent(
         conn, command_ids=[row.id for row in sent], worker_id=worker_id, now_us=now_us
     )
-    cancelled: list[CommandRow] = []
-    for description, rows in refused.items():
-        done = await repository.finish(
-            conn,
-            command_ids=[row.id for row in rows],
-            status=CANCELLED,
-            reason=WITHDRAWN_REASON,
-            description=description,
-            now_us=now_us,
-            expected=(PENDING,),
-        )
-        cancelled.extend(
-            replace(
-                row,
-                status=CANCELLED,
-                failure_reason=WITHDRAWN_REASON,
-                failure_description=description,
-                updated_at=now_us,
-                finished_at=now_us,
-            )
-            for row in rows
-            if row.id in done
-        )
+    cancelled = await _record(conn, refused, now_us=now_us, expected=(PENDING,))
     await emit(conn, [*sent, *cancelled], now_us)
     return Claimed(sent, cancelled)
 
 
-async def finish(
-    conn: Connection,
-    results: Sequence[tuple[CommandRow, CommandOutcome]],
-    *,
-    now_us: int,
-    expected: tuple[str, ...],
+async def _record(
+    conn: Connection, groups: _Outcomes, *, now_us: int, expected: tuple[str, ...]
 ) -> list[CommandRow]:
-    """Record the outcomes of many commands: one UPDATE per distinct outcome (nearly
-    always one: `executed`) and one statement for their events. Only commands still in
-    an `expected` status change; the finished ones are returned, built from the rows in
-    hand."""
-    groups: dict[tuple[str, str | None, str | None], list[CommandRow]] = {}
-    for row, outcome in results:
-        reason = None if outcome.status == EXECUTED else (outcome.reason or "unknown")
-        description = None if reason is None else outcome.description
-        groups.setdefault((outcome.status, reason, description), []).append(row)
+    """One UPDATE per outcome; the commands it finished (those still in an `expected`
+    status), built from the rows in hand. Their events are the caller's to emit."""
     finished: list[CommandRow] = []
     for (status, reason, description), rows in groups.items():
         done = await repository.finish(
@@ -370,6 +341,26 @@ async def finish(
             for row in rows
             if row.id in done
         )
+    return finished
+
+
+async def finish(
+    conn: Connection,
+    results: Sequence[tuple[CommandRow, CommandOutcome]],
+    *,
+    now_us: int,
+    expected: tuple[str, ...],
+) -> list[CommandRow]:
+    """Record the outcomes of many commands: one UPDATE per distinct outcome (nearly
+    always one: `executed`) and one statement for their events. Only commands still in
+    an `expected` status change; the finished ones are returned, built from the rows in
+    hand."""
+    groups: _Outcomes = {}
+    for row, outcome in results:
+        reason = None if outcome.status == EXECUTED else (outcome.reason or "unknown")
+        description = None if reason is None else outcome.description
+        groups.setdefault((outcome.status, reason, description), []).append(row)
+    finished = await _record(conn, groups, now_us=now_us, expected=expected)
     await emit(conn, finished, now_us)
     return finished
 

@@ -6,6 +6,8 @@ functions (claim, execute), real HTTP for every other party, a real webhook rece
 Each test was seen failing with its check removed (commands.service.claim re-reading
 access; commands.routes._answer reading it again after a wait)."""
 
+# ruff: noqa: F811 - the webhook tests' receiver fixture is imported, then used by name
+
 from __future__ import annotations
 
 import asyncio
@@ -23,19 +25,9 @@ from autoport.webhooks import service as webhooks_service
 from autoport.webhooks.delivery import WebhookConfig
 from autoport.webhooks.tasks import DeliveryWorker
 from tests.commands.conftest import ADMIN, SANDBOX, Harness, harness_for
-from tests.webhooks.conftest import Receiver
+from tests.webhooks.conftest import Receiver, receiver  # noqa: F401 - a fixture, used by name
 
 UNLOCK = {"locks_state": "unlocked"}
-
-
-@pytest.fixture
-async def receiver() -> AsyncIterator[Receiver]:
-    server = Receiver()
-    await server.start()
-    try:
-        yield server
-    finally:
-        await server.stop()
 
 
 @pytest.fixture
