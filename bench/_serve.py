@@ -26,7 +26,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -263,3 +263,25 @@ def ready(server: Served, seconds: float = 120) -> Served:
     except BaseException:
         server.kill()
         raise
+
+
+@contextlib.asynccontextmanager
+async def in_process_logging(changed: Sequence[Changed] = ()) -> AsyncIterator[None]:
+    """For a benchmark that calls the app in this process (ASGI calls, no server): make
+    run's logging (info, one JSON access line per request) written to /dev/null, as a
+    server writes it to a file; the settings and changes printed first."""
+    from autoport.kit.logging import configure_logging, flush_access_log
+
+    print(
+        "autoport app, in process (ASGI calls, no server): make run's settings (logging on: "
+        "the access lines written to /dev/null)" + (", except:" if changed else "")
+    )
+    for change in changed:
+        print(f"  {change.name}={change.value}  ({change.why})")
+    with open(os.devnull, "w") as sink, contextlib.redirect_stderr(sink):  # noqa: ASYNC230
+        configure_logging("info", "json")
+        try:
+            yield
+        finally:
+            flush_access_log()
+            configure_logging("warning")

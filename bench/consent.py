@@ -29,6 +29,7 @@ from autoport.config import Settings
 from autoport.consent import pages
 from autoport.kit.migrate import upgrade
 from autoport.oauth import pkce
+from bench._serve import Changed, in_process_logging
 
 VIN = "SBXTEST0000000001"
 PROPERTIES = [
@@ -89,14 +90,18 @@ async def main(quick: bool) -> None:
         data = Path(tmp)
         await upgrade(f"sqlite:///{data / 'autoport.db'}")
         # One browser entering again and again: the entry's limits would answer 429s.
+        raised = "one browser enters again and again: the limiter runs but never refuses"
+        changed = (
+            Changed("AUTOPORT_CONSENT_ENTRY_IP_RATE_LIMIT", "100000000/minute", raised),
+            Changed("AUTOPORT_CONSENT_ENTRY_CLIENT_RATE_LIMIT", "100000000/minute", raised),
+        )
         settings = Settings(
             data_dir=data,
-            access_log=False,
-            consent_entry_ip_rate_limit="100000000/minute",
-            consent_entry_client_rate_limit="100000000/minute",
+            consent_entry_ip_rate_limit=changed[0].value,
+            consent_entry_client_rate_limit=changed[1].value,
         )
         app = create_app(settings, run_background=False)
-        async with app.router.lifespan_context(app):
+        async with in_process_logging(changed), app.router.lifespan_context(app):
             db = app.state.autoport.database
             app_id, client_id = secrets.token_hex(12).upper(), "bench-client"
             async with db.transaction() as conn:

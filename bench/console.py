@@ -36,6 +36,7 @@ from autoport.app import create_app
 from autoport.config import Settings
 from autoport.console import service
 from autoport.kit.migrate import upgrade
+from bench._serve import Changed, in_process_logging
 
 TARGET_MS = 100.0
 ADMIN_TOKEN = "bench-admin"  # noqa: S105 - a throwaway database's token
@@ -246,12 +247,21 @@ async def main(quick: bool) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp)
         await upgrade(f"sqlite:///{data / 'autoport.db'}")
+        changed = (
+            Changed("AUTOPORT_SANDBOX_DEMO", "false", "the pages show the seeded data only"),
+            Changed("AUTOPORT_ADMIN_TOKEN", "(a bench token)", "the benchmark signs in as admin"),
+            Changed(
+                "AUTOPORT_CONSOLE_SIGNIN_IP_ATTEMPTS",
+                "100000",
+                "one address signs in again and again: the limit counts but never refuses",
+            ),
+        )
         settings = Settings(
-            data_dir=data, access_log=False, sandbox_demo=False, admin_token=ADMIN_TOKEN,
+            data_dir=data, sandbox_demo=False, admin_token=ADMIN_TOKEN,
             console_signin_ip_attempts=100_000,
         )  # fmt: skip
         app = create_app(settings, run_background=False)
-        async with app.router.lifespan_context(app):
+        async with in_process_logging(changed), app.router.lifespan_context(app):
             db = app.state.autoport.database
             started = time.perf_counter()
             account, first_app = await seed(db, app.state.autoport.clock.now_us())

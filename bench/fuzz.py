@@ -88,6 +88,11 @@ def main() -> None:
     failures = 0
     with tempfile.TemporaryDirectory() as tmp:
         overrides = {**fuzz_settings_overrides(), "access_log": False, "sandbox_demo": False}
+        # A correctness run, not a speed one: its settings are the fuzz harness's.
+        print(
+            "settings: the fuzz harness's (tests/api/fuzzing.py), the access log off and no "
+            "demo sandbox (this benchmark counts failures, not speed)"
+        )
         sqlite_dir = Path(tmp) / "sqlite"
         sqlite_dir.mkdir()
         upgrade_sync(f"sqlite:///{sqlite_dir / 'autoport.db'}")
