@@ -45,6 +45,7 @@ BENCHMARKS: dict[str, str] = {
     "retention": "disk use per vehicle-day at 1 Hz; ingestion during a history prune",
     "fuzz": "schemathesis against /openapi.json (>= 20,000 cases; --quick: a few)",
     "fleet_soak": "vehicles one machine carries at a fleet's mix, until a service level breaks",
+    "history": "history storage: bytes per point, ingestion, 10M-point pages, retention, move",
 }
 
 # What `publish --run` measures: every benchmark with the arguments of its published
@@ -63,6 +64,7 @@ PUBLISHED: list[list[str]] = [
     ["pull_live", "--workers", "2", "--sweep"],
     ["commands"],
     ["retention"],
+    ["history"],
     ["fuzz"],
 ]
 NEEDS_POSTGRES = {("pull_live", "--workers", "2", "--sweep")}

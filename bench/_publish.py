@@ -127,6 +127,26 @@ def previous_runs(text: str) -> dict[str, list[str]]:
     }
 
 
+def kept_sections(text: str, made: list[str]) -> list[str]:
+    """The sections of figures (`## ...` before the runs) of a published
+    docs/benchmarks.md that this publication has no results for, as they were (their
+    plots stay under docs/benchmarks/): results are kept per checkout, and one
+    publishing its own figures must not drop another's."""
+    head, _, _ = text.partition(_RUNS_HEADING)
+    have = {line for line in made if line.startswith("## ")}
+    out: list[str] = []
+    keeping = False
+    for line in head.splitlines():
+        if line.startswith("## "):
+            keeping = line not in have and line != "## The machine"
+            if keeping:
+                out += [line, "", KEPT, ""]
+                continue
+        if keeping and line != KEPT:
+            out.append(line)
+    return out
+
+
 def _strip_blank(lines: list[str]) -> list[str]:
     start, end = 0, len(lines)
     while start < end and not lines[start].strip():
@@ -427,9 +447,12 @@ def publish() -> None:
             f"autoport {us['autoport']:.1f} µs per pull, floor {us['floor']:.1f} µs.",
             "",
         ]
+    from bench._history_plots import section as history_section
     from bench._soak_plots import section as fleet_soak_section
 
     out += fleet_soak_section(PLOTS)
+    out += history_section(PLOTS)
+    out += kept_sections(DOCS.read_text() if DOCS.exists() else "", out)
     runs = _runs()
     previous = previous_runs(DOCS.read_text()) if DOCS.exists() else {}
     out += ["## Every benchmark's latest run", ""]

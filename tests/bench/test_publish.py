@@ -137,3 +137,28 @@ def test_the_benchmarks_serve_with_make_run_s_settings(monkeypatch: pytest.Monke
         "AUTOPORT_DATABASE_URL": "sqlite:///x",
         "AUTOPORT_VEHICLE_DATA_RATE_LIMIT": "100000000/minute",
     }
+
+
+def test_publish_keeps_sections_of_figures_it_has_no_results_for(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another checkout published the pull's section; publishing here without those
+    results keeps it, once marked, through any number of publications."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "docs").mkdir()
+    pull = "## The pull under live conditions (`bench.pull_live`)"
+    (tmp_path / "docs" / "benchmarks.md").write_text(
+        PREVIOUS.replace(
+            "## Every benchmark's latest run",
+            f"## The machine\n\n- CPU: old\n\n{pull}\n\n| push | 9,000 req/s |\n\n"
+            "## Every benchmark's latest run",
+        )
+    )
+    for _ in range(2):
+        _publish.publish()
+    text = (tmp_path / "docs" / "benchmarks.md").read_text()
+    assert text.count(pull) == 1 and text.count("| push | 9,000 req/s |") == 1
+    assert text.count(_publish.KEPT) >= 1
+    kept = text.split(pull, 1)[1].split("## Every benchmark", 1)[0]
+    assert kept.count(_publish.KEPT) == 1
+    assert "- CPU: old" not in text  # the machine is this one's
