@@ -38,6 +38,19 @@ def hyphenated(brand: str) -> str:
 # The pseudo-brand of the emulated carmaker: it exists only in the sandbox environment.
 SANDBOX_BRAND = "sandbox"
 
+# How people write the carmakers whose names are not their id in title case.
+_NAMES = {
+    "alfaromeo": "Alfa Romeo", "bmw": "BMW", "citroen": "Citroën", "ds": "DS",
+    "land_rover": "Land Rover", "man": "MAN", "mercedes_benz": "Mercedes-Benz",
+    "mini": "MINI", "seat": "SEAT", "skoda": "Škoda", "volvo_cars": "Volvo Cars",
+}  # fmt: skip
+
+
+def brand_name(brand: str) -> str:
+    """The carmaker's name as people write it (`mercedes_benz` -> Mercedes-Benz), for
+    pages; the id stays what APIs speak."""
+    return _NAMES.get(brand, brand.replace("_", " ").title())
+
 
 # World manufacturer identifiers (ISO 3780, the first three characters of a VIN) of the
 # brands above, by carmaker group: brands of one group share plants and codes (a Mini

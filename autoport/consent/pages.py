@@ -15,7 +15,7 @@ from fastapi import APIRouter
 from starlette.requests import Request
 from starlette.responses import Response
 
-from autoport.catalog.brands import hyphenated
+from autoport.catalog.brands import brand_name
 from autoport.catalog.labels import group_for_consent
 from autoport.proof.pages import PROOF_TEMPLATES
 from autoport.web import locale
@@ -46,11 +46,7 @@ def request_locale(request: Request) -> str:
     return locale.negotiate(query.get("lang"), query.get("locale"), accept_language=accept_language)
 
 
-def brand_label(brand: str) -> str:
-    names = {"mercedes_benz": "Mercedes-Benz", "bmw": "BMW", "ds": "DS", "man": "MAN",
-             "mini": "MINI", "land_rover": "Land Rover", "volvo_cars": "Volvo Cars",
-             "alfaromeo": "Alfa Romeo", "sandbox": "Sandbox"}  # fmt: skip
-    return names.get(brand, hyphenated(brand).replace("-", " ").title())
+brand_label = brand_name
 
 
 @lru_cache(maxsize=512)

@@ -14,18 +14,21 @@ class that turns a refusal into a page.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Annotated, Any
 from urllib.parse import quote
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Depends, Request
+from pydantic import ValidationError
 from starlette.responses import Response
 
-from autoport.apps.schemas import Account
+from autoport.apps.schemas import Account, Application
 from autoport.console import pages, service
 from autoport.console.pages import DEVELOPER, OPERATOR, OWNER
 from autoport.kit.crypto import new_token
+from autoport.kit.db import Connection
 from autoport.kit.environments import Environment, environment_of
+from autoport.kit.errors import ApiError
 from autoport.kit.ratelimit import client_address
 from autoport.kit.state import AppState
 from autoport.web import forms
@@ -38,6 +41,9 @@ PREFIX = "/console"
 COOKIE = "autoport_console"
 LANG_COOKIE = "autoport_console_lang"
 ANONYMOUS_PREFIX = "ap_anon_"
+# A change's form (a pasted VIN list or CSV upload is the largest): far above 1,000 lines
+# of VIN, brand and a few tags.
+MAX_UPLOAD_BYTES = 512 * 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +59,8 @@ class Principal:
     account_id: str | None  # the user's account; None for the operator
     csrf_token: str
     locale: str
+    # A flash (console_flashes) waits for one of this session's pages.
+    has_flash: bool = False
 
     @property
     def is_operator(self) -> bool:
@@ -181,6 +189,7 @@ async def principal_of(request: Request) -> Principal | None:
         account_id=row.account_id,
         csrf_token=csrf_for(state, token),
         locale=request_locale(request),
+        has_flash=row.has_flash,
     )
 
 
@@ -221,20 +230,19 @@ def not_found() -> PageError:
     return PageError("not_found", 404)
 
 
-async def account_page(request: Request, account_id: str) -> tuple[Principal, Account]:
-    """A page of one account: the signed-in principal and the account, when the
-    principal may see it (the operator: any account of this environment; a user: their
-    own). Anything else is the same 404 as an account that does not exist."""
-    return await _account_of(request, await signed_in(request), account_id)
-
-
-async def account_events(request: Request, account_id: str) -> tuple[Principal, Account]:
+async def account_events(request: Request, account_id: str) -> AccountPage:
     """Like `account_page`, for an event stream (live.py): without a session the answer
     is 401 (an EventSource cannot follow a redirect to a sign-in form; it stops)."""
     principal = await principal_of(request)
     if principal is None:
         raise PageError("no_stream", 401)
-    return await _account_of(request, principal, account_id)
+    state, environment = where(request)
+    principal, account = await _account_of(request, principal, account_id)
+    page = AccountPage(request, state, environment, principal, account)
+    app_id = request.path_params.get("app_id")
+    if app_id is not None:
+        page.named = await page.find_application(str(app_id))
+    return page
 
 
 async def still_sees(request: Request, account_id: str) -> bool:
@@ -288,3 +296,175 @@ def require_owner(request: Request, principal: Principal) -> None:
     """Users, invitations and the audit log: the account's owners and the operator."""
     if not principal.may_manage_users:
         raise PageError("owners_only", 403)
+
+
+# ------------------------------------------------------------- an account's page
+
+
+@dataclass
+class AccountPage:
+    """What every page of one account starts with, in one place: who looks (the
+    principal, who may see the account), the account, the app state and environment;
+    and what its routes do with them: render, redirect, read a checked form, look up an
+    application of the account, write the audit log, leave a flash for the next page.
+
+        @router.get("/a/{account_id}/fleet/{app_id}")
+        async def fleet_page(page: AccountPageDep) -> Response:
+            return page.render("fleet.html", application=page.application)
+
+        @router.post("/a/{account_id}/fleet/{app_id}/remove")
+        async def fleet_remove(page: ChangeDep) -> Response:
+            ...  # page.form: the checked form; the role may change things
+            await page.audit(action="fleet.remove", target=...)
+            return page.see_other(f"fleet/{page.application.id}")
+
+    An application the URL names (`{app_id}`) is looked up through the account before
+    anything else: another account's is the same 404 page as one that does not exist,
+    for every role, before the form or the role is looked at.
+    """
+
+    request: Request
+    state: AppState
+    environment: Environment
+    principal: Principal
+    account: Account
+    named: Application | None = None  # the application the URL names (`{app_id}`)
+    form: dict[str, str] = field(default_factory=dict)
+    lists: dict[str, list[str]] = field(default_factory=dict)
+
+    @property
+    def application(self) -> Application:
+        """The account's application the URL names."""
+        if self.named is None:
+            raise not_found()
+        return self.named
+
+    @property
+    def account_id(self) -> str:
+        return self.account.id
+
+    def path(self, relative: str = "") -> str:
+        """The console path of this account's page `relative` (`fleet/APP`)."""
+        return f"{PREFIX}/a/{self.account.id}/{relative}".rstrip("/")
+
+    def url(self, relative: str = "") -> str:
+        """The browser's address of this account's page `relative`."""
+        return pages.url(self.request, self.path(relative))
+
+    def render(self, template: str, *, status: int = 200, **context: Any) -> Response:
+        return pages.render(
+            self.request,
+            self.principal,
+            template,
+            status=status,
+            account=self.account,
+            account_id=self.account.id,
+            **context,
+        )
+
+    def see_other(self, relative: str = "") -> Response:
+        return pages.see_other(self.url(relative))
+
+    def errors(self, error: ApiError | ValidationError) -> dict[str, str]:
+        """A service's refusal or a request model's validation error as the form's field
+        errors, in the reader's language (autoport.web.forms.field_errors)."""
+        locale = self.principal.locale
+        return forms.field_errors(error, lambda message: pages.gettext(locale, message))
+
+    async def find_application(self, app_id: str) -> Application:
+        """The account's application `app_id`; another account's is the same 404 page as
+        one that does not exist."""
+        found = await service.get_application_of_account(
+            self.state.database.reader, self.environment, self.account.id, app_id.strip().upper()
+        )
+        if found is None:
+            raise not_found()
+        return found
+
+    async def audit(
+        self,
+        conn: Connection | None = None,
+        *,
+        action: str,
+        target: str | None = None,
+        detail: dict[str, Any] | None = None,
+    ) -> None:
+        """Record the change in the account's audit log: in the caller's transaction
+        (`conn`), or in one of its own after a change that had its own."""
+        if conn is None:
+            async with self.state.database.transaction() as own:
+                await self.audit(own, action=action, target=target, detail=detail)
+            return
+        await service.audit(
+            conn,
+            environment=self.environment,
+            account_id=self.account.id,
+            actor=self.principal.actor,
+            actor_label=self.principal.label,
+            action=action,
+            target=target,
+            detail=detail,
+            address=address_of(self.request),
+            now_us=self.state.clock.now_us(),
+        )
+
+    async def flash(self, relative: str, data: dict[str, Any]) -> Response:
+        """Leave `data` for the page `relative` to show once, and go there (what the
+        answer to a change must show: a new secret, a link, an upload's results)."""
+        async with self.state.database.transaction() as conn:
+            await service.set_flash(
+                conn, key=self.state.session_key, session_id=self.principal.session_id,
+                page=self.path(relative), data=data, now_us=self.state.clock.now_us(),
+            )  # fmt: skip
+        return self.see_other(relative)
+
+    async def flashed(self) -> dict[str, Any]:
+        """What a change left for this page (empty: nothing, or it was shown already)."""
+        if not self.principal.has_flash:
+            return {}
+        async with self.state.database.transaction() as conn:
+            found = await service.take_flash(
+                conn, key=self.state.session_key, session_id=self.principal.session_id,
+                page=self.request.url.path,
+            )  # fmt: skip
+        return found or {}
+
+
+async def account_page(request: Request, account_id: str) -> AccountPage:
+    """The page of one account, when the signed-in principal may see it (the operator:
+    any account of this environment; a user: their own). Anything else is the same 404
+    as an account that does not exist; nobody signed in goes to the sign-in page."""
+    state, environment = where(request)
+    principal = await signed_in(request)
+    principal, account = await _account_of(request, principal, account_id)
+    page = AccountPage(request, state, environment, principal, account)
+    app_id = request.path_params.get("app_id")
+    if app_id is not None:
+        page.named = await page.find_application(str(app_id))
+    return page
+
+
+async def changing_page(page: Annotated[AccountPage, Depends(account_page)]) -> AccountPage:
+    """A change: the form read with its CSRF token checked (403 page), then the role
+    (a viewer only looks: 403 page)."""
+    await _read_form(page)
+    require_change(page.request, page.principal)
+    return page
+
+
+async def owners_page(page: Annotated[AccountPage, Depends(account_page)]) -> AccountPage:
+    """A change only the account's owners and the operator make (users, invitations)."""
+    await _read_form(page)
+    require_owner(page.request, page.principal)
+    return page
+
+
+async def _read_form(page: AccountPage) -> None:
+    page.lists = await forms.form_lists(page.request, limit=MAX_UPLOAD_BYTES)
+    page.form = {name: values[-1] for name, values in page.lists.items()}
+    check_csrf(page.request, page.form.get("csrf_token"), page.principal)
+
+
+AccountPageDep = Annotated[AccountPage, Depends(account_page)]
+ChangeDep = Annotated[AccountPage, Depends(changing_page)]
+OwnerChangeDep = Annotated[AccountPage, Depends(owners_page)]

@@ -5,27 +5,23 @@ with one result per line, and removed. Every rule is the fleet service's
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from typing import Any
+from urllib.parse import urlencode
 
 import orjson
-from fastapi import Request
 from starlette.responses import Response
 
 from autoport.apps.schemas import Application
 from autoport.catalog.brands import hyphenated
-from autoport.console import access, pages, service
-from autoport.console.access import Principal, console_router
-from autoport.console.app_pages import (
-    account_application,
-    applications_for_picker,
-    multipart_form,
-)
-from autoport.console.routes import errors_of
+from autoport.console.access import AccountPage, AccountPageDep, ChangeDep, console_router
+from autoport.console.app_pages import applications_for_picker, brand_choices
 from autoport.fleet import service as fleet
 from autoport.fleet.filters import parse_filter
 from autoport.fleet.service import RowResult
 from autoport.fleet.states import Status
 from autoport.kit.errors import ApiError
+from autoport.web import forms
 
 router = console_router()
 
@@ -59,25 +55,22 @@ def _filter_errors(error: ApiError) -> dict[str, str]:
 
 
 async def _page(
-    request: Request,
-    principal: Principal,
-    account: Any,
+    page: AccountPage,
     application: Application,
     *,
     status: int = 200,
     errors: dict[str, str] | None = None,
-    results: list[RowResult] | None = None,
     vins: str = "",
     brand: str = "",
 ) -> Response:
-    state, _ = access.where(request)
-    query = dict(request.query_params)
+    state = page.state
+    query = dict(page.request.query_params)
     text, shown = filter_document(query)
     filter_errors: dict[str, str] = {}
     vehicles: list[dict[str, Any]] = []
     next_url = None
     try:
-        page = await fleet.list_vehicles(
+        found = await fleet.list_vehicles(
             state.database.reader,
             caller=fleet.application_caller(application),
             vehicle_filter=parse_filter(text),
@@ -85,27 +78,24 @@ async def _page(
             cursor=query.get("cursor") or None,
             cursor_key=state.token_key,
         )
-        vehicles = page.vehicles
-        if page.next_cursor:
+        vehicles = found.vehicles
+        if found.next_cursor:
             params = {k: v for k, v in shown.items() if v}
-            params["cursor"] = page.next_cursor
-            from urllib.parse import urlencode
-
-            next_url = pages.url(request, request.url.path) + "?" + urlencode(params)
+            params["cursor"] = found.next_cursor
+            next_url = page.url(f"fleet/{application.id}") + "?" + urlencode(params)
     except ApiError as error:
         filter_errors = _filter_errors(error) if error.source != "cursor" else {"_": error.detail}
         status = max(status, error.status)
+    # An upload's results: left by the POST that made them, shown this once.
+    flashed = await page.flashed()
+    results = [RowResult(**row) for row in flashed.get("results", [])] if flashed else None
     counts: dict[str, int] = {}
     for result in results or []:
         counts[result.status] = counts.get(result.status, 0) + 1
-    return pages.render(
-        request,
-        principal,
+    return page.render(
         "fleet.html",
         status=status,
         title="fleet",
-        account=account,
-        account_id=account.id,
         application=application,
         vehicles=vehicles,
         next_url=next_url,
@@ -113,29 +103,26 @@ async def _page(
         filtered=any(shown.values()),
         filter_errors=filter_errors,
         statuses=STATUSES,
-        brands=[hyphenated(b) for b in application.brands],
+        brands=[(hyphenated(b), name) for b, name in brand_choices(application.brands)],
         errors=errors or {},
         results=results,
         result_counts=counts,
         vins=vins,
-        brand=brand or (hyphenated(application.brands[0]) if application.brands else ""),
+        brand=brand
+        or flashed.get("brand", "")
+        or (hyphenated(application.brands[0]) if application.brands else ""),
         max_rows=state.settings.fleet_max_vehicles_per_request,
     )
 
 
 @router.get("/a/{account_id}/fleet")
-async def fleet_index(request: Request, account_id: str) -> Response:
+async def fleet_index(page: AccountPageDep) -> Response:
     """Pick the application whose fleet to show."""
-    principal, account = await access.account_page(request, account_id)
-    search = request.query_params.get("q")
-    applications = await applications_for_picker(request, account_id, search)
-    return pages.render(
-        request,
-        principal,
+    search = page.request.query_params.get("q")
+    applications = await applications_for_picker(page, search)
+    return page.render(
         "app_picker.html",
         title="fleet",
-        account=account,
-        account_id=account_id,
         applications=applications,
         search=search or "",
         heading="Fleet",
@@ -144,90 +131,62 @@ async def fleet_index(request: Request, account_id: str) -> Response:
 
 
 @router.get("/a/{account_id}/fleet/{app_id}")
-async def fleet_page(request: Request, account_id: str, app_id: str) -> Response:
-    principal, account = await access.account_page(request, account_id)
-    application = await account_application(request, principal, account_id, app_id)
-    return await _page(request, principal, account, application)
+async def fleet_page(page: AccountPageDep) -> Response:
+    return await _page(page, page.application)
 
 
 @router.post("/a/{account_id}/fleet/{app_id}/add")
-async def fleet_add(request: Request, account_id: str, app_id: str) -> Response:
-    """Add the vehicles of the pasted list and/or the uploaded CSV; the page answers
-    with one result per line (a bad line does not stop the others)."""
-    principal, account = await access.account_page(request, account_id)
-    application = await account_application(request, principal, account_id, app_id)
-    form = await multipart_form(request, principal)
-    access.require_change(request, principal)
-    state, environment = access.where(request)
-    pasted = form.get("vins", "")
-    uploaded = form.get("csv", "")
-    brand = form.get("brand", "").strip()
+async def fleet_add(page: ChangeDep) -> Response:
+    """Add the vehicles of the pasted list and/or the uploaded CSV; the fleet page then
+    shows one result per line (a bad line does not stop the others), once: a reload
+    shows the fleet, it never adds the vehicles again."""
+    application = page.application
+    pasted = page.form.get("vins", "")
+    uploaded = page.form.get("csv", "")
+    brand = page.form.get("brand", "").strip()
     # The upload first: its header line (if any) must stay the first line.
     text = "\n".join(part for part in (uploaded.strip("\n"), pasted.strip("\n")) if part)
-    now_us = state.clock.now_us()
     try:
-        async with state.database.transaction() as conn:
+        async with page.state.database.transaction() as conn:
             results = await fleet.add_vehicle_rows(
                 conn,
                 caller=fleet.application_caller(application),
                 text=text,
                 default_brand=brand or None,
-                now_us=now_us,
-                limit=state.settings.fleet_max_vehicles_per_request,
+                now_us=page.state.clock.now_us(),
+                limit=page.state.settings.fleet_max_vehicles_per_request,
+            )
+            added = [r.vin for r in results if r.status != "error" and r.vin]
+            await page.audit(
+                conn,
+                action="fleet.add",
+                target=application.id,
+                detail={"requested": len(results), "vins": added[:50]},
             )
     except ApiError as error:
         return await _page(
-            request, principal, account, application,
-            status=error.status, errors=errors_of(error), vins=pasted, brand=brand,
+            page, application, status=error.status, errors=page.errors(error),
+            vins=pasted, brand=brand,
         )  # fmt: skip
-    added = [r.vin for r in results if r.status != "error" and r.vin]
-    async with state.database.transaction() as conn:
-        await service.audit(
-            conn,
-            environment=environment,
-            account_id=account_id,
-            actor=principal.actor,
-            actor_label=principal.label,
-            action="fleet.add",
-            target=application.id,
-            detail={"requested": len(results), "vins": added[:50]},
-            address=access.address_of(request),
-            now_us=now_us,
-        )
-    return await _page(request, principal, account, application, results=results, brand=brand)
+    rows = [asdict(result) for result in results]
+    return await page.flash(f"fleet/{application.id}", {"results": rows, "brand": brand})
 
 
 @router.post("/a/{account_id}/fleet/{app_id}/remove")
-async def fleet_remove(request: Request, account_id: str, app_id: str) -> Response:
-    principal, account = await access.account_page(request, account_id)
-    application = await account_application(request, principal, account_id, app_id)
-    form = await access.checked_form(request, principal)
-    access.require_change(request, principal)
-    state, environment = access.where(request)
-    vin = form.get("vin", "").strip()
-    now_us = state.clock.now_us()
+async def fleet_remove(page: ChangeDep) -> Response:
+    application = page.application
+    vin = page.form.get("vin", "").strip()
     try:
-        async with state.database.transaction() as conn:
+        async with page.state.database.transaction() as conn:
             await fleet.remove_vehicle(
-                conn, caller=fleet.application_caller(application), vin=vin, now_us=now_us
+                conn,
+                caller=fleet.application_caller(application),
+                vin=vin,
+                now_us=page.state.clock.now_us(),
             )
+            await page.audit(conn, action="fleet.remove", target=f"{application.id}/{vin}")
     except ApiError as error:
-        return await _page(
-            request, principal, account, application, status=error.status,
-            errors={"remove": f"{vin}: {error.detail}" if vin else error.detail},
-        )  # fmt: skip
-    async with state.database.transaction() as conn:
-        await service.audit(
-            conn,
-            environment=environment,
-            account_id=account_id,
-            actor=principal.actor,
-            actor_label=principal.label,
-            action="fleet.remove",
-            target=f"{application.id}/{vin}",
-            address=access.address_of(request),
-            now_us=now_us,
-        )
-    return pages.see_other(
-        pages.url(request, f"{access.PREFIX}/a/{account_id}/fleet/{application.id}")
-    )
+        words = page.errors(error).get(forms.field_of(error.source), error.detail)
+        errors = {"remove": f"{vin}: {words}" if vin else words}
+        return await _page(page, application, status=error.status, errors=errors)
+    return page.see_other(f"fleet/{application.id}")

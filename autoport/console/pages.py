@@ -4,24 +4,25 @@ files, the navigation, and what every console template sees.
 How to add a page (the whole recipe; `routes.py` has the request side):
 
 1. **Route.** A module `autoport/console/<name>_routes.py` with
-   `router = APIRouter(prefix=PREFIX)` (`PREFIX` from `access.py`, i.e. `/console`; the
-   `/sandbox` prefix is stripped before routing, so one route serves both consoles), and
-   its name appended to `PAGE_MODULES` in `routes.py`. Account pages live under
+   `router = console_router()` (access.py: under `/console`; the `/sandbox` prefix is
+   stripped before routing, so one route serves both consoles), imported in
+   `routes.console_router_with_pages`. Account pages live under
    `/console/a/{account_id}/...`.
-2. **Who may see it.** Take the principal with `principal = await access.account_page(
-   request, account_id)`: it answers the sign-in redirect when nobody is signed in, and a
-   404 page when the account is not the user's (or not of this environment). Look every
-   row up *through* the account (`... WHERE account_id = :account_id`): an id from the
+2. **Who may see it.** Take `page: AccountPageDep` (access.AccountPage): it answers the
+   sign-in redirect when nobody is signed in, and a 404 page when the account is not the
+   user's (or not of this environment). Look every row up *through* the account
+   (`page.application(app_id)`, `... WHERE account_id = :account_id`): an id from the
    URL that belongs to another account must be a 404, never its data.
-3. **Changes (POST).** `form = await access.checked_form(request, principal)`: refuses a
-   missing or wrong CSRF token (403 page). Then `access.require_change(principal)`
-   (viewer: 403) or `access.require_owner(principal)` (users and invitations). Call the
-   feature's own service (the admin API's: `autoport/apps/service.py`, ...), never a
-   second implementation of a rule; an `ApiError` it raises becomes the form's error
-   with the API's message (`errors_of(error)`). Record the change with
-   `service.audit(...)`. Answer 303 to a GET page after success.
+3. **Changes (POST).** Take `page: ChangeDep` (or `OwnerChangeDep` for users and
+   invitations): the form is read into `page.form` with its CSRF token checked (403 page)
+   and the role checked (viewer: 403 page). Call the feature's own service (the admin
+   API's: `autoport/apps/service.py`, ...), never a second implementation of a rule; an
+   `ApiError` it raises becomes the form's error (`page.errors(error)`: the API's words,
+   a request model's in plain words of the reader's language). Record the change with
+   `page.record(conn, action, ...)` in its transaction. Answer with a redirect to a GET
+   page (`page.see_other`); what that page must show once goes through `page.flash`.
 4. **Template.** `templates/<name>.html` extending `base.html`; render it with
-   `render(request, principal, "<name>.html", title=..., ...)` (below). Every form has
+   `page.render("<name>.html", title=..., ...)` (`render` below). Every form has
    `<input type="hidden" name="csrf_token" value="{{ csrf_token }}">`. No inline script
    or style (the CSP forbids them): behaviour goes into `static/console.js` (progressive
    enhancement: every page works without script), htmx attributes are fine (htmx is

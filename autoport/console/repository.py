@@ -103,7 +103,8 @@ async def get_live_session(
     """The session of a cookie, with its user: only while it runs and its user is
     enabled (a disabled user's sessions end at once)."""
     row = await conn.fetch_one(
-        "SELECT s.id, s.user_id, s.expires_at, u.account_id, u.email, u.role "
+        "SELECT s.id, s.user_id, s.expires_at, u.account_id, u.email, u.role, "
+        "EXISTS (SELECT 1 FROM console_flashes f WHERE f.session_id = s.id) AS has_flash "
         "FROM console_sessions s LEFT JOIN console_users u ON u.id = s.user_id "
         "WHERE s.token_hash = :token_hash AND s.environment = :environment "
         "AND s.ended_at IS NULL AND s.expires_at > :now "
@@ -128,10 +129,40 @@ async def end_sessions_of_user(conn: Connection, user_id: str, now_us: int) -> N
 
 
 async def delete_finished_sessions(conn: Connection, before_us: int) -> int:
+    await conn.execute(
+        "DELETE FROM console_flashes WHERE session_id IN (SELECT id FROM console_sessions "
+        "WHERE expires_at < :before OR ended_at < :before)",
+        {"before": before_us},
+    )
     return await conn.execute(
         "DELETE FROM console_sessions WHERE expires_at < :before OR ended_at < :before",
         {"before": before_us},
     )
+
+
+# -------------------------------------------------------------------------- flashes
+
+
+async def upsert_flash(
+    conn: Connection, *, session_id: str, page: str, sealed: str, now_us: int
+) -> None:
+    """The session's one flash (a newer one replaces an unseen older one)."""
+    await conn.execute(
+        "INSERT INTO console_flashes (session_id, page, sealed, created_at) "
+        "VALUES (:session_id, :page, :sealed, :now) ON CONFLICT (session_id) DO UPDATE SET "
+        "page = excluded.page, sealed = excluded.sealed, created_at = excluded.created_at",
+        {"session_id": session_id, "page": page, "sealed": sealed, "now": now_us},
+    )
+
+
+async def consume_flash(conn: Connection, *, session_id: str, page: str) -> str | None:
+    """The session's flash for `page`, deleted in the same statement (shown once)."""
+    row = await conn.fetch_one(
+        "DELETE FROM console_flashes WHERE session_id = :session_id AND page = :page "
+        "RETURNING sealed",
+        {"session_id": session_id, "page": page},
+    )
+    return None if row is None else str(row["sealed"])
 
 
 # ---------------------------------------------------------------- single-use links

@@ -10,84 +10,69 @@ How to add a page (request side; `pages.py` has the full recipe incl. templates,
 words):
 
     # autoport/console/fleet_routes.py
-    from autoport.console import access, pages
-    from autoport.console.access import console_router
+    from autoport.console.access import AccountPageDep, ChangeDep, console_router
 
     router = console_router()
 
-    @router.get("/a/{account_id}/fleet")
-    async def fleet_page(request: Request, account_id: str) -> Response:
-        principal, account = await access.account_page(request, account_id)  # who + 404
-        ...  # read through the account: `WHERE account_id = :account_id`
-        return pages.render(request, principal, "fleet.html", account_id=account_id,
-                            account=account, title=...)
+    @router.get("/a/{account_id}/fleet/{app_id}")
+    async def fleet_page(page: AccountPageDep, app_id: str) -> Response:
+        application = await page.application(app_id)   # the account's, else the 404 page
+        return page.render("fleet.html", application=application, title="fleet")
 
-    @router.post("/a/{account_id}/fleet")
-    async def fleet_add(request: Request, account_id: str) -> Response:
-        principal, account = await access.account_page(request, account_id)
-        form = await access.checked_form(request, principal)     # CSRF, else 403 page
-        access.require_change(request, principal)                # viewer: 403 page
+    @router.post("/a/{account_id}/fleet/{app_id}/remove")
+    async def fleet_remove(page: ChangeDep, app_id: str) -> Response:
+        # ChangeDep: signed in, the account theirs, the form's CSRF token checked,
+        # a role that may change things; page.form holds the form.
         try:
-            ...  # the feature's service, as the admin API calls it
+            async with page.state.database.transaction() as conn:
+                ...  # the feature's service, as the admin API calls it
+                await page.record(conn, "fleet.remove", target=...)
         except ApiError as error:
-            return pages.render(..., status=error.status, errors=errors_of(error))
-        async with state.database.transaction() as conn: await service.audit(conn, ...)
-        return pages.see_other(pages.url(request, f"/console/a/{account_id}/fleet"))
+            return await _page(page, ..., status=error.status, errors=page.errors(error))
+        return page.see_other(f"fleet/{app_id}")   # POST -> redirect -> GET, always
 
-then append `"autoport.console.fleet_routes"` to `PAGE_MODULES` below and a `NavEntry` to
-`pages.NAV`. Raise `autoport.web.errors.PageError` from anywhere to answer with a page;
-an unhandled `ApiError` becomes the error page with the API's message (ConsoleRoute).
+then import the module's router in `console_router_with_pages` below and add a `NavEntry`
+to `pages.NAV`. What the next page must show once (a new secret, an upload's results)
+goes through `page.flash(path, data)` and `page.flashed()`. Raise
+`autoport.web.errors.PageError` from anywhere to answer with a page; an unhandled
+`ApiError` becomes the error page with the API's message (ConsoleRoute).
 `?lang=de-DE` on any GET switches the language (kept in a cookie).
 """
 
 from __future__ import annotations
 
-import importlib
 from urllib.parse import quote
 
 from fastapi import APIRouter, Request
-from pydantic import ValidationError
 from starlette.responses import Response
 
 from autoport.apps import service as apps_service
-from autoport.console import access, pages, service
+from autoport.console import (
+    access,
+    apps_routes,
+    fleet_routes,
+    pages,
+    sandbox_routes,
+    service,
+    streaming_routes,
+    usage_routes,
+    users_routes,
+    webhooks_routes,
+)
 from autoport.console.access import COOKIE, PREFIX, Principal, console_router
 from autoport.console.service import SignInRefused
 from autoport.kit import paging
 from autoport.kit.errors import ApiError
-from autoport.web import http
+from autoport.web import forms, http
 from autoport.web.errors import PageError
-
-# The console's page modules, each with a `router` (access.console_router()).
-PAGE_MODULES: tuple[str, ...] = (
-    "autoport.console.apps_routes",
-    "autoport.console.webhooks_routes",
-    "autoport.console.users_routes",
-    # Fleet, Sandbox vehicles, Streaming, Usage go below this line.
-    "autoport.console.fleet_routes",
-    "autoport.console.sandbox_routes",
-    "autoport.console.streaming_routes",
-    "autoport.console.usage_routes",
-)
 
 router = console_router()
 
 
-def errors_of(error: ApiError) -> dict[str, str]:
-    """An API error as a form's field errors: its `source` (the top-level field name)
-    -> the API's message. Errors without a field go under `_`."""
-    source = (error.source or "_").split("[")[0].split(".")[0]
-    return {source: error.detail}
-
-
-def validation_errors(error: ValidationError) -> dict[str, str]:
-    """A request model's (the admin API's) validation errors as field errors, worded
-    as the API words them: `field: message`."""
-    found: dict[str, str] = {}
-    for item in error.errors():
-        field = str(item["loc"][0]) if item["loc"] else "_"
-        found.setdefault(field, f"{field}: {item['msg']}")
-    return found
+def _errors(request: Request, error: ApiError) -> dict[str, str]:
+    """A service's refusal as the form's field errors, in the reader's language."""
+    locale = access.request_locale(request)
+    return forms.field_errors(error, lambda message: pages.gettext(locale, message))
 
 
 # ------------------------------------------------------------------------ static
@@ -295,7 +280,7 @@ async def use_link(request: Request, token: str) -> Response:
             csrf_token=form.get("csrf_token", ""),
             invitation=invitation,
             action=pages.url(request, f"{PREFIX}/link/{quote(token)}"),
-            errors=errors_of(error),
+            errors=_errors(request, error),
             title="link",
         )
     return pages.see_other(pages.url(request, f"{PREFIX}/sign-in?done=password"))
@@ -381,7 +366,7 @@ async def create_account(request: Request) -> Response:
             request,
             principal,
             status=error.status,
-            errors=errors_of(error),
+            errors=_errors(request, error),
             name=form.get("name", ""),
         )
     return pages.see_other(pages.url(request, f"{PREFIX}/a/{account.id}/applications"))
@@ -390,7 +375,15 @@ async def create_account(request: Request) -> Response:
 def console_router_with_pages() -> APIRouter:
     """The console's frame and every page module's routes, as one router for app.py."""
     combined = APIRouter(include_in_schema=False)
-    combined.include_router(router)
-    for name in PAGE_MODULES:
-        combined.include_router(importlib.import_module(name).router)
+    for part in (
+        router,
+        apps_routes.router,
+        webhooks_routes.router,
+        users_routes.router,
+        fleet_routes.router,
+        sandbox_routes.router,
+        streaming_routes.router,
+        usage_routes.router,
+    ):
+        combined.include_router(part)
     return combined

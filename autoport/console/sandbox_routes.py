@@ -12,18 +12,17 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 import orjson
-from fastapi import Header, Request
+from fastapi import Depends, Header, Request
 from pydantic import BaseModel, ValidationError
 from starlette.responses import HTMLResponse, Response, StreamingResponse
 
 from autoport.catalog.validation import FAILURE_REASONS
-from autoport.console import access, live, pages, service
-from autoport.console.access import Principal, console_router
-from autoport.console.routes import errors_of
+from autoport.console import access, live, pages
+from autoport.console.access import AccountPage, AccountPageDep, ChangeDep, console_router
 from autoport.ingestion.service import ingest_vehicle_data
 from autoport.kit import jsonlimit
 from autoport.kit.environments import Environment
-from autoport.kit.errors import ApiError, validation_items
+from autoport.kit.errors import ApiError
 from autoport.proof.service import current_vehicle_code
 from autoport.sandbox import charts
 from autoport.sandbox import service as sandbox
@@ -52,33 +51,37 @@ COMMON_PROPERTIES = (
 )
 
 
-async def _sandbox_account(request: Request, account_id: str) -> tuple[Principal, Any]:
-    """The account page, in the sandbox console only (production has no simulator)."""
-    principal, account = await access.account_page(request, account_id)
-    _, environment = access.where(request)
-    if environment is not Environment.sandbox:
+def _sandbox_only(page: AccountPage) -> AccountPage:
+    """The sandbox console only (production has no simulator)."""
+    if page.environment is not Environment.sandbox:
         raise access.not_found()
-    return principal, account
+    return page
 
 
-async def _vehicle(request: Request, principal: Principal, account_id: str, vin: str) -> VehicleRow:
+async def _sandbox_page(page: AccountPageDep) -> AccountPage:
+    return _sandbox_only(page)
+
+
+async def _sandbox_change(page: ChangeDep) -> AccountPage:
+    return _sandbox_only(page)
+
+
+SandboxPageDep = Annotated[AccountPage, Depends(_sandbox_page)]
+SandboxChangeDep = Annotated[AccountPage, Depends(_sandbox_change)]
+
+
+async def _vehicle(page: AccountPage, vin: str) -> VehicleRow:
     """The account's vehicle; another account's (or the operator's) is a 404 page."""
-    state, _ = access.where(request)
     try:
-        return await sandbox.get_account_vehicle(state.database.reader, vin, account_id)
+        return await sandbox.get_account_vehicle(page.state.database.reader, vin, page.account_id)
     except ApiError:
         raise access.not_found() from None
 
 
 def _checked(model: type[BaseModel], values: dict[str, Any]) -> Any:
-    """The form as the admin API's body model validates it; its errors as an ApiError
-    naming the field, with the API's message."""
-    try:
-        return model.model_validate(values)
-    except ValidationError as error:
-        _, items = validation_items(error.errors())
-        first = items[0]
-        raise ApiError(422, first.detail, source=first.source) from None
+    """The form as the admin API's body model validates it (a ValidationError says what
+    is wrong, page.errors words it)."""
+    return model.model_validate(values)
 
 
 def _number(form: dict[str, str], name: str) -> str | None:
@@ -90,51 +93,21 @@ def _checkbox(form: dict[str, str], name: str) -> bool:
     return form.get(name) in ("1", "on", "true")
 
 
-async def _audit(
-    request: Request,
-    principal: Principal,
-    account_id: str,
-    action: str,
-    vin: str,
-    detail: dict[str, Any] | None = None,
-) -> None:
-    state, environment = access.where(request)
-    async with state.database.transaction() as conn:
-        await service.audit(
-            conn,
-            environment=environment,
-            account_id=account_id,
-            actor=principal.actor,
-            actor_label=principal.label,
-            action=action,
-            target=vin,
-            detail=detail,
-            address=access.address_of(request),
-            now_us=state.clock.now_us(),
-        )
-
-
 # ------------------------------------------------------------------------ list
 
 
 def _list_page(
-    request: Request,
-    principal: Principal,
-    account: Any,
+    page: AccountPage,
     vehicles: list[VehicleRow],
     *,
     status: int = 200,
     errors: dict[str, str] | None = None,
     form: dict[str, str] | None = None,
 ) -> Response:
-    return pages.render(
-        request,
-        principal,
+    return page.render(
         "sandbox_list.html",
         status=status,
         title="sandbox",
-        account=account,
-        account_id=account.id,
         vehicles=vehicles,
         errors=errors or {},
         form=form
@@ -151,19 +124,14 @@ def _list_page(
 
 
 @router.get("/a/{account_id}/sandbox")
-async def sandbox_list(request: Request, account_id: str) -> Response:
-    principal, account = await _sandbox_account(request, account_id)
-    state, _ = access.where(request)
-    vehicles = await sandbox.list_account_vehicles(state.database.reader, account_id)
-    return _list_page(request, principal, account, vehicles)
+async def sandbox_list(page: SandboxPageDep) -> Response:
+    vehicles = await sandbox.list_account_vehicles(page.state.database.reader, page.account_id)
+    return _list_page(page, vehicles)
 
 
 @router.post("/a/{account_id}/sandbox")
-async def sandbox_create(request: Request, account_id: str) -> Response:
-    principal, account = await _sandbox_account(request, account_id)
-    form = await access.checked_form(request, principal)
-    access.require_change(request, principal)
-    state, _ = access.where(request)
+async def sandbox_create(page: SandboxChangeDep) -> Response:
+    form, state = page.form, page.state
     try:
         body: VehicleCreate = _checked(
             VehicleCreate,
@@ -186,20 +154,16 @@ async def sandbox_create(request: Request, account_id: str) -> Response:
                 profile=body.profile,
                 scenario=body.scenario,
                 time_scale=body.time_scale,
-                account_id=account_id,
+                account_id=page.account_id,
             ),
             now_us=state.clock.now_us(),
         )
-    except ApiError as error:
-        vehicles = await sandbox.list_account_vehicles(state.database.reader, account_id)
-        return _list_page(
-            request, principal, account, vehicles,
-            status=error.status, errors=errors_of(error), form=form,
-        )  # fmt: skip
-    await _audit(request, principal, account_id, "sandbox.create", vehicle.vin)
-    return pages.see_other(
-        pages.url(request, f"{access.PREFIX}/a/{account_id}/sandbox/{vehicle.vin}")
-    )
+    except (ApiError, ValidationError) as error:
+        vehicles = await sandbox.list_account_vehicles(state.database.reader, page.account_id)
+        status = error.status if isinstance(error, ApiError) else 422
+        return _list_page(page, vehicles, status=status, errors=page.errors(error), form=form)
+    await page.audit(action="sandbox.create", target=vehicle.vin)
+    return page.see_other(f"sandbox/{vehicle.vin}")
 
 
 # ---------------------------------------------------------------------- vehicle
@@ -210,29 +174,22 @@ def _latest(figures: dict[str, list[tuple[float, float]]]) -> dict[str, float | 
 
 
 async def _vehicle_page(
-    request: Request,
-    principal: Principal,
-    account: Any,
+    page: AccountPage,
     vehicle: VehicleRow,
     *,
     status: int = 200,
     errors: dict[str, str] | None = None,
     form: dict[str, str] | None = None,
 ) -> Response:
-    state, _ = access.where(request)
-    now_us = state.clock.now_us()
+    state = page.state
     figures = (await charts.series(state.database, vehicle.vin, limit=1)).points
     code = await current_vehicle_code(
-        state.database.reader, environment=ENVIRONMENT, vin=vehicle.vin, now_us=now_us
+        state.database.reader, environment=ENVIRONMENT, vin=vehicle.vin, now_us=state.clock.now_us()
     )
-    return pages.render(
-        request,
-        principal,
+    return page.render(
         "sandbox_vehicle.html",
         status=status,
         title="sandbox",
-        account=account,
-        account_id=account.id,
         vehicle=vehicle,
         latest=_latest(figures),
         track=await charts.track(state.database, vehicle.vin),
@@ -248,44 +205,34 @@ async def _vehicle_page(
 
 
 @router.get("/a/{account_id}/sandbox/{vin}")
-async def sandbox_vehicle(request: Request, account_id: str, vin: str) -> Response:
-    principal, account = await _sandbox_account(request, account_id)
-    vehicle = await _vehicle(request, principal, account_id, vin)
-    return await _vehicle_page(request, principal, account, vehicle)
+async def sandbox_vehicle(page: SandboxPageDep, vin: str) -> Response:
+    return await _vehicle_page(page, await _vehicle(page, vin))
 
 
 @router.get("/a/{account_id}/sandbox/{vin}/track")
-async def sandbox_track(request: Request, account_id: str, vin: str) -> Response:
+async def sandbox_track(page: SandboxPageDep, vin: str) -> Response:
     """The track figure alone (what each `track` event of `/events` carries)."""
-    principal, account = await _sandbox_account(request, account_id)
-    vehicle = await _vehicle(request, principal, account_id, vin)
-    return pages.security_headers(
-        HTMLResponse(await _track_html(request, principal, account.id, vehicle))
-    )
+    vehicle = await _vehicle(page, vin)
+    return pages.security_headers(HTMLResponse(await _track_html(page, vehicle)))
 
 
-async def _track_html(
-    request: Request, principal: Principal, account_id: str, vehicle: VehicleRow
-) -> str:
-    state, _ = access.where(request)
+async def _track_html(page: AccountPage, vehicle: VehicleRow) -> str:
     return pages.fragment(
-        request,
-        principal,
+        page.request,
+        page.principal,
         "sandbox_track.html",
-        account_id=account_id,
+        account_id=page.account_id,
         vehicle=vehicle,
-        track=await charts.track(state.database, vehicle.vin),
+        track=await charts.track(page.state.database, vehicle.vin),
     )
 
 
 @router.get("/a/{account_id}/sandbox/{vin}/series.json")
-async def sandbox_series(request: Request, account_id: str, vin: str) -> Response:
+async def sandbox_series(page: SandboxPageDep, vin: str) -> Response:
     """The charts' points (unix seconds, value) stored after `after` (the previous
     answer's `after`, a position in the history); the newest kept points without it."""
-    principal, _ = await _sandbox_account(request, account_id)
-    vehicle = await _vehicle(request, principal, account_id, vin)
-    state, _ = access.where(request)
-    raw = request.query_params.get("after", "")
+    vehicle = await _vehicle(page, vin)
+    raw = page.request.query_params.get("after", "")
     after: int | None = None
     if raw:
         if not raw.isdigit() or len(raw) > 20:
@@ -294,7 +241,7 @@ async def sandbox_series(request: Request, account_id: str, vin: str) -> Respons
                 Response(orjson.dumps(refusal), status_code=400, media_type="application/json")
             )
         after = int(raw)
-    figures = await charts.series(state.database, vehicle.vin, after_id=after)
+    figures = await charts.series(page.state.database, vehicle.vin, after_id=after)
     body = orjson.dumps({"vin": vehicle.vin, "series": figures.points, "after": figures.last_id})
     return pages.security_headers(Response(body, media_type="application/json"))
 
@@ -310,12 +257,9 @@ async def sandbox_events(
     the points stored since the last event, the newest kept points first) and
     `event: track` (the track's figure), `id:` the position in the history, for any
     role that sees the account, while the session lasts (live.py)."""
-    principal, account = await access.account_events(request, account_id)
-    _, environment = access.where(request)
-    if environment is not Environment.sandbox:
-        raise access.not_found()
-    vehicle = await _vehicle(request, principal, account_id, vin)
-    state, _ = access.where(request)
+    page = _sandbox_only(await access.account_events(request, account_id))
+    vehicle = await _vehicle(page, vin)
+    state = page.state
     hub = state.part(StreamHub)
     after = live.last_event_id(last_event_id)
     first = True
@@ -328,7 +272,7 @@ async def sandbox_events(
         first = False
         after = figures.last_id
         body = {"vin": vehicle.vin, "series": figures.points, "after": figures.last_id}
-        track = await _track_html(request, principal, account.id, vehicle)
+        track = await _track_html(page, vehicle)
         return live.event("series", orjson.dumps(body).decode(), after) + live.event("track", track)
 
     body = live.follow(
@@ -344,35 +288,30 @@ async def sandbox_events(
     )
 
 
-async def _change(request: Request, account_id: str, vin: str, action: str, apply: Any) -> Response:
-    """One change of a vehicle: CSRF, role, the account's vehicle, the service call
-    (`apply(state, vehicle, form)`), audit, back to the page; an error re-renders the
-    page with the field's message."""
-    principal, account = await _sandbox_account(request, account_id)
-    form = await access.checked_form(request, principal)
-    access.require_change(request, principal)
-    vehicle = await _vehicle(request, principal, account_id, vin)
-    state, _ = access.where(request)
+async def _change(page: AccountPage, vin: str, action: str, apply: Any) -> Response:
+    """One change of a vehicle (the form checked and the role by the dependency): the
+    account's vehicle, the service call (`apply(state, vehicle, form)`), audit, back to
+    the page; an error shows the page again with the field's message."""
+    vehicle = await _vehicle(page, vin)
     try:
-        detail = await apply(state, vehicle, form)
-    except ApiError as error:
-        fresh = await _vehicle(request, principal, account_id, vin)
+        detail = await apply(page.state, vehicle, page.form)
+    except (ApiError, ValidationError) as error:
+        status = error.status if isinstance(error, ApiError) else 422
+        fresh = await _vehicle(page, vin)
         # Under the form's field the error names, else above the form.
         errors = {
-            f"{action}.{key if key in form else '_'}": message
-            for key, message in errors_of(error).items()
+            f"{action}.{key if key in page.form else '_'}": message
+            for key, message in page.errors(error).items()
         }
-        return await _vehicle_page(
-            request, principal, account, fresh, status=error.status, errors=errors, form=form
-        )
-    await _audit(request, principal, account_id, f"sandbox.{action}", vin, detail)
+        return await _vehicle_page(page, fresh, status=status, errors=errors, form=page.form)
+    await page.audit(action=f"sandbox.{action}", target=vin, detail=detail)
     if action == "delete":
-        return pages.see_other(pages.url(request, f"{access.PREFIX}/a/{account_id}/sandbox"))
-    return pages.see_other(pages.url(request, f"{access.PREFIX}/a/{account_id}/sandbox/{vin}"))
+        return page.see_other("sandbox")
+    return page.see_other(f"sandbox/{vin}")
 
 
 @router.post("/a/{account_id}/sandbox/{vin}/scenario")
-async def sandbox_scenario(request: Request, account_id: str, vin: str) -> Response:
+async def sandbox_scenario(page: SandboxChangeDep, vin: str) -> Response:
     async def apply(state: Any, vehicle: VehicleRow, form: dict[str, str]) -> dict[str, Any]:
         body: ScenarioChange = _checked(
             ScenarioChange,
@@ -390,11 +329,11 @@ async def sandbox_scenario(request: Request, account_id: str, vin: str) -> Respo
         )  # fmt: skip
         return body.model_dump(mode="json", exclude_none=True)
 
-    return await _change(request, account_id, vin, "scenario", apply)
+    return await _change(page, vin, "scenario", apply)
 
 
 @router.post("/a/{account_id}/sandbox/{vin}/step")
-async def sandbox_step(request: Request, account_id: str, vin: str) -> Response:
+async def sandbox_step(page: SandboxChangeDep, vin: str) -> Response:
     async def apply(state: Any, vehicle: VehicleRow, form: dict[str, str]) -> dict[str, Any]:
         body: StepRequest = _checked(StepRequest, {"seconds": _number(form, "seconds")})
         await sandbox.step_vehicle(
@@ -403,11 +342,11 @@ async def sandbox_step(request: Request, account_id: str, vin: str) -> Response:
         )  # fmt: skip
         return {"seconds": body.seconds}
 
-    return await _change(request, account_id, vin, "step", apply)
+    return await _change(page, vin, "step", apply)
 
 
 @router.post("/a/{account_id}/sandbox/{vin}/properties")
-async def sandbox_set_property(request: Request, account_id: str, vin: str) -> Response:
+async def sandbox_set_property(page: SandboxChangeDep, vin: str) -> Response:
     async def apply(state: Any, vehicle: VehicleRow, form: dict[str, str]) -> dict[str, Any]:
         key = form.get("key", "").strip()
         text = form.get("value", "").strip()
@@ -425,11 +364,11 @@ async def sandbox_set_property(request: Request, account_id: str, vin: str) -> R
         )  # fmt: skip
         return {"key": key}
 
-    return await _change(request, account_id, vin, "property", apply)
+    return await _change(page, vin, "property", apply)
 
 
 @router.post("/a/{account_id}/sandbox/{vin}/properties/clear")
-async def sandbox_clear_property(request: Request, account_id: str, vin: str) -> Response:
+async def sandbox_clear_property(page: SandboxChangeDep, vin: str) -> Response:
     async def apply(state: Any, vehicle: VehicleRow, form: dict[str, str]) -> dict[str, Any]:
         key = form.get("key", "").strip()
         await sandbox.clear_property(
@@ -438,11 +377,11 @@ async def sandbox_clear_property(request: Request, account_id: str, vin: str) ->
         )  # fmt: skip
         return {"key": key}
 
-    return await _change(request, account_id, vin, "clear", apply)
+    return await _change(page, vin, "clear", apply)
 
 
 @router.post("/a/{account_id}/sandbox/{vin}/failures")
-async def sandbox_failure(request: Request, account_id: str, vin: str) -> Response:
+async def sandbox_failure(page: SandboxChangeDep, vin: str) -> Response:
     async def apply(state: Any, vehicle: VehicleRow, form: dict[str, str]) -> dict[str, Any]:
         key = form.get("key", "").strip()
         body: FailureSet = _checked(
@@ -455,11 +394,11 @@ async def sandbox_failure(request: Request, account_id: str, vin: str) -> Respon
         )  # fmt: skip
         return {"key": key, "reason": body.reason}
 
-    return await _change(request, account_id, vin, "failure", apply)
+    return await _change(page, vin, "failure", apply)
 
 
 @router.post("/a/{account_id}/sandbox/{vin}/failures/clear")
-async def sandbox_clear_failure(request: Request, account_id: str, vin: str) -> Response:
+async def sandbox_clear_failure(page: SandboxChangeDep, vin: str) -> Response:
     async def apply(state: Any, vehicle: VehicleRow, form: dict[str, str]) -> dict[str, Any]:
         key = form.get("key", "").strip()
         await sandbox.clear_failure(
@@ -468,11 +407,11 @@ async def sandbox_clear_failure(request: Request, account_id: str, vin: str) -> 
         )  # fmt: skip
         return {"key": key}
 
-    return await _change(request, account_id, vin, "clear_failure", apply)
+    return await _change(page, vin, "clear_failure", apply)
 
 
 @router.post("/a/{account_id}/sandbox/{vin}/behaviour")
-async def sandbox_behaviour(request: Request, account_id: str, vin: str) -> Response:
+async def sandbox_behaviour(page: SandboxChangeDep, vin: str) -> Response:
     async def apply(state: Any, vehicle: VehicleRow, form: dict[str, str]) -> dict[str, Any]:
         body: BehaviourChange = _checked(
             BehaviourChange,
@@ -492,13 +431,13 @@ async def sandbox_behaviour(request: Request, account_id: str, vin: str) -> Resp
         )  # fmt: skip
         return body.model_dump(mode="json")
 
-    return await _change(request, account_id, vin, "behaviour", apply)
+    return await _change(page, vin, "behaviour", apply)
 
 
 @router.post("/a/{account_id}/sandbox/{vin}/delete")
-async def sandbox_delete(request: Request, account_id: str, vin: str) -> Response:
+async def sandbox_delete(page: SandboxChangeDep, vin: str) -> Response:
     async def apply(state: Any, vehicle: VehicleRow, form: dict[str, str]) -> None:
         async with state.database.transaction() as conn:
             await sandbox.delete_vehicle(conn, vehicle.vin)
 
-    return await _change(request, account_id, vin, "delete", apply)
+    return await _change(page, vin, "delete", apply)

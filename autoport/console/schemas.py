@@ -49,6 +49,8 @@ class SessionRow:
     account_id: str | None
     email: str | None
     role: str | None
+    # A flash waits for one of its pages (console_flashes).
+    has_flash: bool = False
 
     @classmethod
     def from_row(cls, row: Row) -> SessionRow:
@@ -59,6 +61,7 @@ class SessionRow:
             row["account_id"],
             row["email"],
             row["role"],
+            bool(row["has_flash"]),
         )
 
 

@@ -37,7 +37,7 @@ from autoport.console import repository
 from autoport.console.pages import OPERATOR, OWNER, USER_ROLES
 from autoport.console.schemas import INVITE, AuditEntry, Invitation, NewLink, SessionRow, User
 from autoport.kit import throttles
-from autoport.kit.crypto import new_token, same, sha256_hex, token_hash
+from autoport.kit.crypto import derive_key, new_token, same, seal, sha256_hex, token_hash, unseal
 from autoport.kit.db import Connection, Database, Row
 from autoport.kit.environments import Environment, public_base_url
 from autoport.kit.errors import ApiError
@@ -664,6 +664,32 @@ async def get_live_session(
     """The running session of a cookie's token, with its user (None: signed out,
     expired, or the user disabled)."""
     return await repository.get_live_session(conn, environment, session_hash(key, token), now_us)
+
+
+def _flash_key(key: bytes) -> bytes:
+    return derive_key(key, b"autoport console flash")
+
+
+async def set_flash(
+    conn: Connection, *, key: bytes, session_id: str, page: str, data: dict[str, Any], now_us: int
+) -> None:
+    """What `page` must show once to this session, sealed (it may hold a new secret)."""
+    sealed = seal(_flash_key(key), orjson.dumps(data), context=f"{session_id}:{page}".encode())
+    await repository.upsert_flash(
+        conn, session_id=session_id, page=page, sealed=sealed, now_us=now_us
+    )
+
+
+async def take_flash(
+    conn: Connection, *, key: bytes, session_id: str, page: str
+) -> dict[str, Any] | None:
+    """The session's flash for `page`, once (None: none, or it no longer opens)."""
+    sealed = await repository.consume_flash(conn, session_id=session_id, page=page)
+    if sealed is None:
+        return None
+    plain = unseal(_flash_key(key), sealed, context=f"{session_id}:{page}".encode())
+    data = None if plain is None else orjson.loads(plain)
+    return data if isinstance(data, dict) else None
 
 
 async def end_session(conn: Connection, session_id: str, now_us: int) -> None:

@@ -13,10 +13,11 @@ from starlette.responses import HTMLResponse, Response, StreamingResponse
 
 from autoport.apps.schemas import Application
 from autoport.console import access, live, pages, service
-from autoport.console.access import Principal, console_router
-from autoport.console.app_pages import account_application, applications_for_picker
+from autoport.console.access import AccountPage, AccountPageDep, ChangeDep, console_router
+from autoport.console.app_pages import applications_for_picker
 from autoport.kit.environments import public_base_url
 from autoport.streaming.service import StreamHub, issue_mqtt_credentials, mqtt_connection
+from autoport.web.errors import PageError
 
 router = console_router()
 
@@ -24,87 +25,66 @@ router = console_router()
 LIVE_MESSAGES = 20
 
 
-async def _messages(request: Request, application: Application) -> list[dict[str, object]]:
-    state, environment = access.where(request)
+async def _messages(page: AccountPage, application: Application) -> list[dict[str, object]]:
     return await service.newest_stream_messages(
-        state.database.reader,
-        environment=environment,
+        page.state.database.reader,
+        environment=page.environment,
         application_id=application.id,
         limit=LIVE_MESSAGES,
     )
 
 
-async def _page(
-    request: Request,
-    principal: Principal,
-    account: object,
-    application: Application,
-    *,
-    issued: dict[str, object] | None = None,
-) -> Response:
-    state, environment = access.where(request)
-    connection = mqtt_connection(state.settings, environment, application.id)
-    return pages.render(
-        request,
-        principal,
-        "streaming.html",
-        title="streaming",
-        account=account,
-        account_id=principal.account_id or getattr(account, "id", ""),
-        application=application,
-        connection=connection,
-        mqtt_enabled=bool(state.settings.mqtt_url),
-        issued_at=await service.mqtt_issued_at(state.database.reader, application.id),
-        issued=issued,
-        sse_url=public_base_url(state.settings, environment) + "/v1/stream",
-        messages=await _messages(request, application),
-    )
+def _mqtt_on(page: AccountPage) -> bool:
+    return bool(page.state.settings.mqtt_url)
 
 
 @router.get("/a/{account_id}/streaming")
-async def streaming_index(request: Request, account_id: str) -> Response:
-    principal, account = await access.account_page(request, account_id)
-    search = request.query_params.get("q")
-    return pages.render(
-        request,
-        principal,
+async def streaming_index(page: AccountPageDep) -> Response:
+    search = page.request.query_params.get("q")
+    return page.render(
         "app_picker.html",
         title="streaming",
-        account=account,
-        account_id=account_id,
-        applications=await applications_for_picker(request, account_id, search),
+        applications=await applications_for_picker(page, search),
         search=search or "",
         page="streaming",
     )
 
 
 @router.get("/a/{account_id}/streaming/{app_id}")
-async def streaming_page(request: Request, account_id: str, app_id: str) -> Response:
-    principal, account = await access.account_page(request, account_id)
-    application = await account_application(request, principal, account_id, app_id)
-    return await _page(request, principal, account, application)
-
-
-@router.get("/a/{account_id}/streaming/{app_id}/messages")
-async def streaming_messages(request: Request, account_id: str, app_id: str) -> Response:
-    """The live view's fragment as it stands (what each event of `/events` carries)."""
-    principal, _ = await access.account_page(request, account_id)
-    application = await account_application(request, principal, account_id, app_id)
-    return pages.security_headers(
-        HTMLResponse(await _messages_html(request, principal, account_id, application))
+async def streaming_page(page: AccountPageDep) -> Response:
+    """The MQTT connection (only where this deployment publishes MQTT), a new password
+    once after it was issued, the SSE endpoint, and the live view."""
+    application = page.application
+    state = page.state
+    connection = mqtt_connection(state.settings, page.environment, application.id)
+    return page.render(
+        "streaming.html",
+        title="streaming",
+        application=application,
+        connection=connection,
+        mqtt_enabled=_mqtt_on(page),
+        issued_at=await service.mqtt_issued_at(state.database.reader, application.id),
+        issued=(await page.flashed()).get("issued"),
+        sse_url=public_base_url(state.settings, page.environment) + "/v1/stream",
+        messages=await _messages(page, application),
     )
 
 
-async def _messages_html(
-    request: Request, principal: Principal, account_id: str, application: Application
-) -> str:
+@router.get("/a/{account_id}/streaming/{app_id}/messages")
+async def streaming_messages(page: AccountPageDep) -> Response:
+    """The live view's fragment as it stands (what each event of `/events` carries)."""
+    application = page.application
+    return pages.security_headers(HTMLResponse(await _messages_html(page, application)))
+
+
+async def _messages_html(page: AccountPage, application: Application) -> str:
     return pages.fragment(
-        request,
-        principal,
+        page.request,
+        page.principal,
         "streaming_messages.html",
-        account_id=account_id,
+        account_id=page.account_id,
         application=application,
-        messages=await _messages(request, application),
+        messages=await _messages(page, application),
     )
 
 
@@ -118,9 +98,9 @@ async def streaming_events(
     """The live view as Server-Sent Events: `event: messages` with the fragment of the
     newest messages each time new ones arrive (`id:` the newest's sequence number), for
     any role that sees the account, while the session lasts (live.py)."""
-    principal, _ = await access.account_events(request, account_id)
-    application = await account_application(request, principal, account_id, app_id)
-    state, environment = access.where(request)
+    page = await access.account_events(request, account_id)
+    application = page.application
+    state, environment = page.state, page.environment
     hub = state.part(StreamHub)
     key = (environment, application.id)
     head = await service.stream_head(
@@ -137,8 +117,7 @@ async def streaming_events(
         if newest == seen:
             return b""
         seen = newest
-        html = await _messages_html(request, principal, account_id, application)
-        return live.event("messages", html, newest)
+        return live.event("messages", await _messages_html(page, application), newest)
 
     body = live.follow(
         state,
@@ -152,32 +131,19 @@ async def streaming_events(
 
 
 @router.post("/a/{account_id}/streaming/{app_id}/credentials")
-async def streaming_credentials(request: Request, account_id: str, app_id: str) -> Response:
+async def streaming_credentials(page: ChangeDep) -> Response:
     """A new MQTT password (the old one stops working once the broker reloads its
-    password file), shown on this answer only."""
-    principal, account = await access.account_page(request, account_id)
-    application = await account_application(request, principal, account_id, app_id)
-    await access.checked_form(request, principal)
-    access.require_change(request, principal)
-    state, environment = access.where(request)
-    now_us = state.clock.now_us()
+    password file), shown on the next page once. None where MQTT is off: there is no
+    broker to connect to."""
+    application = page.application
+    if not _mqtt_on(page):
+        raise PageError("mqtt_off", 409)
     issued = await issue_mqtt_credentials(
-        state.database,
-        state.settings,
-        environment=environment,
+        page.state.database,
+        page.state.settings,
+        environment=page.environment,
         application_id=application.id,
-        now_us=now_us,
+        now_us=page.state.clock.now_us(),
     )
-    async with state.database.transaction() as conn:
-        await service.audit(
-            conn,
-            environment=environment,
-            account_id=account_id,
-            actor=principal.actor,
-            actor_label=principal.label,
-            action="streaming.credentials",
-            target=application.id,
-            address=access.address_of(request),
-            now_us=now_us,
-        )
-    return await _page(request, principal, account, application, issued=issued)
+    await page.audit(action="streaming.credentials", target=application.id)
+    return await page.flash(f"streaming/{application.id}", {"issued": dict(issued)})

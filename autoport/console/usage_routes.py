@@ -6,12 +6,10 @@ from __future__ import annotations
 
 from urllib.parse import urlencode
 
-from fastapi import Request
 from starlette.responses import Response
 
-from autoport.console import access, pages, service
-from autoport.console.access import console_router
-from autoport.console.routes import errors_of
+from autoport.console import pages, service
+from autoport.console.access import AccountPageDep, console_router
 from autoport.kit import paging
 from autoport.kit.errors import ApiError
 from autoport.usage import service as usage
@@ -20,21 +18,22 @@ router = console_router()
 
 # Charts draw this many applications (the busiest); the table shows all of the page.
 CHARTED = 8
+DAYS_WORDS = pages._("days: enter a whole number of days")
 
 
 @router.get("/a/{account_id}/usage")
-async def usage_page(request: Request, account_id: str) -> Response:
-    principal, account = await access.account_page(request, account_id)
-    state, environment = access.where(request)
+async def usage_page(page: AccountPageDep) -> Response:
+    request, state, environment = page.request, page.state, page.environment
+    account_id = page.account_id
     errors: dict[str, str] = {}
     raw_days = request.query_params.get("days", "")
     try:
         days = usage.checked_days(int(raw_days) if raw_days.strip() else None)
     except ValueError:
-        errors = {"days": "days: must be a whole number"}
+        errors = {"days": pages.gettext(page.principal.locale, DAYS_WORDS)}
         days = usage.DEFAULT_DAYS
     except ApiError as error:
-        errors = errors_of(error)
+        errors = page.errors(error)
         days = usage.DEFAULT_DAYS
     # The account's applications a page at a time (newest first, as on Applications).
     scope = ("console.usage", str(environment), account_id)
@@ -52,9 +51,7 @@ async def usage_page(request: Request, account_id: str) -> Response:
         applications = applications[:size]
         last = applications[-1]
         token = paging.encode_cursor(state.token_key, scope, [last.created_at, last.id])
-        next_url = (
-            pages.url(request, request.url.path) + "?" + urlencode({"days": days, "cursor": token})
-        )
+        next_url = page.url("usage") + "?" + urlencode({"days": days, "cursor": token})
     report = await usage.usage_report(
         state.database.reader,
         environment=str(environment),
@@ -79,15 +76,11 @@ async def usage_page(request: Request, account_id: str) -> Response:
         }
         for i, day in enumerate(report.days)
     ]
-    return pages.render(
-        request,
-        principal,
+    return page.render(
         "usage.html",
         daily=list(reversed(daily)),
         status=422 if errors else 200,
         title="usage",
-        account=account,
-        account_id=account_id,
         report=report,
         days=days,
         errors=errors,

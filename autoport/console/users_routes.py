@@ -3,12 +3,21 @@ links) and the audit log (read-only: there is no route that changes an entry).""
 
 from __future__ import annotations
 
+from typing import Any
+
 from fastapi import Request
 from starlette.responses import Response
 
 from autoport.apps.schemas import Account
 from autoport.console import access, pages, service
-from autoport.console.access import PREFIX, Principal, console_router
+from autoport.console.access import (
+    PREFIX,
+    AccountPage,
+    AccountPageDep,
+    OwnerChangeDep,
+    Principal,
+    console_router,
+)
 from autoport.console.pages import USER_ROLES
 from autoport.console.schemas import INVITE, RESET, NewLink
 from autoport.kit import paging
@@ -17,144 +26,121 @@ from autoport.kit.errors import ApiError
 router = console_router()
 
 
-def _errors(error: ApiError) -> dict[str, str]:
-    from autoport.console.routes import errors_of
-
-    return errors_of(error)
+def _shown(link: NewLink) -> dict[str, Any]:
+    """A new link as the Users page shows it once (a flash)."""
+    return {
+        "new_link": {
+            "invitation": {"kind": link.invitation.kind, "email": link.invitation.email},
+            "url": link.url,
+            "emailed": link.emailed,
+        }
+    }
 
 
 async def _users_page(
-    request: Request,
-    principal: Principal,
-    account: Account,
+    page: AccountPage,
     *,
     status: int = 200,
     errors: dict[str, str] | None = None,
-    new_link: NewLink | None = None,
     form: dict[str, str] | None = None,
 ) -> Response:
-    state, environment = access.where(request)
-    conn = state.database.reader
+    state = page.state
+    reader = state.database.reader
     users = [
         u
-        for u in await service.list_users_of_account(conn, environment, account.id)
+        for u in await service.list_users_of_account(reader, page.environment, page.account_id)
         if u.disabled_at is None
     ]
     invitations = []
-    if principal.may_manage_users:
+    if page.principal.may_manage_users:
         invitations = await service.list_pending_invitations(
-            conn, environment, account.id, state.clock.now_us()
+            reader, page.environment, page.account_id, state.clock.now_us()
         )
-    return pages.render(
-        request,
-        principal,
+    flashed = await page.flashed()
+    return page.render(
         "users.html",
         status=status,
-        account=account,
-        account_id=account.id,
         users=users,
         invitations=invitations,
         roles=USER_ROLES,
         errors=errors or {},
-        new_link=new_link,
+        new_link=flashed.get("new_link"),
         form=form or {},
         smtp=bool(state.settings.smtp_url),
     )
 
 
 @router.get("/a/{account_id}/users")
-async def users_page(request: Request, account_id: str) -> Response:
-    principal, account = await access.account_page(request, account_id)
-    return await _users_page(request, principal, account)
+async def users_page(page: AccountPageDep) -> Response:
+    return await _users_page(page)
 
 
 @router.post("/a/{account_id}/users/invite")
-async def invite(request: Request, account_id: str) -> Response:
-    """A single-use invitation link, shown on the page this once (and e-mailed when
+async def invite(page: OwnerChangeDep) -> Response:
+    """A single-use invitation link, shown on the Users page this once (and e-mailed when
     `smtp_url` is set)."""
-    principal, account = await access.account_page(request, account_id)
-    form = await access.checked_form(request, principal)
-    access.require_owner(request, principal)
-    state, environment = access.where(request)
+    state = page.state
     try:
         link = await service.make_link(
             state.database,
             settings=state.settings,
             key=state.token_key,
-            environment=environment,
-            account_id=account.id,
+            environment=page.environment,
+            account_id=page.account_id,
             kind=INVITE,
-            email=form.get("email", ""),
-            role=form.get("role", ""),
-            actor=principal.actor,
-            actor_label=principal.label,
-            address=access.address_of(request),
+            email=page.form.get("email", ""),
+            role=page.form.get("role", ""),
+            actor=page.principal.actor,
+            actor_label=page.principal.label,
+            address=access.address_of(page.request),
             now_us=state.clock.now_us(),
         )
     except ApiError as error:
         return await _users_page(
-            request, principal, account, status=error.status, errors=_errors(error), form=form
+            page, status=error.status, errors=page.errors(error), form=page.form
         )
-    return await _users_page(request, principal, account, new_link=link)
+    return await page.flash("users", _shown(link))
 
 
-async def _user_change(
-    request: Request, account_id: str, user_id: str, *, remove: bool
-) -> Response:
-    principal, account = await access.account_page(request, account_id)
-    form = await access.checked_form(request, principal)
-    access.require_owner(request, principal)
-    state, environment = access.where(request)
-    now = state.clock.now_us()
+async def _user_change(page: AccountPage, user_id: str, *, remove: bool) -> Response:
     try:
-        async with state.database.transaction() as conn:
+        async with page.state.database.transaction() as conn:
             user = await service.change_user(
                 conn,
-                environment=environment,
-                account_id=account.id,
+                environment=page.environment,
+                account_id=page.account_id,
                 user_id=user_id,
-                role=None if remove else form.get("role", ""),
+                role=None if remove else page.form.get("role", ""),
                 disable=remove,
-                now_us=now,
+                now_us=page.state.clock.now_us(),
             )
-            await service.audit(
+            await page.audit(
                 conn,
-                environment=environment,
-                account_id=account.id,
-                actor=principal.actor,
-                actor_label=principal.label,
                 action="user_removed" if remove else "role_changed",
                 target=user.id,
                 detail={"email": user.email, "role": user.role},
-                address=access.address_of(request),
-                now_us=now,
             )
     except ApiError as error:
-        return await _users_page(
-            request, principal, account, status=error.status, errors=_errors(error)
-        )
-    return pages.see_other(pages.url(request, f"{PREFIX}/a/{account.id}/users"))
+        return await _users_page(page, status=error.status, errors=page.errors(error))
+    return page.see_other("users")
 
 
 @router.post("/a/{account_id}/users/{user_id}/role")
-async def change_role(request: Request, account_id: str, user_id: str) -> Response:
-    return await _user_change(request, account_id, user_id, remove=False)
+async def change_role(page: OwnerChangeDep, user_id: str) -> Response:
+    return await _user_change(page, user_id, remove=False)
 
 
 @router.post("/a/{account_id}/users/{user_id}/remove")
-async def remove_user(request: Request, account_id: str, user_id: str) -> Response:
-    return await _user_change(request, account_id, user_id, remove=True)
+async def remove_user(page: OwnerChangeDep, user_id: str) -> Response:
+    return await _user_change(page, user_id, remove=True)
 
 
 @router.post("/a/{account_id}/users/{user_id}/reset")
-async def reset_link(request: Request, account_id: str, user_id: str) -> Response:
+async def reset_link(page: OwnerChangeDep, user_id: str) -> Response:
     """A single-use password reset link for one user of the account (shown once)."""
-    principal, account = await access.account_page(request, account_id)
-    await access.checked_form(request, principal)
-    access.require_owner(request, principal)
-    state, environment = access.where(request)
+    state = page.state
     user = await service.get_user_in_account(
-        state.database.reader, environment, account.id, user_id
+        state.database.reader, page.environment, page.account_id, user_id
     )
     if user is None or user.disabled_at is not None:
         raise access.not_found()
@@ -162,42 +148,30 @@ async def reset_link(request: Request, account_id: str, user_id: str) -> Respons
         state.database,
         settings=state.settings,
         key=state.token_key,
-        environment=environment,
-        account_id=account.id,
+        environment=page.environment,
+        account_id=page.account_id,
         kind=RESET,
         email=user.email,
         role=user.role,
-        actor=principal.actor,
-        actor_label=principal.label,
-        address=access.address_of(request),
+        actor=page.principal.actor,
+        actor_label=page.principal.label,
+        address=access.address_of(page.request),
         now_us=state.clock.now_us(),
         user_id=user.id,
     )
-    return await _users_page(request, principal, account, new_link=link)
+    return await page.flash("users", _shown(link))
 
 
 @router.post("/a/{account_id}/invitations/{invitation_id}/withdraw")
-async def withdraw(request: Request, account_id: str, invitation_id: str) -> Response:
-    principal, account = await access.account_page(request, account_id)
-    await access.checked_form(request, principal)
-    access.require_owner(request, principal)
-    state, environment = access.where(request)
-    now = state.clock.now_us()
-    async with state.database.transaction() as conn:
-        if not await service.withdraw_invitation(conn, environment, account.id, invitation_id, now):
-            raise access.not_found()
-        await service.audit(
-            conn,
-            environment=environment,
-            account_id=account.id,
-            actor=principal.actor,
-            actor_label=principal.label,
-            action="invitation_withdrawn",
-            target=invitation_id,
-            address=access.address_of(request),
-            now_us=now,
+async def withdraw(page: OwnerChangeDep, invitation_id: str) -> Response:
+    async with page.state.database.transaction() as conn:
+        withdrawn = await service.withdraw_invitation(
+            conn, page.environment, page.account_id, invitation_id, page.state.clock.now_us()
         )
-    return pages.see_other(pages.url(request, f"{PREFIX}/a/{account.id}/users"))
+        if not withdrawn:
+            raise access.not_found()
+        await page.audit(conn, action="invitation_withdrawn", target=invitation_id)
+    return page.see_other("users")
 
 
 # ----------------------------------------------------------------------- audit log
@@ -236,11 +210,10 @@ async def _audit(
 
 
 @router.get("/a/{account_id}/audit")
-async def account_audit(request: Request, account_id: str) -> Response:
+async def account_audit(page: AccountPageDep) -> Response:
     """The account's audit log: its owners and the operator."""
-    principal, account = await access.account_page(request, account_id)
-    access.require_owner(request, principal)
-    return await _audit(request, principal, account, f"{PREFIX}/a/{account.id}/audit")
+    access.require_owner(page.request, page.principal)
+    return await _audit(page.request, page.principal, page.account, page.path("audit"))
 
 
 @router.get("/audit")

@@ -18,8 +18,9 @@ from fastapi import APIRouter
 from fastapi.routing import APIRoute
 from starlette.requests import Request
 from starlette.responses import Response
+from starlette.types import Receive, Scope, Send
 
-from autoport.kit.errors import ApiError
+from autoport.kit.errors import ApiError, allowed_methods
 
 
 class PageError(Exception):
@@ -79,6 +80,18 @@ class PageRoute(APIRoute):
             return self.finish(request, response)
 
         return answered
+
+    async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """A method the page does not take (a GET of a form's POST-only address, an
+        address typed or bookmarked) is the surface's `method` page, 405 with `Allow`,
+        never the API's JSON."""
+        if self.methods and scope["method"] not in self.methods:
+            request = Request(scope, receive)
+            allowed = ", ".join(allowed_methods(request))
+            response = await self._problem(request, PageError("method", 405, {"Allow": allowed}))
+            await response(scope, receive, send)
+            return
+        await super().handle(scope, receive, send)
 
     async def _problem(self, request: Request, problem: PageError) -> Response:
         answer = self.error_page(request, problem)

@@ -64,14 +64,10 @@ def see_other(url: str, *, scripts: bool = False) -> Response:
 def download(body: bytes | AsyncIterable[bytes], *, filename: str, media_type: str) -> Response:
     """A file the browser saves (a vehicle's data, a key pair): never cached, never
     shown in the page's origin as something else."""
-    headers = {
-        "Content-Disposition": f'attachment; filename="{filename}"',
-        "Cache-Control": "no-store",
-        "X-Content-Type-Options": "nosniff",
-    }
+    headers = {"Content-Disposition": f'attachment; filename="{filename}"'}
     if isinstance(body, bytes):
-        return Response(body, media_type=media_type, headers=headers)
-    return StreamingResponse(body, media_type=media_type, headers=headers)
+        return security_headers(Response(body, media_type=media_type, headers=headers))
+    return security_headers(StreamingResponse(body, media_type=media_type, headers=headers))
 
 
 def static(content: bytes, name: str) -> Response:

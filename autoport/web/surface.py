@@ -68,9 +68,10 @@ class Surface:
     ) -> None:
         """`name` heads the catalogue; `package` holds templates/, locales/, static/;
         `stylesheets` are its own, served after base.css; `scripts`: its pages load its
-        own scripts (the policy allows them); `python_messages`: `_()` in its modules are
-        messages too; `globals_for(locale)`: names every template of the locale sees;
-        `templates`: more folders searched after its own (a feature's shared pieces)."""
+        own scripts (the policy allows them); `python_messages`: `_()` in its modules (and
+        the web layer's form errors) are messages too; `globals_for(locale)`: names every
+        template of the locale sees; `templates`: more folders searched after its own (a
+        feature's shared pieces)."""
         self.name = name
         self.package = package
         self.stylesheets = tuple(stylesheets)
@@ -132,12 +133,14 @@ class Surface:
             for _path, _line, message, comments, context in found:
                 catalog.add(message, None, auto_comments=comments, context=context)
         if self.python_messages:
-            for _path, _line, message, comments, context in extract_from_dir(
-                str(self.package),
-                method_map=[("*.py", "python")],
-                keywords={"_": None, "gettext": (2,)},
-            ):
-                catalog.add(message, None, auto_comments=comments, context=context)
+            # Its modules', and the web layer's (the form errors' words, web/forms.py).
+            for folder in (self.package, WEB):
+                for _path, _line, message, comments, context in extract_from_dir(
+                    str(folder),
+                    method_map=[("*.py", "python")],
+                    keywords={"_": None, "gettext": (2,)},
+                ):
+                    catalog.add(message, None, auto_comments=comments, context=context)
         return catalog
 
     def untranslated(self, locale: str = "de-DE") -> list[str]:

@@ -33,12 +33,7 @@ DeliveryId = Annotated[str, Path(min_length=1, max_length=64)]
 
 
 def _config(request: Request) -> WebhookConfig:
-    # Derived once per app: HKDF and settings parsing stay off the request path.
-    cached: WebhookConfig | None = getattr(request.app.state, "webhook_config", None)
-    if cached is None:
-        cached = WebhookConfig.from_settings(request.app.state.autoport.settings)
-        request.app.state.webhook_config = cached
-    return cached
+    return service.config_of(request.app)
 
 
 ConfigDep = Annotated[WebhookConfig, Depends(_config)]

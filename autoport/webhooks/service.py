@@ -75,6 +75,17 @@ async def _require_application(
         )
 
 
+def config_of(app: Any) -> WebhookConfig:
+    """The app's webhook settings (`app`: the ASGI app, `request.app`), derived once per
+    app: HKDF and settings parsing stay off the request path. The admin API and the
+    console's Webhooks page both read it."""
+    cached: WebhookConfig | None = getattr(app.state, "webhook_config", None)
+    if cached is None:
+        cached = WebhookConfig.from_settings(app.state.autoport.settings)
+        app.state.webhook_config = cached
+    return cached
+
+
 def _open_secret(config: WebhookConfig, hook: WebhookRow) -> str:
     try:
         return unseal_any(

@@ -62,8 +62,12 @@ class _Module:
         function = self.enclosing(where)
         assert function is not None, name
         params = [a.arg for a in function.args.args]
+        if params[:1] == ["self"]:  # a method: its calls name the arguments after self
+            params = params[1:]
         if name in params:
             return self.argument_values(function, params.index(name), name)
+        if name in [a.arg for a in function.args.kwonlyargs]:
+            return self.argument_values(function, len(params) + 1_000, name)  # by keyword only
         found: set[str] = set()
         for node in ast.walk(function):
             if isinstance(node, ast.Assign) and any(
@@ -78,6 +82,8 @@ class _Module:
     ) -> set[str]:
         found: set[str] = set()
         for call in self.calls(function.name):
+            if self.enclosing(call) is function:
+                continue  # the function calling itself (AccountPage.audit opening a transaction)
             given = [k.value for k in call.keywords if k.arg == name]
             if given:
                 found |= self.values(given[0], call)

@@ -81,12 +81,22 @@ class Browser:
         return response
 
     async def post(
-        self, path: str, data: dict[str, Any] | None = None, *, csrf: bool = True, **kwargs: Any
+        self,
+        path: str,
+        data: dict[str, Any] | None = None,
+        *,
+        csrf: bool = True,
+        follow: bool = False,
+        **kwargs: Any,
     ) -> httpx.Response:
+        """`follow`: go where the answer redirects (a change answers 303 to the page
+        that shows its outcome) and return that page."""
         form = dict(data or {})
         if csrf:
             form.setdefault("csrf_token", self.csrf)
-        response = await self.client.post(self.prefix + path, data=form, **kwargs)
+        response = await self.client.post(
+            self.prefix + path, data=form, follow_redirects=follow, **kwargs
+        )
         self._remember(response)
         return response
 

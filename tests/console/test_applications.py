@@ -33,7 +33,8 @@ async def test_create_shows_the_secret_once(console: Console, world: World) -> N
     assert 'value="charging.battery_level"' in form.text  # the catalog picker
     created = await browser.post(
         base,
-        {
+        follow=True,
+        data={
             "name": "Fleet tool",
             "client_type": "confidential",
             "redirect_uris": "https://tool.example.com/cb\nhttp://127.0.0.1:9000/cb",
@@ -95,7 +96,7 @@ async def test_rotate_secret_with_overlap(console: Console, world: World) -> Non
     browser = await console.signed_in(world.a.developer)
     page = f"/console/a/{world.a.id}/applications/{world.a.app_id}"
     await browser.get(page)
-    rotated = await browser.post(page + "/rotate-secret", {"overlap_seconds": "60"})
+    rotated = await browser.post(page + "/rotate-secret", {"overlap_seconds": "60"}, follow=True)
     assert rotated.status_code == 200
     assert len(set(SECRET.findall(rotated.text))) == 1
     again = await browser.get(page)
@@ -169,7 +170,8 @@ async def test_the_operator_creates_for_any_account(console: Console, world: Wor
     base = f"/console/a/{world.b.id}/applications"
     await browser.get(base + "/new")
     created = await browser.post(base, {"name": "Op app", "client_type": "public",
-                                         "redirect_uris": "https://op.example.com/cb"})  # fmt: skip
+                                         "redirect_uris": "https://op.example.com/cb"},
+                                 follow=True)  # fmt: skip
     assert created.status_code == 200
     assert not SECRET.search(created.text)  # a public client has none
 
@@ -216,7 +218,8 @@ async def test_create_with_commands_lists_them_and_their_scopes(
     assert COMMANDS.by_key(LOCK).label("en-GB") in form.text  # type: ignore[union-attr]
     created = await browser.post(
         base,
-        {
+        follow=True,
+        data={
             "name": "Locker",
             "redirect_uris": "https://lock.example.com/cb",
             "brands": ["sandbox"],

@@ -32,11 +32,14 @@ def fleet(world_app: str, account: str) -> str:
 
 
 async def upload(browser: Browser, path: str, csv: str, vins: str = "") -> httpx.Response:
+    """The add form sent with a CSV file, and the fleet page the answer leads to (the
+    results are shown there once: POST -> redirect -> GET)."""
     await browser.get(path)
     return await browser.client.post(
         browser.prefix + path + "/add",
         data={"csrf_token": browser.csrf, "vins": vins, "brand": "sandbox"},
         files={"csv": ("fleet.csv", csv.encode(), "text/csv")},
+        follow_redirects=True,
     )
 
 
@@ -193,3 +196,33 @@ async def test_german(console: Console, world: World) -> None:
     page = await browser.get(fleet(world.a.app_id, world.a.id) + "?lang=de-DE")
     assert page.headers["content-language"] == "de-DE"
     assert "Fahrzeuge hinzufügen" in page.text
+
+
+async def test_an_upload_answers_with_a_redirect_and_a_reload_adds_nothing(
+    console: Console, world: World
+) -> None:
+    """POST -> redirect -> GET (issue #36): the upload's answer is a 303 to the fleet
+    page, which shows the results once; loading it again shows the fleet, and nothing is
+    sent twice. Opening the form's address is a page, not the API's JSON."""
+    browser = await console.signed_in(world.a.developer)
+    path = fleet(world.a.app_id, world.a.id)
+    await browser.get(path)
+    posted = await browser.client.post(
+        browser.prefix + path + "/add",
+        data={"csrf_token": browser.csrf, "vins": VINS[3], "brand": "sandbox"},
+        files={"csv": ("fleet.csv", CSV.encode(), "text/csv")},
+    )
+    assert posted.status_code == 303
+    assert posted.headers["location"] == f"/sandbox{path}"
+    shown = await browser.get(path)
+    assert "Result of the upload" in shown.text and "pending: 4" in shown.text
+    again = await browser.get(path)
+    assert again.status_code == 200 and "Result of the upload" not in again.text
+    entries = await console.database.fetch_value(
+        "SELECT COUNT(*) FROM fleet_vehicles WHERE application_id = :a", {"a": world.a.app_id}
+    )
+    assert entries == 4
+    opened = await browser.get(path + "/add")
+    assert opened.status_code == 405 and opened.headers["allow"] == "POST"
+    assert opened.headers["content-type"].startswith("text/html")
+    assert "This address takes a form" in opened.text

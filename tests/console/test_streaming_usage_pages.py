@@ -10,12 +10,20 @@ import uuid
 import httpx
 import pytest
 
+from autoport.config import Settings
 from autoport.kit.environments import Environment
 from autoport.streaming import repository as streaming_repository
 from autoport.usage.tasks import flush_usage
 from tests.factories import bearer
 
 from .conftest import Console, World
+
+
+@pytest.fixture
+def settings(settings: Settings) -> Settings:
+    # A deployment that publishes MQTT (credentials are offered only there); no test here
+    # connects to it.
+    return settings.model_copy(update={"mqtt_url": "mqtt://127.0.0.1:1883"})
 
 
 def streaming(account: str, app_id: str = "") -> str:
@@ -49,7 +57,7 @@ async def test_credentials_are_shown_once_and_the_live_view_shows_messages(
     page = await browser.get(path)
     assert page.status_code == 200
     assert f"sandbox/level13/{world.a.app_id}" in page.text and "none issued yet" in page.text
-    issued = await browser.post(path + "/credentials", {})
+    issued = await browser.post(path + "/credentials", {}, follow=True)
     assert issued.status_code == 200
     password = issued.text.split('id="mqtt-password">')[1].split("<")[0]
     assert len(password) >= 24

@@ -34,6 +34,7 @@ async def test_invitation_makes_a_user_who_signs_in(console: Console, world: Wor
     made = await owner.post(
         f"/console/a/{world.a.id}/users/invite",
         {"email": "New@Alpha.example.com", "role": "viewer"},
+        follow=True,
     )
     assert made.status_code == 200
     path = _link_path(made.text)
@@ -102,7 +103,9 @@ async def test_only_owners_and_the_operator_invite(console: Console, world: Worl
     operator = await console.operator()
     await operator.get(f"/console/a/{world.a.id}/users")
     made = await operator.post(
-        f"/console/a/{world.a.id}/users/invite", {"email": "op@alpha.example.com", "role": "owner"}
+        f"/console/a/{world.a.id}/users/invite",
+        {"email": "op@alpha.example.com", "role": "owner"},
+        follow=True,
     )
     assert made.status_code == 200 and LINK.search(made.text)
 
@@ -113,7 +116,9 @@ async def test_reset_link_replaces_the_password_and_ends_sessions(
     victim = await console.signed_in(world.a.developer)
     owner = await console.signed_in(world.a.owner)
     await owner.get(f"/console/a/{world.a.id}/users")
-    made = await owner.post(f"/console/a/{world.a.id}/users/{world.a.developer.id}/reset", {})
+    made = await owner.post(
+        f"/console/a/{world.a.id}/users/{world.a.developer.id}/reset", {}, follow=True
+    )
     path = _link_path(made.text)
     guest = console.browser()
     await guest.get(path)
@@ -269,6 +274,7 @@ async def test_links_are_emailed_when_smtp_is_set(
     made = await owner.post(
         f"/console/a/{world.a.id}/users/invite",
         {"email": "mail@alpha.example.com", "role": "developer"},
+        follow=True,
     )
     assert made.status_code == 200 and "also sent by e-mail" in made.text
     shown = LINK.search(made.text)

@@ -66,7 +66,7 @@ async def test_save_pings_and_shows_the_secret_once(
     page = f"/console/a/{world.a.id}/applications/{world.a.app_id}/webhook"
     assert (await browser.get(page)).status_code == 200
     saved = await browser.post(
-        page, {"url": receiver.url, "events": ["ping", "fleet_clearance_changed"]}
+        page, {"url": receiver.url, "events": ["ping", "fleet_clearance_changed"]}, follow=True
     )
     assert saved.status_code == 200, saved.text
     assert "Ping: succeeded" in saved.text and "HTTP 200" in saved.text
@@ -86,7 +86,7 @@ async def test_save_pings_and_shows_the_secret_once(
     fragment = await browser.get(page + "/deliveries")
     assert fragment.status_code == 200 and "<html" not in fragment.text
     # Send test event: another ping, same secret.
-    tested = await browser.post(page + "/test", {})
+    tested = await browser.post(page + "/test", {}, follow=True)
     assert tested.status_code == 200 and "Ping: succeeded" in tested.text
     assert not SECRET_SHOWN.search(tested.text)
     assert len(receiver.requests) == 2

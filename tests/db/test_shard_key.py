@@ -92,6 +92,7 @@ DISTRIBUTION: dict[str, str] = {
     "console_sessions": "coordinator",
     "console_invitations": "coordinator",
     "console_audit": "coordinator",
+    "console_flashes": "coordinator",
 }
 # The vehicle tables: distributed by the vehicle (its VIN, or its series' id). Every hot
 # statement on them names that key.

@@ -584,3 +584,13 @@ async def test_a_wrong_vin_is_told_what_is_wrong_with_it(
     assert answer.status_code == 422
     assert said in answer.text, answer.text
     assert 'id="form-error"' in answer.text
+
+
+async def test_the_language_link_stays_in_the_environment(
+    browser_client: httpx.AsyncClient,
+) -> None:
+    """Issue #36: the "Deutsch" link of /sandbox/owner led to the production portal."""
+    page = await browser_client.get(OWNER)
+    assert re.findall(r'href="([^"]+)" lang="de-DE"', page.text) == [f"{OWNER}?lang=de-DE"]
+    german = await browser_client.get(f"{OWNER}?lang=de-DE")
+    assert german.status_code == 200 and 'lang="de-DE"' in german.text

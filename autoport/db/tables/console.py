@@ -38,6 +38,17 @@ console_sessions = Table(
     Index("ix_console_sessions_expires", "expires_at"),
 )
 
+# What the page a change redirects to must show once (a new secret, a link, an upload's
+# results), for one session: sealed, taken (deleted) by that page. One per session.
+console_flashes = Table(
+    "console_flashes",
+    metadata,
+    Column("session_id", Text, ForeignKey("console_sessions.id"), primary_key=True),
+    Column("page", Text, nullable=False),
+    Column("sealed", Text, nullable=False),
+    Column("created_at", BigInteger, nullable=False),
+)
+
 # Single-use links: an invitation to an account (kind `invite`, creates the user) or a
 # password reset (kind `reset`, for `user_id`). Only the link token's hash is kept.
 console_invitations = Table(
