@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl, unquote
 
+import numpy as np
 import orjson
 
 # Decoded text: what is refused where.
@@ -93,9 +94,21 @@ def control_character_in(
             return ControlCharacter("header", _header_name(header), byte.group().decode("latin-1"))
         if header == b"authorization" and (decoded := _in_basic(raw)) is not None:
             return ControlCharacter("header", "Authorization", decoded)
-    if body and _MAYBE.search(body) is not None:
+    if body and may_hold_control(body):
         return _in_body(body)
     return None
+
+
+def may_hold_control(data: bytes) -> bool:
+    """`_MAYBE.search(data) is not None`, without running the regex over every byte of
+    a body: at about 60 ns a byte it took 5-6 ms of every 95 KB ingest batch (a tenth
+    of the API's CPU per delivery in `bench fleet_soak`). An escape needs a `%` or a
+    backslash (two `memchr`s); without one, only a raw control byte can match, which
+    numpy finds in about 10 µs."""
+    if b"%" in data or b"\\" in data:
+        return _MAYBE.search(data) is not None
+    raw = np.frombuffer(data, np.uint8)
+    return bool(((raw < 0x20) | (raw == 0x7F)).any())
 
 
 def _pairs(encoded: bytes) -> list[tuple[str, str]]:
