@@ -1,6 +1,8 @@
 """The Fleet, Sandbox vehicles, Streaming and Usage pages in a real browser: Debian's
 Chromium driven by Playwright against a real uvicorn server with its background work
-running (the sandbox runner moves the car, the usage flusher writes the counts). A
+running (the sandbox runner moves the car, the usage flusher writes the counts) and a
+real Mosquitto configured by autoport (MQTT on, so the Streaming page offers MQTT
+credentials). A
 developer adds fleet vehicles from a CSV file, creates a sandbox car, scripts it and
 watches its chart and track move, issues MQTT credentials, reads the usage; a viewer
 only looks. axe-core (tests/vendor) reports 0 violations on every page in en-GB and
@@ -25,7 +27,7 @@ import uvicorn
 
 from autoport.app import create_app
 from autoport.apps import service as apps_service
-from autoport.config import Settings
+from autoport.config import Settings, ensure_secrets
 from autoport.console import repository as console_repository
 from autoport.console import service as console_service
 from autoport.console.schemas import User
@@ -35,6 +37,7 @@ from autoport.kit.environments import Environment
 from autoport.kit.migrate import upgrade_sync
 from tests.browser import axe_violations, chromium_browser
 from tests.factories import bearer
+from tests.streaming.conftest import Broker
 
 pytestmark = pytest.mark.browser
 
@@ -108,20 +111,30 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
     with ThreadPoolExecutor(max_workers=1) as pool:  # away from any running event loop
         pool.submit(upgrade_sync, database_url).result()
     port = free_port()
-    settings = Settings(
-        data_dir=data_dir,
-        port=port,
-        access_log=False,
-        admin_token=ADMIN_TOKEN,
-        sandbox_demo=False,
-        sandbox_connector_clearance_delay_seconds=1.0,
+    # MQTT on, with a real Mosquitto configured by autoport: the Streaming page offers
+    # MQTT credentials only where the deployment publishes MQTT.
+    settings, _ = ensure_secrets(
+        Settings(
+            data_dir=data_dir,
+            port=port,
+            access_log=False,
+            admin_token=ADMIN_TOKEN,
+            sandbox_demo=False,
+            sandbox_connector_clearance_delay_seconds=1.0,
+            mqtt_url=f"mqtt://127.0.0.1:{free_port()}",
+        )
     )
+    assert settings.mqtt_url is not None
+    broker = Broker(data_dir / "mosquitto", int(settings.mqtt_url.rsplit(":", 1)[1]), settings)
 
     async def seed() -> World:
         db = create_database(database_url)
         await db.connect()
         try:
-            return await _seed(db)
+            world = await _seed(db)
+            await broker.write_config(db)
+            await broker.start()
+            return world
         finally:
             await db.close()
 
@@ -142,6 +155,8 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
     finally:
         server.should_exit = True
         thread.join(timeout=15)
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            pool.submit(asyncio.run, broker.stop()).result()
 
 
 @pytest.fixture(scope="module")
