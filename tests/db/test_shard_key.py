@@ -54,9 +54,12 @@ from tests.factories import bearer, client_credentials_token, create_app_credent
 #   and property; history_series calls it `id`): co-located with each other, not yet
 #   with the vehicle (docs/scaling.md, "What must change before the switch");
 # - "application_id": read and written per application (its stream log, deliveries).
+# The old row-per-point history table (`vehicle_data_history`) is in no MetaData and in no
+# distribution: migration 0023 drops it where nothing was stored, and elsewhere the
+# history worker moves its rows into chunks and drops it, before any switch to Citus
+# (docs/scaling.md).
 DISTRIBUTION: dict[str, str] = {
     "vehicles": "vin",
-    "vehicle_data_history": "vin",
     "vehicle_fetches": "vin",
     "fleet_vehicles": "vin",
     "outbox": "vin",
@@ -106,7 +109,6 @@ VEHICLE_TABLES = {
 # per shard only when the key holds the distribution column), with what the distributed
 # schema does instead.
 UNIQUE_WITHOUT_KEY: dict[tuple[str, tuple[str, ...]], str] = {
-    ("vehicle_data_history", ("id",)): "the row id becomes (vin, id) when distributed",
     ("outbox", ("id",)): "the event id becomes (vin, id) when distributed",
     ("history_hot", ("id",)): "the row id becomes (series_id, id) when distributed",
     ("history_series", ("environment", "vin", "capability", "property")): (
@@ -125,8 +127,6 @@ MULTI_SHARD: dict[str, str] = {
     r"from fleet_vehicles where .*next_check_at": (
         "the fleet worker's claim of due clearances (a background sweep)"
     ),
-    r"delete from vehicle_data_history where": "retention of the old table (being emptied)",
-    r"from vehicle_data_history limit 1": "whether the old table still holds rows (migration)",
     r"from vehicle_fetches where .*lease_until <": "expired fetch leases swept",
     r"select distinct series_id from history_hot where received_at <": (
         "the sealer's sweep for series to seal"

@@ -35,7 +35,8 @@ START = 1_767_225_600_000_000
 POINTS_PER_SERIES = 6000
 
 # The worker: seals every series' points, chunk target small, so one run writes many
-# transactions; prints nothing, exits when all is sealed.
+# chunks; prints "sealing" once connected (the test kills it only after that line: a
+# worker killed while it starts up has tested nothing), exits when all is sealed.
 WORKER = textwrap.dedent(
     """
     import asyncio, sys
@@ -46,6 +47,7 @@ WORKER = textwrap.dedent(
         db = create_database(url, schema=schema or None, pool_size=2)
         await db.connect()
         try:
+            print("sealing", flush=True)
             for sid in ids:
                 while await history.seal_series(db, sid, before=history.FAR_FUTURE, target=50):
                     pass
@@ -55,6 +57,8 @@ WORKER = textwrap.dedent(
     asyncio.run(main(sys.argv[1], sys.argv[2], [int(x) for x in sys.argv[3:]]))
     """
 )
+KILLS = 6  # killed mid-seal, of which at least one after a series was sealed
+KILLING_FOR = 300.0  # seconds at most (a loaded machine's start-ups take seconds)
 
 
 def _value(key: tuple[str, str], i: int) -> bytes:
@@ -64,9 +68,11 @@ def _value(key: tuple[str, str], i: int) -> bytes:
     return orjson.dumps({"data": round(i * 0.37, 2), "timestamp": at})
 
 
-async def _store(db: Database) -> dict[tuple[str, str], list[tuple[int, str, int]]]:
-    sent: dict[tuple[str, str], list[tuple[int, str, int]]] = {key: [] for key in KEYS}
-    for offset in range(0, POINTS_PER_SERIES, 500):
+async def _store(
+    db: Database, sent: dict[tuple[str, str], list[tuple[int, str, int]]], first: int
+) -> None:
+    """Store (acknowledge) the points `first` to `first + POINTS_PER_SERIES` of each series."""
+    for offset in range(first, first + POINTS_PER_SERIES, 500):
         received = START + offset * 1_000_000 + 7
         rows = []
         for key in KEYS:
@@ -77,30 +83,61 @@ async def _store(db: Database) -> dict[tuple[str, str], list[tuple[int, str, int
                 sent[key].append((START + i * 1_000_000, value.decode(), received))
         async with db.transaction() as conn:
             await history.append(conn, environment=ENV, vin=VIN, received_at=received, points=rows)
-    return sent
 
 
 @pytest.mark.xdist_group("heavy")
 async def test_killing_the_sealer_loses_no_point(
     database: Database, settings: Settings, tmp_path: Path
 ) -> None:
-    sent = await _store(database)
+    """Each worker is killed at a random moment between its signal that sealing has
+    started and the time a whole run took when one was last left to finish (so kills
+    land before, within and between the series' transactions); when a run has sealed
+    everything, the next points are stored. Until enough kills have landed, bounded by
+    time."""
+    sent: dict[tuple[str, str], list[tuple[int, str, int]]] = {key: [] for key in KEYS}
+    stored = 0
+    await _store(database, sent, stored)
+    stored += POINTS_PER_SERIES
     ids = [str(history.series_id(ENV, VIN, c, p)) for c, p in KEYS]
     url = settings.resolved_database_url
     script = tmp_path / "sealer.py"
     script.write_text(WORKER)
     rng = random.Random(9)
-    kills = 0
-    for _ in range(12):
+    kills = after_a_series = runs = 0
+    run_takes = 2.0  # seconds from the signal to the end of a whole run, until one is seen
+    deadline = asyncio.get_running_loop().time() + KILLING_FOR
+    while (kills < KILLS or not after_a_series) and asyncio.get_running_loop().time() < deadline:
+        hot = await database.fetch_value("SELECT count(*) FROM history_hot")
+        if hot == 0:
+            await _store(database, sent, stored)
+            stored += POINTS_PER_SERIES
+            hot = await database.fetch_value("SELECT count(*) FROM history_hot")
         worker = await asyncio.create_subprocess_exec(
-            sys.executable, str(script), url, settings.database_schema or "", *ids
+            sys.executable,
+            str(script),
+            url,
+            settings.database_schema or "",
+            *ids,
+            stdout=asyncio.subprocess.PIPE,
         )
-        await asyncio.sleep(rng.uniform(0.3, 1.5))
-        if worker.returncode is None:
+        assert worker.stdout is not None
+        assert await asyncio.wait_for(worker.stdout.readline(), 120) == b"sealing\n"
+        started = asyncio.get_running_loop().time()
+        runs += 1
+        try:
+            await asyncio.wait_for(worker.wait(), rng.uniform(0.0, run_takes))
+        except TimeoutError:
             os.kill(worker.pid, signal.SIGKILL)
+            if await worker.wait() != -signal.SIGKILL:
+                continue  # it finished just before the kill
             kills += 1
-        await worker.wait()
-    assert kills >= 3, "the worker finished before it could be killed: make it slower"
+            left = await database.fetch_value("SELECT count(*) FROM history_hot")
+            after_a_series += 0 < left < hot
+        else:
+            assert worker.returncode == 0
+            run_takes = asyncio.get_running_loop().time() - started
+    assert kills >= KILLS, f"{kills} kills landed mid-seal in {runs} runs"
+    assert after_a_series, "no kill landed after a series was sealed"
     # One more run to the end; the leases of killed runs are not in the way (seal_series
     # is called directly, as a worker does after its claim).
     finished = await asyncio.create_subprocess_exec(
