@@ -145,11 +145,18 @@ def plot_memory(result: dict[str, Any], path: Path) -> None:
     plt.close(fig)
 
 
+def _load_average(step: dict[str, Any]) -> str:
+    """The machine's 1-minute load average at the window's start and end: other work on
+    a shared machine is part of every figure measured on it."""
+    first, last = step.get("load1") or (math.nan, math.nan)
+    return f"{first:.1f}–{last:.1f}"
+
+
 def _steps_table(result: dict[str, Any]) -> list[str]:
     rows = [
         "| vehicles | points/s | ingestion p99 | pull p99 | stream lag p99 | webhook p99 "
-        "| failed | machine CPU | load generator | other work | held |",
-        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
+        "| failed | machine CPU | load generator | other work | load average | held |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
     for step in result["steps"]:
         feed, fol = step["feed"]["series"], step["followers"]["series"]
@@ -165,7 +172,7 @@ def _steps_table(result: dict[str, Any]) -> list[str]:
             f"{_ms(_p99(fol, 'webhook_ms'))} | {failed:.2%} | "
             f"{step['cpu']['machine']['cores']:.2f} | {load:.2f} | "
             f"{step['cpu'].get('other work', {}).get('cores', 0.0):.2f} | "
-            f"{'yes' if step['held'] else '**no**'} |"
+            f"{_load_average(step)} | {'yes' if step['held'] else '**no**'} |"
         )
     return rows
 
@@ -233,8 +240,8 @@ def section(plots: Path) -> list[str]:
             "the baseline (or the phase named), divided by the operations done.",
             "",
             "| operation | CPU µs | API | worker | PostgreSQL | other processes | "
-            "PostgreSQL rows | WAL bytes |",
-            "|---|---:|---:|---:|---:|---:|---:|---:|",
+            "PostgreSQL rows | WAL bytes | load average (other work, cores) |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
         ]
         for phase in costs["costs"]:
             if "us_per_op_total" not in phase:
@@ -250,6 +257,11 @@ def section(plots: Path) -> list[str]:
                     if "rows_per_op" in phase
                     else "– | – |"
                 )
+                + (
+                    f" {phase['load1']:.1f} ({phase.get('other_work', math.nan):.2f}) |"
+                    if "load1" in phase
+                    else " – |"
+                )
             )
         out.append("")
     for backend, result in memory.items():
@@ -262,7 +274,8 @@ def section(plots: Path) -> list[str]:
             f" s ({BACKENDS[backend]})",
             "",
             f"`{result['command']}` — {_when(result['started_at'])}, commit "
-            f"`{result['commit']}`. Least-squares slope after the first fifth of the hold:",
+            f"`{result['commit']}`, load average {_load_average(result['steps'][0])}. "
+            "Least-squares slope after the first fifth of the hold:",
             "",
             "| process group | RSS first -> last | per hour | open files first -> last "
             "| per hour |",

@@ -877,16 +877,18 @@ async def measure_costs(world: World, plan: Plan) -> list[dict[str, Any]]:
         if not phase.webhooks:
             await set_webhook(world, "fleet", on=True)
         seconds = samples[-1]["t"] - samples[0]["t"]
+        cpu = cpu_between(samples[0], samples[-1])
         figures = price(
             phase,
             seconds,
-            cpu_between(samples[0], samples[-1]),
+            cpu,
             _pg_figures(samples),
             phase.counter(feed, followers) * seconds / (ended - started),
             done.get(phase.base) if phase.base else None,
         )
         figures["webhooks"] = _count(followers, "webhook_ms") * seconds / (ended - started)
         figures["load1"] = samples[-1]["load1"]
+        figures["other_work"] = cpu.get("other work", {}).get("cores", 0.0)
         done[phase.name] = figures
         out.append(figures)
         say_cost(figures)
