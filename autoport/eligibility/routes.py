@@ -21,6 +21,6 @@ async def eligibility(body: EligibilityRequest, caller: CallerDep, state: StateD
     `primary_user_assigned`. Needs a client_credentials token with the scope
     `vehicle:eligibility-check`; the brand must be activated for the application."""
     answer = await check_eligibility(
-        registry_of(state), caller=caller, vin=body.vin, brand=body.brand
+        registry_of(state), state.database.reader, caller=caller, vin=body.vin, brand=body.brand
     )
     return json_response(answer)

@@ -22,6 +22,7 @@ from autoport.owner.service import Outcome, OwnerSession, Started
 from autoport.proof import flows as proof
 from autoport.proof.flows import Step
 from autoport.proof.service import BACK_TO_OWNER, Method
+from autoport.vehicles.access import accounts_cars
 from autoport.web.errors import PageError
 
 CALLBACK = "/owner/oem-callback"
@@ -90,6 +91,22 @@ def _connector(state: AppState, session: OwnerSession) -> BrandConnector:
 def callback_url(state: AppState, environment: Environment) -> str:
     """Our absolute callback, where a real carmaker's login sends the owner back."""
     return f"{public_base_url(state.settings, environment)}{CALLBACK}"
+
+
+async def proof_method(
+    state: AppState, environment: Environment, *, brand: str, vin: str
+) -> Method:
+    """How the owner of `vin` proves it: the brand's method (the registry's), except for a
+    sandbox car a console user created. Every sandbox method but the vehicle code lets
+    anyone in (instant takes the VIN's word, the simulated carmaker login's password is
+    public); the code shows on the car's page in its account's console, so only that
+    account's people sign in with it, as in consent only its applications get it."""
+    method = registry_of(state).verification_method(environment, brand)
+    if method is not Method.vehicle_code and await accounts_cars(
+        state.database.reader, environment=environment, vins=(vin,)
+    ):
+        return Method.vehicle_code
+    return method
 
 
 async def sign_in(

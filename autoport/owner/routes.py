@@ -197,8 +197,7 @@ async def sign_in_submit(request: Request) -> Response:
             vin=vin_typed[:40],
             chosen=words,
         )
-    registry = registry_of(state)
-    method = registry.verification_method(env, brand)
+    method = await flows.proof_method(state, env, brand=brand, vin=vin)
     if method is Method.owner_portal:
         return pages.render(request, "elsewhere.html", chosen=words, csrf="", brand=brand)
     started, shown = await flows.sign_in(

@@ -3,7 +3,8 @@ autoport.proof), what the owner sees of each grant, withdrawing, and the vehicle
 for download. Routes (routes.py) parse forms and render what this returns.
 
 Access rule: a session reaches only the vehicles its proof covers (`vehicles_of`): the
-VIN signed in with, and for a carmaker login every vehicle granted by that account.
+VIN signed in with, and for a carmaker login every vehicle granted by that account; a
+sandbox car a console user created only through the code shown on its console page.
 
 The service boundary (docs/development.md): each function takes a `Connection` first
 (the caller's transaction, or `database.reader` for reads) and awaits no network; the
@@ -38,7 +39,7 @@ from autoport.oauth import service as oauth
 from autoport.owner import reads, repository
 from autoport.proof import service as proof
 from autoport.proof.service import Method
-from autoport.vehicles.access import sandbox_only_problem
+from autoport.vehicles.access import accounts_cars, sandbox_only_problem
 
 log = structlog.get_logger("autoport.owner")
 
@@ -253,6 +254,12 @@ async def vehicles_of(conn: Connection, session: OwnerSession) -> list[str]:
                 subject=session.subject,
             )
         )
+    if session.method is not Method.vehicle_code:
+        # The sandbox's instant proof takes the VIN's word and its carmaker login any
+        # address with a public password: neither reaches a console user's car (its
+        # owners sign in with the code on the car's page; see owner.flows.proof_method),
+        # also where the car was created after the sign-in.
+        vins -= await accounts_cars(conn, environment=session.environment, vins=vins)
     return sorted(vins)
 
 

@@ -76,6 +76,25 @@ async def another_accounts_car(
     return found is not None
 
 
+async def accounts_cars(
+    conn: Connection, *, environment: Environment, vins: Iterable[str]
+) -> set[str]:
+    """Which of `vins` are sandbox cars a console user created (each belongs to an
+    account). Where no application asks (the owner portal), only a proof that reaches the
+    account proves one: never the sandbox's instant one or its simulated carmaker login."""
+    wanted = sorted(set(vins))
+    if environment is not Environment.sandbox or not wanted:
+        return set()
+    statement = text(
+        "SELECT vin FROM sandbox_vehicles WHERE environment = :environment "
+        "AND vin IN :vins AND account_id IS NOT NULL"
+    ).bindparams(
+        bindparam("environment", value=str(environment)),
+        bindparam("vins", value=wanted, expanding=True),
+    )
+    return {str(row["vin"]) for row in await conn.fetch_all(statement)}
+
+
 @dataclass(frozen=True, slots=True)
 class Reader:
     application_id: str

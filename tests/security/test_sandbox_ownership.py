@@ -2,8 +2,10 @@
 "Sandbox cars belong to their account"): another account's sandbox application cleared
 it (approved in 3 s), read it, unlocked it and got an instant consent for it, although
 the console says the car is the account's. Now clearance, consent, pull, history,
-streams and commands all ask `autoport.vehicles.access` and refuse. Both backends; each
-test was seen failing with its check removed."""
+streams and commands all ask `autoport.vehicles.access` and refuse. The sandbox owner
+portal let anyone sign in with such a car's VIN (instant) and read its data, and the
+eligibility check answered other accounts from its settings: both refuse too. Both
+backends; each test was seen failing with its check removed."""
 
 # ruff: noqa: F811 - the commands harness's fixtures are imported, then used by name
 
@@ -11,11 +13,14 @@ from __future__ import annotations
 
 from typing import Any
 
+import httpx
+
 from autoport.brands.registry import registry_of
 from autoport.commands import tasks
 from autoport.fleet.tasks import process_due
 from autoport.ingestion.service import ingest_vehicle_data
 from autoport.kit.clock import MICROS
+from autoport.proof.service import current_vehicle_code
 from autoport.sandbox import service as sandbox
 from autoport.sandbox.service import NewVehicle
 from autoport.vehicles.access import readers_of
@@ -29,6 +34,8 @@ from tests.commands.conftest import (  # noqa: F401 - pytest fixtures, used by n
 from tests.consent.conftest import ConsentApp
 from tests.consent.test_flow import post, start
 from tests.factories import AppCredentials, bearer, client_credentials_token
+from tests.owner.conftest import OWNER, csrf_of
+from tests.owner.conftest import sign_in as owner_sign_in
 
 UNLOCK = {"locks_state": "unlocked"}
 FORBIDDEN = "this sandbox vehicle belongs to another account"
@@ -150,3 +157,86 @@ async def test_a_grant_or_clearance_of_another_account_reads_and_commands_nothin
     assert (
         await harness.client.get(f"/sandbox/v1/vehicle-data/autoapi-13/{vin}", headers=own)
     ).status_code in (200, 422)
+
+
+async def test_another_account_gets_no_eligibility_from_a_console_car(harness: Harness) -> None:
+    """The sandbox carmaker answered another account's application from the car's own
+    settings (here: connectivity deactivated, not eligible to clear): it answers as for
+    an ineligible car, as the fleet worker rejects its clearance."""
+    owner, stranger = await harness.application(), await harness.application()
+    vin = await console_car(harness, owner)
+    await harness.db.execute(
+        "UPDATE sandbox_vehicles SET connectivity_status = 'deactivated' WHERE vin = :vin",
+        {"vin": vin},
+    )
+
+    async def eligibility(creds: AppCredentials) -> dict[str, Any]:
+        headers = bearer(await client_credentials_token(harness.client, creds))
+        answer = await harness.client.post(
+            "/sandbox/v1/eligibility", json={"vin": vin, "brand": "sandbox"}, headers=headers
+        )
+        assert answer.status_code == 200, answer.text
+        body: dict[str, Any] = answer.json()
+        return body
+
+    assert await eligibility(stranger) == {
+        "vin": vin,
+        "eligible": False,
+        "data_delivery": [],
+        "connectivity_status": "unknown",
+    }
+    mine = await eligibility(owner)
+    assert mine["eligible"] is True and mine["connectivity_status"] == "deactivated"
+
+
+async def _owner_sign_in(harness: Harness, vin: str) -> httpx.Response:
+    harness.client.cookies.clear()
+    return await owner_sign_in(harness.client, vin=vin)
+
+
+async def test_the_owner_portal_signs_in_to_a_console_car_only_with_its_code(
+    harness: Harness,
+) -> None:
+    """Anyone signed in to the sandbox owner portal with a console car's VIN (instant:
+    the VIN's word) and read and downloaded its data. Now the proof is the code on the
+    car's console page, which only its account sees; operator cars stay instant."""
+    owner = await harness.application()
+    vin = await console_car(harness, owner)
+    attempt = await _owner_sign_in(harness, vin)
+    assert attempt.status_code == 303 and attempt.headers["location"] == f"{OWNER}/verify"
+    for path in ("", "/data.json", "/data.csv", "/access.json"):
+        got = await harness.client.get(f"{OWNER}/vehicles/{vin}{path}")
+        assert got.status_code == 401, (path, got.status_code)
+    page = await harness.client.get(f"{OWNER}/verify")
+    assert "Code shown in your vehicle" in page.text and "page in the console" in page.text
+    # The account's people read the code on the car's console page and sign in.
+    code = await current_vehicle_code(
+        harness.db.reader, environment=SANDBOX, vin=vin, now_us=harness.clock.now_us()
+    )
+    assert code is not None
+    signed = await harness.client.post(
+        f"{OWNER}/verify", data={"csrf_token": csrf_of(page), "action": "code", "code": code}
+    )
+    assert signed.status_code == 303 and signed.headers["location"] == f"{OWNER}/vehicles"
+    assert (await harness.client.get(f"{OWNER}/vehicles/{vin}/data.json")).status_code == 200
+    # A car the operator made (no account) signs in at once, as before.
+    operator_car = await harness.sandbox_vehicle()
+    instant = await _owner_sign_in(harness, operator_car)
+    assert instant.headers["location"] == f"{OWNER}/vehicles"
+
+
+async def test_an_instant_sign_in_from_before_the_car_reaches_nothing_of_it(
+    harness: Harness,
+) -> None:
+    """A sign-in proven (instant) before the VIN became a console user's car reaches
+    nothing of it afterwards (the same rule of `vehicles_of` keeps the simulated carmaker
+    login's other vehicles from including one)."""
+    owner = await harness.application()
+    vin = new_vin()
+    assert (await _owner_sign_in(harness, vin)).headers["location"] == f"{OWNER}/vehicles"
+    await console_car(harness, owner, vin)
+    for path in ("", "/data.json", "/data.csv"):
+        got = await harness.client.get(f"{OWNER}/vehicles/{vin}{path}")
+        assert got.status_code == 404, (path, got.status_code)
+    listing = await harness.client.get(f"{OWNER}/vehicles")
+    assert vin not in listing.text
