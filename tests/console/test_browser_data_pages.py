@@ -11,6 +11,7 @@ de-DE; screenshots go to test-artifacts/console-data-pages/ (gitignored)."""
 from __future__ import annotations
 
 import asyncio
+import re
 import socket
 import threading
 import time
@@ -369,3 +370,46 @@ def test_a_viewer_sees_but_cannot_change(page: Any, world: World) -> None:
     assert page.locator("[data-live-fallback]").is_visible()
     axe(page, "streaming-ended")
     shot(page, "streaming-ended")
+
+
+def test_dates_in_the_readers_language_and_time_zone(browser: Any, world: World) -> None:
+    """A reader in Tokyo with a German browser: the chart's hover says the point's time
+    in German and in Tokyo, with UTC beside it (uPlot's own axis wrote US dates in the
+    browser's zone); the pages the server writes use the zone the script stored."""
+    context = browser.new_context(
+        locale="de-DE", timezone_id="Asia/Tokyo", viewport={"width": 1100, "height": 900}
+    )
+    page = context.new_page()
+    page.set_default_timeout(15_000)
+    try:
+        sign_in(page, world, world.developer)
+        page.goto(f"{world.base}/sandbox/console/a/{world.account_id}/sandbox?lang=de-DE")
+        page.fill("#new-name", "Tokyo car")
+        page.select_option("#new-scenario", "driving")
+        page.click("form:has(#new-name) button[type=submit]")
+        page.wait_for_function(
+            "() => Number(document.getElementById('charts').getAttribute('data-points') || 0) >= 3"
+        )
+        over = page.locator("#chart-speed .u-over")
+        box = over.bounding_box()
+        assert box is not None
+        over.hover(position={"x": box["width"] - 4, "y": box["height"] / 2})  # the newest
+        page.wait_for_function(
+            "() => document.querySelector('#chart-speed .u-over').getAttribute('title')"
+        )
+        title = over.get_attribute("title") or ""
+        moment = r"(\d{2})\.(\d{2})\.(\d{4}), (\d{2}):(\d{2}):(\d{2})"
+        found = re.fullmatch(rf"{moment} \({moment} UTC\) · [\d,.]+", title)
+        assert found, title
+        assert (int(found.group(4)) - int(found.group(10))) % 24 == 9, title
+        shot(page, "sandbox-vehicle-tokyo-de")
+        # The server's dates: in Tokyo, UTC in the title.
+        page.goto(f"{world.base}/sandbox/console/a/{world.account_id}/users?lang=de-DE")
+        written = page.locator("td time").first
+        assert written.get_attribute("title", timeout=5_000), "no <time> on the page"
+        text, utc = written.inner_text(), written.get_attribute("title") or ""
+        assert utc.endswith("UTC") and not text.endswith("UTC"), (text, utc)
+        assert int(text.split(":")[0][-2:]) - int(utc.split(":")[0][-2:]) in (9, -15)
+        shot(page, "users-tokyo-de")
+    finally:
+        context.close()

@@ -17,6 +17,7 @@
     { id: "chart-odometer", key: "odometer", label: root.getAttribute("data-label-odometer"), latest: "latest-odometer", colour: "#8a4b00" }
   ];
   var last = 0;
+  var time = window.autoportTime;
   var number = new Intl.NumberFormat(document.documentElement.lang || undefined, { maximumFractionDigits: 3 });
 
   function width(element) {
@@ -31,8 +32,14 @@
       width: width(element),
       height: 160,
       series: [{}, { label: chart.label, stroke: chart.colour, width: 2 }],
-      // Room for an odometer's six digits and decimals; the title is the page's.
-      axes: [{}, { size: chart.key === "odometer" ? 90 : 60 }],
+      // Room for an odometer's six digits and decimals; the title is the page's. Times in
+      // the page's language and the reader's zone, UTC on hover (console.js).
+      axes: [
+        time ? { values: time.axis(false), space: time.space } : {},
+        { size: chart.key === "odometer" ? 90 : 60 }
+      ],
+      scales: time ? { x: { time: true, range: time.scale } } : {},
+      hooks: time ? { setCursor: [time.hover(false)] } : {},
       legend: { show: false }
     }, chart.data, element);
   });

@@ -12,15 +12,20 @@
   function draw(id, lines, options) {
     var element = document.getElementById(id);
     if (!element || !lines.length) { return; }
-    var series = [{}];
+    var time = window.autoportTime;
+    var series = [time ? { label: element.getAttribute("data-label-x"), value: time.value(true) } : {}];
     var rows = [data.x];
     lines.forEach(function (line, i) {
       series.push({ label: line.label, stroke: colours[i % colours.length], width: 2, spanGaps: false });
       rows.push(line.values);
     });
     var width = Math.max(260, Math.floor(element.getBoundingClientRect().width || 320));
-    new window.uPlot({ width: width, height: 220, series: series, scales: options.scales || {},
-      axes: [{}, { size: 60 }] }, rows, element);
+    // The days are UTC days: dates in the page's language, written for UTC (console.js).
+    var scales = options.scales || {};
+    if (time) { scales.x = { time: true, range: time.scale }; }
+    new window.uPlot({ width: width, height: 220, series: series, scales: scales,
+      axes: [time ? { values: time.axis(true), space: time.space } : {}, { size: 60 }],
+      hooks: time ? { setCursor: [time.hover(true)] } : {} }, rows, element);
   }
 
   draw("chart-requests", data.requests, {});
