@@ -181,3 +181,80 @@ def price(
     figures["wal_bytes_per_op"] = (figures["wal_bytes_s"] - base["wal_bytes_s"]) * seconds / ops
     figures["commits_per_op"] = (figures["commits_s"] - base["commits_s"]) * seconds / ops
     return figures
+
+
+# ------------------------------------------------------------------ the capacity model
+
+# Where the model puts each process group's CPU (docs/scaling.md).
+MODEL_GROUPS = {
+    "API (serve)": ("api", "nginx"),
+    "worker": ("worker",),
+    "PostgreSQL": ("postgres", "postgres shared"),
+    "broker and Redis": ("mosquitto", "redis"),
+}
+HEADROOM = 1.3  # 30 % headroom over the mean: bursts, retention, sealing
+
+
+def per_vehicle(costs: list[dict[str, Any]], vehicles: int) -> dict[str, Any]:
+    """What one vehicle of the soak's mix costs a second, from the cost phases of a
+    `--costs` run (`vehicles` cleared): its operations' rates times their measured CPU
+    (by process group), PostgreSQL rows, WAL bytes and commits. Commands and clearances
+    carry their own webhooks; stream messages are counted per vehicle as the streams
+    phase delivered them (every application that reads the vehicle)."""
+    from bench import _soak_load as load
+
+    by = {c["phase"]: c for c in costs if "us_per_op_total" in c}
+    mix = load.rates(100)
+    streams = by.get("streams", {})
+    rates = {
+        "ingest": mix["points"] / 100,
+        "streams": streams.get("ops_per_s", 0.0) / vehicles if vehicles else 0.0,
+        "pulls": load.PULLS_PER_VEHICLE_S,
+        "commands": load.COMMANDS_PER_VEHICLE_S,
+        "clearances": load.CLEARANCES_PER_VEHICLE_S,
+    }
+    cpu_us = dict.fromkeys(SERVER_GROUPS, 0.0)
+    pg = {"rows": 0.0, "wal_bytes": 0.0, "commits": 0.0}
+    for phase, rate in rates.items():
+        figures = by.get(phase)
+        if figures is None:
+            continue
+        for group, us in figures["us_per_op"].items():
+            # A negative difference is noise of the baseline, not a saving.
+            cpu_us[group] += rate * max(us, 0.0)
+        pg["rows"] += rate * max(figures.get("rows_per_op", 0.0), 0.0)
+        pg["wal_bytes"] += rate * max(figures.get("wal_bytes_per_op", 0.0), 0.0)
+        pg["commits"] += rate * max(figures.get("commits_per_op", 0.0), 0.0)
+    webhooks = sum(
+        rates[p] * by[p].get("webhooks", 0.0) / by[p]["ops"]
+        for p in ("commands", "clearances")
+        if p in by and by[p]["ops"]
+    )
+    return {
+        "rates": {**rates, "deliveries": mix["deliveries"] / 100, "webhooks": webhooks},
+        "cpu_us": cpu_us,
+        "pg": pg,
+    }
+
+
+def model(vehicle: dict[str, Any], fleet: int, bytes_per_point: float | None) -> dict[str, Any]:
+    """A fleet's needs from one vehicle's costs: cores per group with HEADROOM, and
+    PostgreSQL's rows, WAL and commits a second; disk a day at `bytes_per_point`."""
+    cores = {
+        name: fleet * sum(vehicle["cpu_us"].get(g, 0.0) for g in groups) / 1e6 * HEADROOM
+        for name, groups in MODEL_GROUPS.items()
+    }
+    points_day = fleet * vehicle["rates"]["ingest"] * 86_400
+    return {
+        "fleet": fleet,
+        "cores": cores,
+        "cores_total": sum(cores.values()),
+        "points_s": fleet * vehicle["rates"]["ingest"],
+        "deliveries_s": fleet * vehicle["rates"]["deliveries"],
+        "messages_s": fleet * vehicle["rates"]["streams"],
+        "rows_s": fleet * vehicle["pg"]["rows"],
+        "wal_mb_s": fleet * vehicle["pg"]["wal_bytes"] / 2**20,
+        "commits_s": fleet * vehicle["pg"]["commits"],
+        "points_day": points_day,
+        "disk_gb_day": points_day * bytes_per_point / 1e9 if bytes_per_point else None,
+    }

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -177,6 +178,54 @@ def _steps_table(result: dict[str, Any]) -> list[str]:
     return rows
 
 
+def costs_vehicles(costs: dict[str, Any]) -> int:
+    """The vehicles a `--costs` run cleared (runs before it was kept: its --hold, or 3,000)."""
+    if costs.get("costs_vehicles"):
+        return int(costs["costs_vehicles"])
+    found = re.search(r"--hold[ =](\d+)", costs.get("command", ""))
+    return int(found.group(1)) if found else 3000
+
+
+def _model(costs: dict[str, Any]) -> list[str]:
+    """The capacity model of docs/scaling.md from the cost phases: one vehicle of the mix,
+    then 10,000 / 100,000 / 1,000,000 of them."""
+    from bench._soak_costs import HEADROOM, model, per_vehicle
+
+    vehicle = per_vehicle(costs["costs"], costs_vehicles(costs))
+    rates, cpu = vehicle["rates"], vehicle["cpu_us"]
+    fleets = [model(vehicle, n, None) for n in (10_000, 100_000, 1_000_000)]
+    out = [
+        "One vehicle of the mix a second: "
+        f"{rates['deliveries']:.3f} deliveries, {rates['ingest']:.3f} points, "
+        f"{rates['streams']:.3f} stream messages, {rates['pulls']:.3f} pulls, "
+        f"{rates['commands']:.4f} commands, {rates['webhooks']:.4f} webhooks: "
+        f"**{sum(cpu.values()):,.0f} µs of CPU** ("
+        + ", ".join(f"{g} {v:,.0f}" for g, v in cpu.items() if v >= 0.5)
+        + f"), {vehicle['pg']['rows']:.2f} PostgreSQL rows, "
+        f"{vehicle['pg']['wal_bytes']:,.0f} WAL bytes, {vehicle['pg']['commits']:.3f} commits.",
+        "",
+        f"The capacity model (docs/scaling.md): those costs times the fleet, {HEADROOM - 1:.0%} "
+        "headroom on the cores; a model from the measured costs, not a measurement.",
+        "",
+        "| | " + " | ".join(f"{f['fleet']:,} vehicles" for f in fleets) + " |",
+        "|---|" + "---:|" * len(fleets),
+    ]
+    for name in fleets[0]["cores"]:
+        out.append(f"| {name} cores | " + " | ".join(f"{f['cores'][name]:,.1f}" for f in fleets)
+                   + " |")  # fmt: skip
+    rows = (
+        ("all cores", "cores_total", "{:,.1f}"),
+        ("points/s", "points_s", "{:,.0f}"),
+        ("stream messages/s", "messages_s", "{:,.0f}"),
+        ("PostgreSQL rows written/s", "rows_s", "{:,.0f}"),
+        ("PostgreSQL commits/s", "commits_s", "{:,.0f}"),
+        ("WAL MB/s", "wal_mb_s", "{:,.1f}"),
+    )
+    for label, key, form in rows:
+        out.append(f"| {label} | " + " | ".join(form.format(f[key]) for f in fleets) + " |")
+    return [*out, ""]
+
+
 def section(plots: Path) -> list[str]:
     """The fleet soak's section of docs/benchmarks.md, its plots written under `plots`."""
     ramps = {b: r for b in BACKENDS if (r := _load(f"fleet_soak_{b}.json")) and r.get("steps")}
@@ -264,6 +313,7 @@ def section(plots: Path) -> list[str]:
                 )
             )
         out.append("")
+        out += _model(costs)
     for backend, result in memory.items():
         slug = f"fleet_soak_{backend}_memory"
         if not result.get("memory"):
