@@ -12,6 +12,13 @@ from typing import Any
 RESULTS = Path("var/bench-results/history.json")
 PLOT = "history_bytes_per_point.png"
 COLORS = ("#1f6feb", "#8250df")
+PART_NAMES = {
+    "bytes": "bytes at rest",
+    "ingest": "ingestion over HTTP",
+    "page": "history pages",
+    "retention": "retention",
+    "move": "moving an old table",
+}
 
 
 def _pyplot() -> Any:
@@ -68,22 +75,39 @@ def section(plots: Path) -> list[str]:
     sizes = summary["bytes"]
     backends = list(sizes["stores"])
     when = datetime.fromtimestamp(summary["started_at"], UTC).strftime("%Y-%m-%d %H:%M UTC")
+    run = (
+        f"{when}; load average {summary['load_start']:.1f} at the start, "
+        f"{summary['load_end']:.1f} at the end ({summary['cores']} cores)"
+    )
+    if summary.get("parts"):
+        run = f"each part's time and load average in the table below ({summary['cores']} cores)"
     out = [
         "## The history's storage (`bench.history`)",
         "",
-        f"`{summary['command']}` — {when}; load average {summary['load_start']:.1f} at the "
-        f"start, {summary['load_end']:.1f} at the end ({summary['cores']} cores). How each "
+        f"`{summary['command']}` — {run}. How each "
         "figure is taken: bench/history.py. The mix: the simulator's physics, a driving EV, "
         "a charging hybrid and a parked car every second and ten of each every 30 s "
         f"({sizes['vehicle_days']:.0f} vehicle-days, {sizes['offered_points']:,} points), "
         "sealed as the history worker seals; at rest after the last seal.",
         "",
         f"![bytes per point against points stored](benchmarks/{PLOT})",
-        "",
-        "| figure | " + " | ".join(backends) + " |",
-        "|---|" + "---:|" * len(backends),
     ]
     stores = sizes["stores"]
+    parts = summary.get("parts", {})
+    if parts:
+        # Parts may be run apart (--only): each with its own time and load average.
+        out += [
+            "",
+            "| part of the run | when | load average (start, end) | took |",
+            "|---|---|---|---:|",
+        ]
+        for name, part in parts.items():
+            at = datetime.fromtimestamp(part["started_at"], UTC).strftime("%Y-%m-%d %H:%M UTC")
+            out.append(
+                f"| {PART_NAMES.get(name, name)} | {at} | {part['load_start']:.1f}, "
+                f"{part['load_end']:.1f} | {part['seconds'] / 60:.1f} min |"
+            )
+    out += ["", "| figure | " + " | ".join(backends) + " |", "|---|" + "---:|" * len(backends)]
     out.append(
         _row(
             "bytes per point at rest (target <= 8)",

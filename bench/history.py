@@ -21,10 +21,13 @@ PostgreSQL.
    (`--before`, default the commit before the history moved to chunks, 82f1b0b^),
    checked out into a temporary git worktree and served the same way.
 3. **A history page** (1,000 points, newest first, and from a cursor at a random depth)
-   of a vehicle holding 10 million points (eight properties at 1 Hz, the values of a
-   simulated driving day repeated), written straight into the storage through its own
-   write and seal functions (`history.append`, `service.seal_series`) to save time; wrk,
-   one connection, against the real `autoport serve`.
+   of a vehicle holding 10 million points (eight properties at 1 Hz for the last 15
+   days, the values of a simulated driving day repeated); wrk, one connection, against
+   the real `autoport serve`. The first 5,000 points of each property are stored and
+   sealed by the real path (`history.append`, `service.seal_series`); the rest are
+   chunks encoded by the sealer's own function (`service.chunk_values`) and inserted
+   directly, checked to be the bytes sealing makes of the same points: through the real
+   path the 10 million points took about 20 minutes under load, so, 2-3 minutes.
 4. **Retention of a day of a 1,000-car fleet** (the 30-s mix; one car of each kind's day
    sealed by the real path, its chunks copied to 1,000 cars) by a worker process
    (`history.retention.prune`) while wrk ingests into the server: how long it takes,
@@ -35,7 +38,10 @@ PostgreSQL.
     python -m bench history                  # SQLite and, if reachable, PostgreSQL
     python -m bench history --quick          # a smoke test: small, the server's parts
                                              # on SQLite only, no baseline checkout
-    python -m bench history --publish        # what docs/benchmarks.md shows
+    python -m bench history --only page,retention
+                                             # those parts again, the others' figures
+                                             # kept from the last run (each part
+                                             # records its time and load average)
 """
 
 from __future__ import annotations
@@ -62,7 +68,7 @@ from typing import Any
 
 import orjson
 
-from autoport.history import migration, partitions
+from autoport.history import codec, migration, partitions, repository
 from autoport.history import service as history
 from autoport.ingestion.service import prepare as prepare_points
 from autoport.kit.clock import MICROS, to_iso
@@ -90,6 +96,7 @@ TARGET_PAGE_P99_MS = 20.0
 TARGET_RETENTION_SECONDS = 1.0
 HTTP_VEHICLES = 300
 HTTP_CONNECTIONS = 16
+PARTS = ("bytes", "ingest", "page", "retention", "move")
 
 
 def load() -> str:
@@ -628,37 +635,93 @@ def _wrapper(data: Any, at: int) -> str:
     return orjson.dumps({"data": data, "timestamp": to_iso(at)}).decode()
 
 
-async def fill_vehicle(db: Database, vin: str, total: int, day: dict[str, list[Any]]) -> int:
-    """`total` points of the page properties at 1 Hz (the day's values repeated),
-    through history.append and service.seal_series, a day at a time."""
+def page_start() -> int:
+    """The 10-million-point vehicle's first second (µs): far enough back for its points
+    (1.25 million seconds a property) to end before now, recent enough that the served
+    server's retention (90 days by default, run at its start) keeps them all."""
+    today = int(time.time()) // DAY_S
+    return (today - 20) * DAY_S * MICROS
+
+
+# The first points of each property are written and sealed by the real path; the rest
+# are chunks made by the sealer's own encoding (service.chunk_values) and inserted
+# directly, a hundred times faster: the check below holds them to what sealing wrote.
+SEALED_BY_THE_REAL_PATH = 5 * CHUNK_POINTS
+
+
+def _page_points(
+    key: str, day: dict[str, list[Any]], start_us: int, first: int, count: int
+) -> list[history.Point]:
+    """Points `first` to `first + count` of the property (1 Hz); each chunk's worth
+    arrives 0.5 s after its last point."""
+    values = day[key]
+    stamps = [start_us + second * MICROS for second in range(first, first + count)]
+    points = []
+    for second, at, iso in zip(
+        range(first, first + count), stamps, codec.iso_many(stamps), strict=True
+    ):
+        data = values[second % len(values)]
+        block_end = (second // CHUNK_POINTS + 1) * CHUNK_POINTS - 1
+        received = start_us + block_end * MICROS + 500_000
+        text = orjson.dumps({"data": data if data is not None else 0, "timestamp": iso})
+        points.append(history.Point(at, text.decode(), received, history.HOT, second))
+    return points
+
+
+async def fill_vehicle(
+    db: Database, vin: str, total: int, day: dict[str, list[Any]], start_us: int
+) -> int:
+    """`total` points of the page properties at 1 Hz from `start_us` (the day's values
+    repeated): the first SEALED_BY_THE_REAL_PATH of each property through history.append
+    and service.seal_series, the rest as chunks encoded as the sealer does, inserted."""
     per_property = total // len(PAGE_PROPERTIES)
-    length = len(day[PAGE_PROPERTIES[0]])
-    written = 0
-    for start in range(0, per_property, length):
-        count = min(length, per_property - start)
-        for key in PAGE_PROPERTIES:
-            capability, _, prop = key.partition(".")
-            values = day[key]
-            rows = []
-            for offset in range(count):
-                at = START_US + (start + offset) * MICROS
-                data = values[offset] if values[offset] is not None else 0
-                text = _wrapper(data, at)
-                digest = hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
-                rows.append((capability, prop, at, digest, text))
-            for first in range(0, len(rows), 20_000):
-                async with db.transaction() as conn:
-                    await history.append(
-                        conn, environment="production", vin=vin,
-                        received_at=rows[first][2] + 500_000, points=rows[first : first + 20_000],
-                    )  # fmt: skip
-            sid = history.series_id("production", vin, capability, prop)
-            while await history.seal_series(
-                db, sid, before=history.FAR_FUTURE, target=CHUNK_POINTS
-            ):
-                pass
-            written += count
-    return written
+    real = min(SEALED_BY_THE_REAL_PATH, per_property)
+    for key in PAGE_PROPERTIES:
+        capability, _, prop = key.partition(".")
+        sid = history.series_id("production", vin, capability, prop)
+        points = _page_points(key, day, start_us, 0, real)
+        for first in range(0, real, CHUNK_POINTS):
+            batch = points[first : first + CHUNK_POINTS]
+            rows = [
+                (capability, prop, p.timestamp, history.digest_hex(history.digest_of(p.value)),
+                 p.value)
+                for p in batch
+            ]  # fmt: skip
+            async with db.transaction() as conn:
+                await history.append(
+                    conn, environment="production", vin=vin,
+                    received_at=batch[0].received_at, points=rows,
+                )  # fmt: skip
+        while await history.seal_series(db, sid, before=history.FAR_FUTURE, target=CHUNK_POINTS):
+            pass
+        # The sealer's chunks hold these points (after the few the vehicle had), and
+        # the direct writing below makes the same bytes of the same points.
+        blobs = [
+            bytes(row["data"])
+            for row in await db.fetch_all(
+                "SELECT data FROM history_chunks WHERE series_id = :s ORDER BY first_ts",
+                {"s": sid},
+            )
+        ]
+        held = []
+        for blob in blobs:
+            chunk = codec.decode(blob)
+            again = list(zip(chunk.timestamps, chunk.values, chunk.received, strict=True))
+            made = [history.Point(t, v, r, history.HOT, i) for i, (t, v, r) in enumerate(again)]
+            assert history.chunk_values(sid, made)["data"] == blob, key
+            held += again
+        assert held[len(held) - real :] == [(p.timestamp, p.value, p.received_at) for p in points]
+        for first in range(real, per_property, 50 * CHUNK_POINTS):
+            count = min(50 * CHUNK_POINTS, per_property - first)
+            points = _page_points(key, day, start_us, first, count)
+            chunks = [
+                history.chunk_values(sid, points[i : i + CHUNK_POINTS])
+                for i in range(0, count, CHUNK_POINTS)
+            ]
+            await partitions.ensure(db, [c["received_max"] for c in chunks])
+            async with db.transaction() as conn:
+                await repository.add_chunks(conn, chunks)
+    return per_property * len(PAGE_PROPERTIES)
 
 
 _PAGE_LUA = """
@@ -693,7 +756,8 @@ async def page_setup(store: Store, total: int, day: dict[str, list[Any]]) -> dic
         state = app.state.autoport
         db = state.database
         started = time.perf_counter()
-        written = await fill_vehicle(db, VIN, total, day)
+        start_us = page_start()
+        written = await fill_vehicle(db, VIN, total, day, start_us)
         took = time.perf_counter() - started
         app_id = str(await db.fetch_value("SELECT id FROM applications LIMIT 1"))
         key = PAGE_PROPERTIES[0]
@@ -705,7 +769,7 @@ async def page_setup(store: Store, total: int, day: dict[str, list[Any]]) -> dic
         values = day[key]
         for _ in range(200):
             second = rng.randrange(1000, per_property)
-            at = START_US + second * MICROS
+            at = start_us + second * MICROS
             data = values[second % len(values)]
             text = _wrapper(data if data is not None else 0, at)
             digest = hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
@@ -978,7 +1042,16 @@ def main() -> None:
         "--before", default=BEFORE, help="the commit whose storage ingestion is compared with"
     )
     parser.add_argument("--no-before", action="store_true", help="skip that comparison")
+    parser.add_argument(
+        "--only",
+        default=",".join(PARTS),
+        help=f"the parts to run, of {','.join(PARTS)}; the others' figures are kept from the "
+        "last run in var/bench-results/history.json (each part records its own time and load)",
+    )
     args = parser.parse_args()
+    only = [part.strip() for part in args.only.split(",") if part.strip()]
+    if unknown := set(only) - set(PARTS):
+        parser.error(f"--only: no part {', '.join(sorted(unknown))} (parts: {', '.join(PARTS)})")
     per_kind_30s, checkpoints = 10, 8
     if args.quick:
         # A smoke test: every part runs, small; the server's parts on SQLite only.
@@ -995,13 +1068,25 @@ def main() -> None:
 
     announce(())
     print(f"history storage; {load()} at the start", flush=True)
-    results: dict[str, Any] = {
-        "quick": args.quick,
-        "started_at": time.time(),
-        "load_start": os.getloadavg()[0],
-    }
+    results: dict[str, Any] = {}
+    if not args.quick and set(only) != set(PARTS) and RESULTS.exists():
+        results = json.loads(RESULTS.read_text())
+    results.setdefault("parts", {})
+    results.update({"quick": args.quick, "started_at": time.time()})
+    results["load_start"] = os.getloadavg()[0]
     served_on = None if args.quick else postgres  # the parts with a server
     schemas: list[str] = []
+
+    def part_started() -> tuple[float, float]:
+        return time.time(), os.getloadavg()[0]
+
+    def part_done(part: str, started: tuple[float, float]) -> None:
+        results["parts"][part] = {
+            "started_at": started[0],
+            "seconds": time.time() - started[0],
+            "load_start": started[1],
+            "load_end": os.getloadavg()[0],
+        }
 
     def fresh(label: str, url: str | None) -> list[Store]:
         made = stores(base, url, label)
@@ -1010,98 +1095,123 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory(prefix="autoport-bench-history-") as tmp:
         base = Path(tmp)
+        if {"ingest", "retention"} & set(only):
+            bodies = report_bodies(60 if args.quick else 400)
+        if {"page", "move"} & set(only):
+            day = driving_day(min(DAY_S, max(args.page_points // len(PAGE_PROPERTIES), 600)))
         try:
             # 1. bytes per point
-            targets = fresh("sizes", postgres)
-            sizes = asyncio.run(bytes_per_point(targets, args.days, per_kind_30s, checkpoints))
-            report_bytes(sizes)
-            results["bytes"] = sizes
+            if "bytes" in only:
+                started = part_started()
+                targets = fresh("sizes", postgres)
+                sizes = asyncio.run(bytes_per_point(targets, args.days, per_kind_30s, checkpoints))
+                report_bytes(sizes)
+                print(f"  {load()}", flush=True)
+                results["bytes"] = sizes
+                part_done("bytes", started)
 
             # 2. ingestion over HTTP, beside the storage before
-            bodies = report_bodies(60 if args.quick else 400)
-            results["ingest"] = {}
-            trees = [("now", Path.cwd())]
-            with contextlib.ExitStack() as stack:
-                if not args.no_before:
-                    trees.append((args.before, stack.enter_context(checkout(args.before))))
-                for label, tree in trees:
-                    for store in fresh(f"http{len(results['ingest'])}", served_on):
-                        found = ingest_over_http(tree, store, bodies, args.seconds)
-                        results["ingest"][f"{label} {store.name}"] = found
-                        print(
-                            f"ingestion over HTTP ({label}, {store.name}): "
-                            f"{found['points_per_second']:,.0f} points/s "
-                            f"({found['rps']:,.0f} requests/s, "
-                            f"{found['points_per_request']:.1f} points each, p50 "
-                            f"{found['p50_ms']:.1f} ms, p99 {found['p99_ms']:.1f} ms); {load()}",
-                            flush=True,
-                        )
+            if "ingest" in only:
+                started = part_started()
+                results["ingest"] = {}
+                trees = [("now", Path.cwd())]
+                with contextlib.ExitStack() as stack:
+                    if not args.no_before:
+                        trees.append((args.before, stack.enter_context(checkout(args.before))))
+                    for label, tree in trees:
+                        for store in fresh(f"http{len(results['ingest'])}", served_on):
+                            found = ingest_over_http(tree, store, bodies, args.seconds)
+                            results["ingest"][f"{label} {store.name}"] = found
+                            print(
+                                f"ingestion over HTTP ({label}, {store.name}): "
+                                f"{found['points_per_second']:,.0f} points/s "
+                                f"({found['rps']:,.0f} requests/s, "
+                                f"{found['points_per_request']:.1f} points each, "
+                                f"p50 {found['p50_ms']:.1f} ms, p99 {found['p99_ms']:.1f} ms); "
+                                f"{load()}",
+                                flush=True,
+                            )
+                part_done("ingest", started)
 
             # 3. pages of a vehicle with 10 million points
-            day = driving_day(min(DAY_S, max(args.page_points // len(PAGE_PROPERTIES), 600)))
-            results["page"] = {}
-            for store in fresh("page", served_on):
-                setup = asyncio.run(page_setup(store, args.page_points, day))
-                answer = page_latency(store, setup, args.seconds)
-                results["page"][store.name] = {
-                    **answer,
-                    **{
-                        k: setup[k] for k in ("points", "chunks", "fill_seconds", "property_points")
-                    },
-                }
-                for name, label in (("newest", "newest first"), ("cursor", "from a cursor")):
-                    page = answer[name]
-                    verdict = "met" if page["p99_ms"] < TARGET_PAGE_P99_MS else "NOT MET"
+            if "page" in only:
+                started = part_started()
+                results["page"] = {}
+                for store in fresh("page", served_on):
+                    setup = asyncio.run(page_setup(store, args.page_points, day))
+                    answer = page_latency(store, setup, args.seconds)
+                    results["page"][store.name] = {
+                        **answer,
+                        **{
+                            k: setup[k]
+                            for k in ("points", "chunks", "fill_seconds", "property_points")
+                        },
+                    }
+                    for name, label in (("newest", "newest first"), ("cursor", "from a cursor")):
+                        page = answer[name]
+                        verdict = "met" if page["p99_ms"] < TARGET_PAGE_P99_MS else "NOT MET"
+                        print(
+                            f"history page, 1,000 points {label} ({store.name}, a vehicle of "
+                            f"{setup['points']:,} points, the property's "
+                            f"{setup['property_points']:,}): "
+                            f"p50 {page['p50_ms']:.2f} ms, p99 {page['p99_ms']:.2f} ms "
+                            f"({page['rps']:,.0f} pages/s, one connection); target p99 < "
+                            f"{TARGET_PAGE_P99_MS:g} ms: {verdict}",
+                            flush=True,
+                        )
                     print(
-                        f"history page, 1,000 points {label} ({store.name}, a vehicle of "
-                        f"{setup['points']:,} points, the property's "
-                        f"{setup['property_points']:,}): "
-                        f"p50 {page['p50_ms']:.2f} ms, p99 {page['p99_ms']:.2f} ms "
-                        f"({page['rps']:,.0f} pages/s, one connection); target p99 < "
-                        f"{TARGET_PAGE_P99_MS:g} ms: {verdict}",
+                        f"  (the {setup['points']:,} points written in "
+                        f"{setup['fill_seconds']:.0f} s, {setup['chunks']:,} chunks); {load()}",
                         flush=True,
                     )
-                print(
-                    f"  (the {setup['points']:,} points written through history.append and "
-                    f"seal_series in {setup['fill_seconds']:.0f} s, {setup['chunks']:,} chunks)",
-                    flush=True,
-                )
+                part_done("page", started)
 
             # 4. retention of a fleet's day while ingesting
-            results["retention"] = {}
-            for store in fresh("retention", served_on):
-                answer = retention_under_load(store, args.cars, bodies, args.seconds)
-                results["retention"][store.name] = answer
-                quiet, during = answer["quiet"], answer["during"]
-                verdict = "met" if answer["seconds"] < TARGET_RETENTION_SECONDS else "NOT MET"
-                print(
-                    f"retention ({store.name}): a day of {answer['cars']:,} cars "
-                    f"({answer['points']:,} points; {answer['deleted']:,} deleted) in "
-                    f"{answer['seconds'] * 1000:.0f} ms "
-                    f"(target < {TARGET_RETENTION_SECONDS:g} s: {verdict}); ingestion "
-                    f"{during['rps']:,.0f} requests/s during it (p99 {during['p99_ms']:.1f} ms, "
-                    f"max {during.get('max_ms', 0):.0f} ms) against {quiet['rps']:,.0f} "
-                    f"(p99 {quiet['p99_ms']:.1f} ms, max {quiet.get('max_ms', 0):.0f} ms) "
-                    f"just before; {load()}",
-                    flush=True,
-                )
+            if "retention" in only:
+                started = part_started()
+                results["retention"] = {}
+                for store in fresh("retention", served_on):
+                    answer = retention_under_load(store, args.cars, bodies, args.seconds)
+                    results["retention"][store.name] = answer
+                    quiet, during = answer["quiet"], answer["during"]
+                    verdict = "met" if answer["seconds"] < TARGET_RETENTION_SECONDS else "NOT MET"
+                    print(
+                        f"retention ({store.name}): a day of {answer['cars']:,} cars "
+                        f"({answer['points']:,} points; {answer['deleted']:,} deleted) in "
+                        f"{answer['seconds'] * 1000:.0f} ms "
+                        f"(target < {TARGET_RETENTION_SECONDS:g} s: {verdict}); ingestion "
+                        f"{during['rps']:,.0f} requests/s during it "
+                        f"(p99 {during['p99_ms']:.1f} ms, max {during.get('max_ms', 0):.0f} ms) "
+                        f"against {quiet['rps']:,.0f} "
+                        f"(p99 {quiet['p99_ms']:.1f} ms, max {quiet.get('max_ms', 0):.0f} ms) "
+                        f"just before; {load()}",
+                        flush=True,
+                    )
+                part_done("retention", started)
 
             # 5. moving an old table
-            results["move"] = {}
-            for store in fresh("move", postgres):
-                moved = asyncio.run(move_old_table(store, args.move_rows, day))
-                results["move"][store.name] = moved
-                print(
-                    f"moving an old table ({store.name}): {moved['rows']:,} rows in "
-                    f"{moved['seconds']:.1f} s, {moved['points_per_second']:,.0f} points/s",
-                    flush=True,
-                )
+            if "move" in only:
+                started = part_started()
+                results["move"] = {}
+                for store in fresh("move", postgres):
+                    moved = asyncio.run(move_old_table(store, args.move_rows, day))
+                    results["move"][store.name] = moved
+                    print(
+                        f"moving an old table ({store.name}): {moved['rows']:,} rows in "
+                        f"{moved['seconds']:.1f} s, {moved['points_per_second']:,.0f} points/s; "
+                        f"{load()}",
+                        flush=True,
+                    )
+                part_done("move", started)
+
         finally:
             if postgres and schemas:
                 asyncio.run(drop_schemas(postgres, schemas))
     results["load_end"] = os.getloadavg()[0]
     results["cores"] = os.cpu_count()
     results["command"] = "python -m bench history" + (" --quick" if args.quick else "")
+    if set(only) != set(PARTS):
+        results["command"] += " (parts run apart: --only)"
     print(f"{load()} at the end", flush=True)
     keep(figures_of(results))
     if not args.quick:

@@ -317,6 +317,10 @@ async def add_chunk(conn: Connection, values: dict[str, Any]) -> None:
     await conn.execute(_ADD_CHUNK, values)
 
 
+async def add_chunks(conn: Connection, rows: Sequence[dict[str, Any]]) -> None:
+    await conn.execute_many(_ADD_CHUNK, rows)
+
+
 # --- retention -----------------------------------------------------------------------------
 
 # A series' vehicle decides its brand: retention per brand joins the vehicle's row.

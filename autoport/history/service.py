@@ -606,7 +606,8 @@ def _split(points: list[Point], target: int) -> list[list[Point]]:
     return pieces
 
 
-def _chunk_values(series: int, points: list[Point]) -> dict[str, Any]:
+def chunk_values(series: int, points: list[Point]) -> dict[str, Any]:
+    """The row of a new chunk holding `points` (in chunk order)."""
     return {
         "series_id": series,
         "first_ts": points[0].timestamp,
@@ -678,17 +679,17 @@ async def plan_merge(
         existing = _chunk_points(await _decoded(conn, series, meta))
         merged = _merged(existing, points, new_first=new_first)
         plan.delete.append(meta)
-        plan.add += [_chunk_values(series, piece) for piece in _split(merged, target)]
+        plan.add += [chunk_values(series, piece) for piece in _split(merged, target)]
     if loose:
         # Runs of loose points between chunks become chunks of their own.
         run: list[Point] = []
         for point in loose:
             index = bisect.bisect_right(starts, point.timestamp)
             if run and bisect.bisect_right(starts, run[-1].timestamp) != index:
-                plan.add += [_chunk_values(series, p) for p in _split(run, target)]
+                plan.add += [chunk_values(series, p) for p in _split(run, target)]
                 run = []
             run.append(point)
-        plan.add += [_chunk_values(series, p) for p in _split(run, target)]
+        plan.add += [chunk_values(series, p) for p in _split(run, target)]
     return plan
 
 

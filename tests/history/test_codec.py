@@ -126,3 +126,29 @@ def test_shapes_are_stored_once() -> None:
     body = zlib.decompress(codec.encode(list(range(500)), list(range(500)), values))
     assert body.count(b"kilometers") == 1
     assert not math.isnan(len(body))
+
+
+def _walked(text: str, own: str) -> tuple[tuple[str, ...], str, list[object]]:
+    """`_shape_of` without its shortcut for wrappers: the walk alone."""
+    pieces, kinds, leaves = [""], [], []  # type: ignore[var-annotated]
+    try:
+        codec._split(orjson.loads(text), own, pieces, kinds, leaves)
+    except codec._Unfit:
+        return ("", ""), codec.RAW, [text]
+    return tuple(pieces), "".join(kinds), leaves
+
+
+@given(data=LEAVES | JSON, at=INSTANTS, other=INSTANTS, key=st.sampled_from(["data", "x"]))
+@settings(max_examples=400)
+def test_the_wrapper_shortcut_finds_what_the_walk_finds(
+    data: object, at: int, other: int, key: str
+) -> None:
+    own = to_iso(at)
+    for value in (
+        {key: data, "timestamp": own},
+        {key: data, "timestamp": to_iso(other)},
+        {"timestamp": own, key: data},
+        {key: data, "timestamp": own, "unit": "km"},
+    ):
+        text = _text(value)
+        assert codec._shape_of(text, own) == _walked(text, own), text
