@@ -139,7 +139,7 @@ def phases(vehicles: int, pulls: float, commands: float, clearances: float) -> l
         ),
         Phase(
             "clearances without webhooks",
-            "webhook delivery (the clearances' CPU with webhooks minus without, per delivery)",
+            "fleet clearance with the fleet manager's webhook off (subtracted for the next line)",
             {"vehicles": vehicles, "deliver": False, "rates": {**none, "clearance": clearances}},
             lambda f, g: _count(f, "clearance_ms"),
             webhooks=False,

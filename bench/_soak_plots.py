@@ -178,6 +178,20 @@ def _steps_table(result: dict[str, Any]) -> list[str]:
     return rows
 
 
+def _what(phase: dict[str, Any]) -> str:
+    """The operation a cost phase prices, as bench._soak_costs names it now (runs kept
+    from before a rename say it their way)."""
+    from bench._soak_costs import phases
+
+    names = {p.name: p.what for p in phases(1, 1.0, 1.0, 1.0)}
+    return str(names.get(phase["phase"], phase["what"]))
+
+
+def _wal(per_op: float) -> str:
+    """WAL bytes per operation; below zero, the difference of two phases was noise."""
+    return f"{per_op:,.0f}" if per_op >= 0 else "– (below its base phase)"
+
+
 def costs_vehicles(costs: dict[str, Any]) -> int:
     """The vehicles a `--costs` run cleared (runs before it was kept: its --hold, or 3,000)."""
     if costs.get("costs_vehicles"):
@@ -299,10 +313,10 @@ def section(plots: Path) -> list[str]:
             pg = per.get("postgres", 0.0) + per.get("postgres shared", 0.0)
             rest = phase["us_per_op_total"] - per.get("api", 0.0) - per.get("worker", 0.0) - pg
             out.append(
-                f"| {phase['what']} | {phase['us_per_op_total']:,.0f} | {per.get('api', 0):,.0f}"
+                f"| {_what(phase)} | {phase['us_per_op_total']:,.0f} | {per.get('api', 0):,.0f}"
                 f" | {per.get('worker', 0):,.0f} | {pg:,.0f} | {rest:,.0f} | "
                 + (
-                    f"{phase['rows_per_op']:.2f} | {phase['wal_bytes_per_op']:,.0f} |"
+                    f"{phase['rows_per_op']:.2f} | {_wal(phase['wal_bytes_per_op'])} |"
                     if "rows_per_op" in phase
                     else "– | – |"
                 )
