@@ -1068,11 +1068,7 @@ def main() -> None:
 
     announce(())
     print(f"history storage; {load()} at the start", flush=True)
-    results: dict[str, Any] = {}
-    if not args.quick and set(only) != set(PARTS) and RESULTS.exists():
-        results = json.loads(RESULTS.read_text())
-    results.setdefault("parts", {})
-    results.update({"quick": args.quick, "started_at": time.time()})
+    results: dict[str, Any] = {"parts": {}, "quick": args.quick, "started_at": time.time()}
     results["load_start"] = os.getloadavg()[0]
     served_on = None if args.quick else postgres  # the parts with a server
     schemas: list[str] = []
@@ -1215,6 +1211,12 @@ def main() -> None:
     print(f"{load()} at the end", flush=True)
     keep(figures_of(results))
     if not args.quick:
+        if set(only) != set(PARTS) and RESULTS.exists():
+            # The other parts' figures as the file holds them now (another run of some
+            # parts may have ended meanwhile).
+            kept = json.loads(RESULTS.read_text())
+            kept["parts"] = {**kept.get("parts", {}), **results.pop("parts")}
+            results = {**kept, **results}
         RESULTS.parent.mkdir(parents=True, exist_ok=True)
         RESULTS.write_text(json.dumps(results, indent=2, default=str))
 
@@ -1223,19 +1225,19 @@ def figures_of(results: dict[str, Any]) -> dict[str, float]:
     """The figures `python -m bench publish` and `compare` keep (bench._figures: a name's
     ending says its direction)."""
     found: dict[str, float] = {}
-    for name, sizes in results["bytes"]["stores"].items():
+    for name, sizes in results.get("bytes", {}).get("stores", {}).items():
         found[f"{name.lower()}.at_rest_per_point_bytes"] = sizes["bytes_per_point"]
-    for label, figures in results["ingest"].items():
+    for label, figures in results.get("ingest", {}).items():
         key = label.lower().replace(" ", ".").replace("^", "")
         found[f"ingest.{key}.points_per_s"] = figures["points_per_second"]
-    for name, pages in results["page"].items():
+    for name, pages in results.get("page", {}).items():
         for kind in ("newest", "cursor"):
             found[f"{name.lower()}.page_{kind}.p50_ms"] = pages[kind]["p50_ms"]
             found[f"{name.lower()}.page_{kind}.p99_ms"] = pages[kind]["p99_ms"]
-    for name, pruned in results["retention"].items():
+    for name, pruned in results.get("retention", {}).items():
         found[f"{name.lower()}.retention_fleet_day_s"] = pruned["seconds"]
         found[f"{name.lower()}.ingest_during_retention.rps"] = pruned["during"]["rps"]
-    for name, moved in results["move"].items():
+    for name, moved in results.get("move", {}).items():
         found[f"{name.lower()}.move.points_per_s"] = moved["points_per_second"]
     return found
 
