@@ -1070,6 +1070,10 @@ def main() -> None:
     print(f"history storage; {load()} at the start", flush=True)
     results: dict[str, Any] = {"parts": {}, "quick": args.quick, "started_at": time.time()}
     results["load_start"] = os.getloadavg()[0]
+    results["cores"] = os.cpu_count()
+    results["command"] = "python -m bench history" + (" --quick" if args.quick else "")
+    if set(only) != set(PARTS):
+        results["command"] += " (parts run apart: --only)"
     served_on = None if args.quick else postgres  # the parts with a server
     schemas: list[str] = []
 
@@ -1083,6 +1087,9 @@ def main() -> None:
             "load_start": started[1],
             "load_end": os.getloadavg()[0],
         }
+        results["load_end"] = os.getloadavg()[0]
+        if not args.quick:
+            save(results, whole=set(only) == set(PARTS))
 
     def fresh(label: str, url: str | None) -> list[Store]:
         made = stores(base, url, label)
@@ -1204,21 +1211,25 @@ def main() -> None:
             if postgres and schemas:
                 asyncio.run(drop_schemas(postgres, schemas))
     results["load_end"] = os.getloadavg()[0]
-    results["cores"] = os.cpu_count()
-    results["command"] = "python -m bench history" + (" --quick" if args.quick else "")
-    if set(only) != set(PARTS):
-        results["command"] += " (parts run apart: --only)"
     print(f"{load()} at the end", flush=True)
     keep(figures_of(results))
     if not args.quick:
-        if set(only) != set(PARTS) and RESULTS.exists():
-            # The other parts' figures as the file holds them now (another run of some
-            # parts may have ended meanwhile).
-            kept = json.loads(RESULTS.read_text())
-            kept["parts"] = {**kept.get("parts", {}), **results.pop("parts")}
-            results = {**kept, **results}
-        RESULTS.parent.mkdir(parents=True, exist_ok=True)
-        RESULTS.write_text(json.dumps(results, indent=2, default=str))
+        save(results, whole=set(only) == set(PARTS))
+
+
+def save(results: dict[str, Any], *, whole: bool) -> None:
+    """Write the results (after each part: a run cut short keeps the parts it finished).
+    A run of some parts merges them into the file as it is now (another run of other
+    parts may have ended meanwhile)."""
+    if not whole and RESULTS.exists():
+        kept = json.loads(RESULTS.read_text())
+        results = {
+            **kept,
+            **results,
+            "parts": {**kept.get("parts", {}), **results["parts"]},
+        }
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    RESULTS.write_text(json.dumps(results, indent=2, default=str))
 
 
 def figures_of(results: dict[str, Any]) -> dict[str, float]:
