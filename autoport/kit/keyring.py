@@ -10,10 +10,18 @@ older autoport still reads the file; the previous keys are kept beside it:
 
     "previous_keys": {"token_hmac_key": [{"id": "3f2a9c1e", "key": "...", "until": 1767225600}]}
 
-An entry past its `until` is no longer accepted; `rotate` drops its key material and keeps
-the id (so a process started with that key knows it came from this file). `stable_keys`
-keeps the first key of each ring: pseudonymous ids derived from it (the `sub` of a
-consent) must stay the same across rotations.
+An entry past its `until` is no longer accepted for anything. Its key material is kept
+only while something sealed under it may remain (`Keyring.retained`, used to open sealed
+values and nothing else): `session_secret` seals nothing that outlives a page, so `rotate`
+drops such material at once; `token_hmac_key` seals webhook secrets, so its material is
+dropped by `forget_retired` once every webhook secret was re-sealed under the current key
+(autoport.keys.service). The id stays (so a process started with that key knows it came
+from this file). `stable_keys` keeps the first key of each ring: pseudonymous ids derived
+from it (the `sub` of a consent) must stay the same across rotations.
+
+A rotation's window caps every previous key of the ring, not only the key it retires: no
+key but the current one is accepted beyond `now + window`. `--window-seconds 0` (after a
+leak) therefore cuts every previous key at once, except those named to keep.
 
 The interface is narrow on purpose (the current key, the accepted keys, keys by id):
 `current_keyring(settings, name)` reads the file again whenever it changed (one stat), so
@@ -55,10 +63,19 @@ class Keyring:
     previous: tuple[bytes, ...] = ()
     # The first key of the ring (see the module docstring).
     stable: bytes | None = None
+    # Previous keys no longer accepted whose material is kept to open what they sealed
+    # until it is re-sealed (see the module docstring): never for verification.
+    retained: tuple[bytes, ...] = ()
 
     @property
     def accepted(self) -> tuple[bytes, ...]:
         return (self.current, *self.previous)
+
+    @property
+    def openers(self) -> tuple[bytes, ...]:
+        """What may open a sealed value (a webhook secret): the accepted keys, then the
+        retained ones."""
+        return (*self.accepted, *self.retained)
 
     def by_id(self, wanted: str) -> bytes | None:
         return next((key for key in self.accepted if key_id(key) == wanted), None)
@@ -122,6 +139,7 @@ def _keyring_until(settings: Settings, name: Rotatable) -> tuple[Keyring, float]
     file_current = stored.get(name)
     entries = previous_entries(stored, name)
     known_ids = {entry.get("id") for entry in entries}
+    retained: tuple[bytes, ...] = ()
     if file_current is not None and (
         configured is None or configured == file_current or key_id(configured.encode()) in known_ids
     ):
@@ -132,6 +150,11 @@ def _keyring_until(settings: Settings, name: Rotatable) -> tuple[Keyring, float]
             for entry in entries
             if entry.get("key") and float(entry.get("until", 0)) > now
         )
+        retained = tuple(
+            str(entry["key"]).encode()
+            for entry in entries
+            if entry.get("key") and float(entry.get("until", 0)) <= now
+        )
         stable_text = stored.get(STABLE, {}).get(name)
         stable = str(stable_text).encode() if stable_text else current
     elif configured is not None:
@@ -140,7 +163,7 @@ def _keyring_until(settings: Settings, name: Rotatable) -> tuple[Keyring, float]
         raise RuntimeError("secrets were not loaded (config.ensure_secrets)")
     _PREVIOUS[current] = live
     _STABLE[current] = stable
-    keyring = Keyring(current, tuple(key for key, _ in live), stable)
+    keyring = Keyring(current, tuple(key for key, _ in live), stable, retained)
     # Built again when the first previous key's window ends (it must stop being accepted
     # then), or when the file changes (LiveKey).
     return keyring, min((until for _, until in live), default=math.inf)
@@ -212,6 +235,15 @@ class LiveKey:
     def accepted(self) -> tuple[bytes, ...]:
         return self.keyring().accepted
 
+    @property
+    def openers(self) -> tuple[bytes, ...]:
+        return self.keyring().openers
+
+
+# What each ring seals that outlives a rotation: its retired key material is kept until
+# that was re-sealed (`forget_retired`). session_secret seals only a page's flash message.
+SEALS_LASTING: dict[Rotatable, bool] = {"token_hmac_key": True, "session_secret": False}
+
 
 @dataclass(frozen=True)
 class Rotation:
@@ -219,13 +251,37 @@ class Rotation:
     old_id: str
     new_id: str
     old_accepted_until: float
+    # Previous keys (besides the one retired now) whose window this rotation ended.
+    cut: tuple[str, ...]
+    # Previous keys named to keep: their windows are unchanged.
+    kept: tuple[str, ...]
+    # Key material deleted by this rotation (ids).
     dropped: tuple[str, ...]
 
 
-def rotate(settings: Settings, name: Rotatable, *, window_seconds: float) -> Rotation:
-    """Make a new current key for `name`; the old one stays accepted for
-    `window_seconds` (0: refused at once). Entries whose window ended lose their key
-    material here. Under the secrets lock, so concurrent rotations serialise."""
+def accepted_previous_ids(settings: Settings, name: Rotatable) -> list[str]:
+    """The ids of the previous keys of `name` accepted now (what `--keep` may name)."""
+    now = time.time()
+    return [
+        str(entry.get("id"))
+        for entry in previous_entries(stored_file(settings.data_dir), name)
+        if entry.get("key") and float(entry.get("until", 0)) > now
+    ]
+
+
+def rotate(
+    settings: Settings,
+    name: Rotatable,
+    *,
+    window_seconds: float,
+    keep: frozenset[str] = frozenset(),
+) -> Rotation:
+    """Make a new current key for `name`. The old one stays accepted for
+    `window_seconds`, and so at most does every previous key (0, after a leak: all are
+    refused at once), except those whose id is in `keep`, whose windows are unchanged.
+    Key material no longer accepted is deleted here unless the ring seals lasting values
+    (`SEALS_LASTING`: then `forget_retired` deletes it after the re-sealing). Under the
+    secrets lock, so concurrent rotations serialise."""
     if getattr(settings, name) is not None and not _from_file(settings, name):
         raise ValueError(
             f"{name} is given in the configuration (AUTOPORT_{name.upper()}), not in "
@@ -241,20 +297,58 @@ def rotate(settings: Settings, name: Rotatable, *, window_seconds: float) -> Rot
         new = secrets.token_urlsafe(48)
         until = now + window_seconds
         previous = stored.setdefault(PREVIOUS, {})
-        kept: list[dict[str, Any]] = [
-            {"id": key_id(str(old).encode()), "key": old, "until": until, "retired_at": now}
+        entries: list[dict[str, Any]] = [
+            {"id": key_id(str(old).encode()), "key": old, "until": until, "retired_at": now},
+            *previous_entries(stored, name),
         ]
+        cut: list[str] = []
+        kept: list[str] = []
         dropped: list[str] = []
-        for entry in previous_entries(stored, name):
-            if entry.get("key") and float(entry.get("until", 0)) <= now:
-                dropped.append(str(entry.get("id")))
-                entry = {k: v for k, v in entry.items() if k != "key"}
-            kept.append(entry)
-        previous[name] = kept
+        for entry in entries[1:]:
+            live = bool(entry.get("key")) and float(entry.get("until", 0)) > now
+            if live and str(entry.get("id")) in keep:
+                kept.append(str(entry.get("id")))
+            elif live and float(entry["until"]) > until:
+                entry["until"] = until
+                cut.append(str(entry.get("id")))
+        if not SEALS_LASTING[name]:
+            for entry in entries:
+                if entry.get("key") and float(entry.get("until", 0)) <= now:
+                    dropped.append(str(entry.get("id")))
+                    del entry["key"]
+        previous[name] = entries
         stored.setdefault(STABLE, {}).setdefault(name, old)
         stored[name] = new
         secrets_file.write(settings.data_dir, stored)
-    return Rotation(name, key_id(str(old).encode()), key_id(new.encode()), until, tuple(dropped))
+    return Rotation(
+        name,
+        key_id(str(old).encode()),
+        key_id(new.encode()),
+        until,
+        tuple(cut),
+        tuple(kept),
+        tuple(dropped),
+    )
+
+
+def forget_retired(settings: Settings, name: Rotatable, *, current: bytes) -> tuple[str, ...]:
+    """Delete the material of every previous key of `name` no longer accepted; only
+    while `current` is still the ring's current key (what everything was re-sealed
+    under: after a concurrent rotation, the next re-sealing forgets). Returns the ids."""
+    path = settings.data_dir / SECRETS_FILE_NAME
+    with secrets_file.locked(settings.data_dir):
+        stored: dict[str, Any] = json.loads(path.read_text()) if path.exists() else {}
+        if str(stored.get(name, "")).encode() != current:
+            return ()
+        now = time.time()
+        forgotten: list[str] = []
+        for entry in previous_entries(stored, name):
+            if entry.get("key") and float(entry.get("until", 0)) <= now:
+                forgotten.append(str(entry.get("id")))
+                del entry["key"]
+        if forgotten:
+            secrets_file.write(settings.data_dir, stored)
+    return tuple(forgotten)
 
 
 def _from_file(settings: Settings, name: Rotatable) -> bool:

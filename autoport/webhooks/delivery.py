@@ -92,8 +92,9 @@ class WebhookConfig:
     @property
     def opening_keys(self) -> tuple[bytes, ...]:
         """What stored secrets may be sealed with (current first, then previous keys
-        still accepted)."""
-        return tuple(derive_key(key) for key in self.master.accepted)
+        still accepted, then those refused but kept until every secret is re-sealed:
+        autoport.kit.keyring)."""
+        return tuple(derive_key(key) for key in self.master.openers)
 
 
 def only_this_machine(settings: Settings) -> bool:

@@ -448,25 +448,3 @@ async def get_delivery_pk(conn: Connection, *, delivery_id: str) -> int:
     )
     assert value is not None
     return int(value)
-
-
-async def list_sealed_secrets(conn: Connection, *, after: str, limit: int) -> list[Row]:
-    """Up to `limit` webhooks' (application_id, secret_sealed), those after `after` by
-    application id (keyset pages for re-sealing)."""
-    return await conn.fetch_all(
-        "SELECT application_id, secret_sealed FROM webhooks WHERE application_id > :after "
-        "ORDER BY application_id LIMIT :limit",
-        {"after": after, "limit": limit},
-    )
-
-
-async def replace_sealed_secret(
-    conn: Connection, *, application_id: str, old: str, new: str
-) -> int:
-    """Store `new` only if the secret is still `old` (a concurrent save wins: it is sealed
-    with the current key already); returns the rows changed."""
-    return await conn.execute(
-        "UPDATE webhooks SET secret_sealed = :new "
-        "WHERE application_id = :application_id AND secret_sealed = :old",
-        {"application_id": application_id, "old": old, "new": new},
-    )

@@ -17,7 +17,6 @@ from autoport.kit.clock import to_iso
 from autoport.kit.db import Connection, Database, Row
 from autoport.kit.environments import Environment
 from autoport.kit.errors import ApiError
-from autoport.kit.keyring import Keyring
 from autoport.webhooks import repository as repo
 from autoport.webhooks.client import new_session
 from autoport.webhooks.delivery import (
@@ -30,7 +29,7 @@ from autoport.webhooks.delivery import (
 )
 from autoport.webhooks.repository import PENDING, WebhookRow
 from autoport.webhooks.schemas import EVENT_TYPES
-from autoport.webhooks.sealing import SealError, derive_key, seal, unseal_any
+from autoport.webhooks.sealing import SealError, seal, unseal_any
 from autoport.webhooks.signing import SIGNATURE_SCHEMES, new_secret, standard_secret_problem
 from autoport.webhooks.ssrf import UrlProblem, check_url
 
@@ -340,50 +339,3 @@ async def redeliver(
     )
     assert updated is not None
     return delivery_view(updated)
-
-
-RESEAL_BATCH = 200
-
-
-async def reseal_webhook_secrets(
-    db: Database, keyring: Keyring, *, progress: Callable[[str], None], batch: int = RESEAL_BATCH
-) -> tuple[int, list[str]]:
-    """Re-seal every webhook secret with the keyring's current key (`autoport keys rotate`:
-    a secret lives as long as its webhook, so it must open under the new key alone once
-    the previous one's window ends), in batches, each its own short transaction; returns
-    how many were re-sealed and the applications whose secret opens under no accepted
-    key."""
-    opening = tuple(derive_key(key) for key in keyring.accepted)
-    sealing = derive_key(keyring.current)
-    after, done, unopenable = "", 0, []
-    while True:
-        rows = await repo.list_sealed_secrets(db.reader, after=after, limit=batch)
-        if not rows:
-            break
-        updates = []
-        for row in rows:
-            application_id, sealed = row["application_id"], row["secret_sealed"]
-            try:
-                secret = unseal_any(opening, sealed, application_id=application_id)
-            except SealError:
-                unopenable.append(application_id)
-                continue
-            try:
-                unseal_any((sealing,), sealed, application_id=application_id)
-                continue  # sealed with the current key already
-            except SealError:
-                pass
-            updates.append(
-                {
-                    "application_id": application_id,
-                    "old": sealed,
-                    "new": seal(sealing, secret, application_id=application_id),
-                }
-            )
-        if updates:
-            async with db.transaction() as conn:
-                for update in updates:
-                    done += await repo.replace_sealed_secret(conn, **update)
-        after = rows[-1]["application_id"]
-        progress(f"re-sealed {done} webhook secret(s) so far")
-    return done, unopenable

@@ -35,6 +35,7 @@ ANY_TABLE = ("backup/", "vehicles/access.py", "db/")
 KNOWN_SQL: dict[str, str] = {
     "fleet/filters.py": "the fleet filter's SQL fragments, built for fleet/repository.py",
     "health/queues.py": "queue depths read straight from three features' tables",
+    "keys/service.py": "webhook secrets re-sealed with SQL on the webhooks table",
     "history/partitions.py": "history's PostgreSQL partition DDL",
     "history/retention.py": "history's partition drops",
     "owner/reads.py": "the read counter's flush",
@@ -50,6 +51,7 @@ KNOWN_FOREIGN: dict[tuple[str, str], str] = {
     ("console/repository.py", "applications"): "the console's application lists",
     ("fleet/repository.py", "ingest_providers"): "a provider's clearance settings",
     ("health/queues.py", "outbox"): "queue depths",
+    ("keys/service.py", "webhooks"): "webhook secrets re-sealed on key rotation",
     ("health/queues.py", "stream_cursors"): "queue depths",
     ("health/queues.py", "webhook_deliveries"): "queue depths",
     ("history/repository.py", "vehicles"): "a vehicle's row read beside its history",
