@@ -5,6 +5,10 @@ and sessions valid. Only the admin token's hash is kept, never the token.
 This module owns the file (locking, atomic 0600 writes, cached reads); `autoport.config`
 turns it into settings (`ensure_secrets`, `stored_secrets`, `current_admin_token_sha256`,
 `rotate_admin_token`). It imports nothing of autoport.
+
+It also keeps the data directory private (`private_directory`, `private_file`): the
+directory 0700, the SQLite database and its -wal/-shm files 0600. Every stored token is a
+keyed hash whose key is in this file: nobody else on the machine may read either.
 """
 
 from __future__ import annotations
@@ -15,12 +19,50 @@ import hashlib
 import json
 import os
 import secrets
+import stat
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 SECRETS_FILE_NAME = "secrets.json"
 SECRETS_LOCK_NAME = "secrets.lock"
 ADMIN_HASH = "admin_token_sha256"
+
+
+DIRECTORY_MODE = 0o700
+FILE_MODE = 0o600
+
+
+def _narrow(path: Path | str) -> None:
+    """Take group and other access away from `path` (when it exists and is ours): what
+    an older autoport, or a umask of 022, left readable."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return
+    if info.st_mode & 0o077 and info.st_uid == os.geteuid():
+        with contextlib.suppress(OSError):
+            os.chmod(path, stat.S_IMODE(info.st_mode) & ~0o077)
+
+
+def private_directory(path: Path, *, narrow: bool = False) -> None:
+    """Create the directory `path` with mode 0700 (missing parents get the default
+    mode: they are not autoport's); `narrow`: an existing one is narrowed too (the data
+    directory, which is autoport's own)."""
+    try:
+        path.mkdir(mode=DIRECTORY_MODE, parents=True)
+    except FileExistsError:
+        if narrow:
+            _narrow(path)
+
+
+def private_file(path: Path | str) -> None:
+    """Before SQLite opens the database at `path`: create it empty with mode 0600 (SQLite
+    would create it 0644; an empty file is an empty database), and narrow an existing one
+    and its -wal and -shm files (SQLite creates those with the database file's mode)."""
+    with contextlib.suppress(FileExistsError):
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE))
+    for name in (str(path), f"{path}-wal", f"{path}-shm"):
+        _narrow(name)
 
 
 def path_in(data_dir: Path) -> Path:
@@ -40,7 +82,7 @@ def locked(data_dir: Path) -> Iterator[None]:
     """Processes that start together (worker processes, a CLI command beside the server)
     read, generate and write the secrets file one at a time, so that all of them end up
     with the same secrets. Released when the descriptor closes."""
-    data_dir.mkdir(parents=True, exist_ok=True)
+    private_directory(data_dir, narrow=True)
     fd = os.open(data_dir / SECRETS_LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o600)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
@@ -58,7 +100,7 @@ def read(data_dir: Path) -> dict[str, str]:
 
 def write(data_dir: Path, stored: dict[str, str]) -> None:
     path = path_in(data_dir)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    private_directory(path.parent)
     tmp = path.with_suffix(".tmp")
     # Created with 0600 from the start: the file must never be readable by others.
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)

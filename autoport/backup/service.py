@@ -7,7 +7,8 @@ So an archive always carries both, with a manifest saying what it holds.
 The archive is a gzip-compressed tar file:
 
     manifest.json   format version, schema revision, created at, backend, file digests
-    secrets.json    the data directory's secrets file (mode 0600 when restored)
+                    and modes (0600: each file is restored with it, never wider)
+    secrets.json    the data directory's secrets file
     autoport.db     SQLite: a consistent snapshot taken with the online backup API
     autoport.dump   PostgreSQL: `pg_dump --format=custom` of autoport's schema
 
@@ -20,6 +21,7 @@ repeatable-read transaction) and `pg_restore` loads it.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import io
 import json
@@ -30,7 +32,7 @@ import subprocess
 import tarfile
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -42,6 +44,7 @@ from autoport import __version__
 from autoport.config import SECRETS_FILE_NAME, Settings
 from autoport.kit.db import asyncpg_dsn, sqlite_path
 from autoport.kit.migrate import alembic_config, expected_heads
+from autoport.secrets_file import FILE_MODE, private_directory
 
 FORMAT = "autoport-backup"
 FORMAT_VERSION = 1
@@ -258,7 +261,11 @@ def create_backup(
             autoport_version=__version__,
             database_schema=settings.database_schema if backend == "postgresql" else None,
             files={
-                name: {"bytes": path.stat().st_size, "sha256": _sha256(path)}
+                name: {
+                    "bytes": path.stat().st_size,
+                    "sha256": _sha256(path),
+                    "mode": f"{FILE_MODE:04o}",
+                }
                 for name, path in files.items()
             },
         )
@@ -268,11 +275,14 @@ def create_backup(
         with os.fdopen(fd, "wb") as raw, tarfile.open(fileobj=raw, mode="w:gz") as tar:
             body = json.dumps(manifest.to_json(), indent=2).encode()
             info = tarfile.TarInfo(MANIFEST)
+            info.mode = FILE_MODE
             info.size = len(body)
             info.mtime = int(time.time())
             tar.addfile(info, io.BytesIO(body))
             for name, path in files.items():
-                tar.add(path, arcname=name)
+                # Members are 0600 whatever the scratch copy's mode: the database and
+                # the keys are readable by their owner only, in the archive too.
+                tar.add(path, arcname=name, filter=_private_member)
             raw.flush()
             os.fsync(raw.fileno())
         os.replace(partial, archive)
@@ -280,7 +290,21 @@ def create_backup(
     return manifest
 
 
+def _private_member(member: tarfile.TarInfo) -> tarfile.TarInfo:
+    member.mode = FILE_MODE
+    return member
+
+
 # --- restore ---------------------------------------------------------------------------
+
+
+def _mode_of(meta: dict[str, Any]) -> int:
+    """The mode the manifest recorded for a file (0600 for archives that recorded none),
+    never wider than 0600."""
+    try:
+        return int(str(meta.get("mode", "0600")), 8) & FILE_MODE
+    except ValueError:
+        return FILE_MODE
 
 
 def read_manifest(archive: Path) -> Manifest:
@@ -307,7 +331,8 @@ def _extract(archive: Path, manifest: Manifest, into: Path) -> dict[str, Path]:
             if member is None:
                 raise BackupError(f"{archive} lacks {name}, which its manifest lists")
             path = into / name
-            with path.open("wb") as handle:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, _mode_of(meta))
+            with os.fdopen(fd, "wb") as handle:
                 shutil.copyfileobj(member, handle)
             if _sha256(path) != meta.get("sha256"):
                 raise BackupError(f"{name} in {archive} is damaged (its SHA-256 differs)")
@@ -329,12 +354,12 @@ def check_revision(revision: str) -> bool:
     return revision not in expected_heads()
 
 
-def _write_secrets(data_dir: Path, source: Path) -> None:
+def _write_secrets(data_dir: Path, source: Path, mode: int) -> None:
     target = data_dir / SECRETS_FILE_NAME
-    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
     with os.fdopen(fd, "wb") as handle:
         handle.write(source.read_bytes())
-    os.chmod(target, 0o600)
+    os.chmod(target, mode)
 
 
 def _data_dir_in_use(data_dir: Path) -> list[str]:
@@ -388,29 +413,103 @@ def restore_backup(
                 "directory, or use --force to replace it",
                 usage=True,
             )
-    data_dir.mkdir(parents=True, exist_ok=True)
+
+    def restore_and_migrate() -> None:
+        _restore_files(settings, archive, manifest, force=force, progress=progress)
+        if older:
+            progress(f"migrating forward from {manifest.schema_revision} ...")
+            asyncio.run(upgrade(settings.resolved_database_url, schema=settings.database_schema))
+
+    if backend == "postgresql":
+        with _postgres_held_exclusively(settings):
+            restore_and_migrate()
+    else:
+        restore_and_migrate()
+    progress("restore complete")
+    return manifest
+
+
+def _restore_files(
+    settings: Settings, archive: Path, manifest: Manifest, *, force: bool, progress: Progress
+) -> None:
+    data_dir = settings.data_dir
+    backend = manifest.backend
+    private_directory(data_dir, narrow=True)
     with tempfile.TemporaryDirectory(prefix="autoport-restore-", dir=data_dir) as scratch:
         progress("checking the archive ...")
         files = _extract(archive, manifest, Path(scratch))
         if backend == "sqlite":
             target = Path(sqlite_path(settings.resolved_database_url))
-            target.parent.mkdir(parents=True, exist_ok=True)
+            private_directory(target.parent)
             for suffix in ("-wal", "-shm", "-journal"):
                 Path(f"{target}{suffix}").unlink(missing_ok=True)
             progress(f"restoring the database to {target} ...")
-            os.replace(files[SQLITE_FILE], target)
+            os.replace(files[SQLITE_FILE], target)  # with the recorded mode (_extract)
         else:
             _restore_postgres(settings, files[POSTGRES_FILE], force=force, progress=progress)
         if SECRETS_FILE_NAME in files:
-            _write_secrets(data_dir, files[SECRETS_FILE_NAME])
-            progress(f"restored {SECRETS_FILE_NAME} (mode 0600)")
+            mode = _mode_of(manifest.files[SECRETS_FILE_NAME])
+            _write_secrets(data_dir, files[SECRETS_FILE_NAME], mode)
+            progress(f"restored {SECRETS_FILE_NAME} (mode {mode:04o})")
         else:
             progress(f"warning: the backup holds no {SECRETS_FILE_NAME}: set the secrets it used")
-    if older:
-        progress(f"migrating forward from {manifest.schema_revision} ...")
-        asyncio.run(upgrade(settings.resolved_database_url, schema=settings.database_schema))
-    progress("restore complete")
-    return manifest
+
+
+# Which autoport processes hold the presence lock of the schema (autoport.kit.db): a
+# bigint advisory lock shows in pg_locks as classid (high half), objid (low), objsubid 1.
+_HOLDERS = """
+SELECT a.application_name, host(a.client_addr) AS address
+FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1
+  AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+  AND l.classid = $1::bigint::oid AND l.objid = $2::bigint::oid
+ORDER BY a.backend_start
+"""
+
+
+@contextlib.contextmanager
+def _postgres_held_exclusively(settings: Settings) -> Iterator[None]:
+    """Hold the schema's presence lock exclusively for the restore: refused while any
+    autoport process (a server, a worker, a command, on any host) is connected to the
+    schema, since it would go on serving from its caches and accepting tokens the
+    restored database no longer has; and every process that connects meanwhile waits,
+    caches off, until the restore is over (autoport.kit.db)."""
+    import asyncpg
+
+    from autoport.kit.db import presence_lock_key
+
+    key = presence_lock_key(settings.database_schema)
+    loop = asyncio.new_event_loop()
+
+    async def take() -> Any:
+        conn = await asyncpg.connect(
+            _libpq_url(settings), server_settings={"application_name": "autoport restore"}
+        )
+        if await conn.fetchval("SELECT pg_try_advisory_lock($1)", key):
+            return conn
+        holders = await conn.fetch(_HOLDERS, (key >> 32) & 0xFFFFFFFF, key & 0xFFFFFFFF)
+        await conn.close()
+        names = ", ".join(
+            f"{row['application_name']}" + (f" from {row['address']}" if row["address"] else "")
+            for row in holders
+        )
+        raise BackupError(
+            f"{len(holders) or 'some'} autoport process(es) use schema "
+            f"{settings.database_schema or 'public'} of this database ({names or 'unknown'}): "
+            "stop every `autoport serve` and worker using it, on every host, then restore "
+            "(a server left running would accept tokens the restored database no longer has)",
+            usage=True,
+        )
+
+    try:
+        conn = loop.run_until_complete(take())
+        try:
+            yield
+        finally:
+            with contextlib.suppress(Exception):
+                loop.run_until_complete(conn.close())
+    finally:
+        loop.close()
 
 
 async def _check_postgres_target(settings: Settings, manifest: Manifest, *, force: bool) -> None:
@@ -446,20 +545,72 @@ async def _check_postgres_target(settings: Settings, manifest: Manifest, *, forc
 
 
 def _restore_postgres(settings: Settings, dump: Path, *, force: bool, progress: Progress) -> None:
-    args = [
-        _pg_tool("pg_restore"),
-        "--no-owner",
-        "--no-privileges",
-        "--exit-on-error",
-        "--single-transaction",
-        f"--dbname={_libpq_url(settings)}",
-    ]
-    if force:
-        args += ["--clean", "--if-exists"]
-    args.append(str(dump))
-    progress("running pg_restore ...")
     started = time.monotonic()
-    result = subprocess.run(args, capture_output=True, text=True, check=False)  # noqa: S603
-    if result.returncode != 0:
-        raise BackupError(f"pg_restore failed: {result.stderr.strip()}")
+    if force:
+        _replace_postgres(settings, dump, progress)
+    else:
+        args = [
+            _pg_tool("pg_restore"),
+            "--no-owner",
+            "--no-privileges",
+            "--exit-on-error",
+            "--single-transaction",
+            f"--dbname={_libpq_url(settings)}",
+            str(dump),
+        ]
+        progress("running pg_restore ...")
+        result = subprocess.run(args, capture_output=True, text=True, check=False)  # noqa: S603
+        if result.returncode != 0:
+            raise BackupError(f"pg_restore failed: {result.stderr.strip()}")
     progress(f"restored in {time.monotonic() - started:.1f} s")
+
+
+def _replace_postgres(settings: Settings, dump: Path, progress: Progress) -> None:
+    """--force: the schema dropped and restored in one transaction (psql
+    --single-transaction over the DROP and pg_restore's script): a failure leaves it as
+    it was. `pg_restore --clean` cannot replace a partitioned table (the history's
+    chunks): it drops each partition's inherited constraint first, which PostgreSQL
+    refuses."""
+    script = dump.with_suffix(".sql")  # in the restore's scratch directory (0700)
+    progress("running pg_restore ...")
+    made = subprocess.run(  # noqa: S603
+        [
+            _pg_tool("pg_restore"),
+            "--no-owner",
+            "--no-privileges",
+            "--exit-on-error",
+            f"--file={script}",
+            str(dump),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if made.returncode != 0:
+        raise BackupError(f"pg_restore failed: {made.stderr.strip()}")
+    schema = settings.database_schema
+    # A schema-only dump creates its schema; a whole-database one expects `public`.
+    drop = (
+        f'DROP SCHEMA IF EXISTS "{schema}" CASCADE;'
+        if schema
+        else "DROP SCHEMA IF EXISTS public CASCADE; CREATE SCHEMA public;"
+    )
+    progress(f"replacing schema {schema or 'public'} in one transaction (psql) ...")
+    result = subprocess.run(  # noqa: S603
+        [
+            _pg_tool("psql"),
+            "--no-psqlrc",
+            "--quiet",
+            "--single-transaction",
+            "--set=ON_ERROR_STOP=1",
+            f"--dbname={_libpq_url(settings)}",
+            f"--command={drop}",
+            f"--file={script}",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    script.unlink(missing_ok=True)
+    if result.returncode != 0:
+        raise BackupError(f"the restore failed (nothing was replaced): {result.stderr.strip()}")

@@ -27,7 +27,10 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import hashlib
+import os
 import re
+import socket
 import sqlite3
 import sys
 import time
@@ -41,6 +44,8 @@ import structlog
 from sqlalchemy.dialects import postgresql as pg_dialect
 from sqlalchemy.dialects import sqlite as sqlite_dialect
 from sqlalchemy.sql import ClauseElement
+
+from autoport.secrets_file import private_directory, private_file
 
 log = structlog.get_logger("autoport.db")
 
@@ -323,7 +328,9 @@ class SqliteDatabase(Database):
 
     async def connect(self) -> None:
         if self.path != ":memory:":
-            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+            # 0700 / 0600: the database holds every token's keyed hash.
+            private_directory(Path(self.path).parent)
+            private_file(self.path)
         self._writer = SqliteConnection(open_sqlite(self.path))
         reader = open_sqlite(self.path)
         # Readers may wait briefly for a WAL recovery or checkpoint by another process.
@@ -612,7 +619,18 @@ class PostgresDatabase(Database):
     async def _listen(self) -> None:
         import asyncpg
 
-        listener = await asyncpg.connect(self.url, server_settings=self._server_settings())
+        named = self._server_settings() | {"application_name": _listener_name()}
+        listener = await asyncpg.connect(self.url, server_settings=named)
+        # Present on the schema for as long as this listener lives (a lost listener is
+        # taken again by _listen_again, and the caches start over then): `autoport
+        # restore` takes the lock exclusively, so it refuses while any process holds it,
+        # and a process (re)connecting during a restore waits here, caches off, until
+        # the restore is over.
+        if not await listener.fetchval(
+            "SELECT pg_try_advisory_lock_shared($1)", presence_lock_key(self.schema)
+        ):
+            await listener.close()
+            raise RuntimeError("a restore (`autoport restore`) holds the database schema")
         await listener.add_listener(self.channel, self._notified)
         listener.add_termination_listener(self._lost)
         self._listener = listener
@@ -730,6 +748,20 @@ class PostgresDatabase(Database):
 
 async def _keep_session(connection: Any) -> None:
     return None
+
+
+def presence_lock_key(schema: str | None) -> int:
+    """The PostgreSQL advisory lock (a bigint) of autoport's processes on `schema`:
+    every connected PostgresDatabase holds it shared on its listener connection;
+    `autoport restore` holds it exclusively (autoport.backup.service)."""
+    digest = hashlib.sha256(f"autoport presence:{schema or 'public'}".encode()).digest()
+    return int.from_bytes(digest[:8], "big", signed=True)
+
+
+def _listener_name() -> str:
+    """The listener's application_name: which host and process holds the schema (what
+    a refused restore names)."""
+    return f"autoport {socket.gethostname()} pid {os.getpid()}"[:63]
 
 
 def asyncpg_dsn(url: str) -> str:

@@ -19,6 +19,7 @@ from sqlalchemy.engine import Connection as SyncConnection
 from sqlalchemy.ext.asyncio import create_async_engine
 
 from autoport.kit.db import Database, asyncpg_dsn, sqlite_path
+from autoport.secrets_file import private_directory, private_file
 
 # The revisions live with the tables they create (autoport/db/migrations).
 MIGRATIONS_DIR = Path(__file__).parent.parent / "db" / "migrations"
@@ -46,7 +47,8 @@ async def upgrade(url: str, *, schema: str | None = None, revision: str = "heads
     if url.startswith("sqlite:"):
         path = sqlite_path(url)
         if path != ":memory:":
-            Path(path).parent.mkdir(parents=True, exist_ok=True)
+            private_directory(Path(path).parent)
+            private_file(path)  # 0600 before SQLite creates it (autoport.secrets_file)
         engine = create_engine(f"sqlite:///{path}")
         try:
             with engine.begin() as connection:

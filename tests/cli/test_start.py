@@ -20,8 +20,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.helpers.ports import free_port
-from tests.helpers.servers import serve, wait_until_up
+from tests.cli.test_serve import free_port, serve, wait_until_up
 
 
 def autoport(tmp_path: Path, *args: str, **env_vars: str) -> subprocess.CompletedProcess[str]:
