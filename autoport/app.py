@@ -8,6 +8,7 @@ works too (settings then come from the environment).
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import AsyncIterator, Sequence
 from typing import Any, TypeVar
 
@@ -140,10 +141,12 @@ def process_tasks() -> Sequence[BackgroundTask]:
     background work, also under `serve --no-workers`: the in-memory read and request
     counts are this process's and only it can flush them. The shared background work
     (autoport.worker's kinds) is started apart, unless the process is API only."""
-    from autoport.owner.tasks import read_flusher
+    from autoport.owner.reads import flush_reads
+    from autoport.owner.tasks import session_purger
     from autoport.usage.tasks import usage_flusher
 
-    return [read_flusher, usage_flusher]
+    # One flusher for the one daily counter; the reads go to the owner portal's table.
+    return [functools.partial(usage_flusher, write_reads=flush_reads), session_purger]
 
 
 class PlainAttributes(State):

@@ -13,15 +13,15 @@ from __future__ import annotations
 from autoport.brands.registry import BrandRegistry
 from autoport.commands.service import CommandHub
 from autoport.config import Settings
+from autoport.ingestion.service import ingest_vehicle_data
 from autoport.kit.clock import Clock
 from autoport.kit.db import Database
 from autoport.kit.ratelimit import RateLimiters
 from autoport.kit.state import AppState
 from autoport.kit.usage import UsageCounts
-from autoport.owner.reads import ReadCounter
+from autoport.kit.versioned import VersionedReads
 from autoport.sandbox.source import BehaviourLookup
 from autoport.streaming.service import StreamHub
-from autoport.vehicle_data.service import VersionedReads
 
 # The request counters: limiter name (also its storage namespace) -> the setting it
 # counts against. Vehicle data reads per application; token requests per address and per
@@ -45,17 +45,18 @@ def build_state(settings: Settings, database: Database, clock: Clock) -> AppStat
     state = AppState(settings=settings, database=database, clock=clock)
     registry = BrandRegistry.from_settings(settings, clock=clock)
     # The sandbox connector asks the emulator what each sandbox vehicle does.
-    registry.set_sandbox_behaviour(BehaviourLookup(database, clock))
+    # The one ingestion port: what a car sends (the emulator's commands here) is stored
+    # through it, so no sender imports ingestion.
+    registry.set_sandbox_behaviour(BehaviourLookup(database, clock, ingest_vehicle_data))
     state.provide(registry)
     hub = StreamHub()
     hub.listen(database)  # other replicas' messages wake this one's streams (PostgreSQL)
     state.provide(hub, on_shutdown=hub.close, on_access_changed=hub.access_changed)
     specs = {name: getattr(settings, setting) for name, setting in RATE_LIMITS.items()}
     state.provide(RateLimiters(specs, redis_url=settings.redis_url))
-    # Requests per application and day, counted in memory and flushed by autoport.usage.
+    # The one daily counter: requests per application, reads per grant (in memory,
+    # flushed by autoport.usage.tasks).
     state.provide(UsageCounts())
-    # Reads of vehicle data per grant and day, flushed by autoport.owner.tasks.
-    state.provide(ReadCounter({}))
     # Wakes this process's command worker and `Prefer: wait` requests.
     state.provide(CommandHub())
     # The pull's reads of vehicle rows and clearances, kept while their tables are

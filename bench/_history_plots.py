@@ -133,7 +133,7 @@ def section(plots: Path) -> list[str]:
         )
     )
     ingest: dict[str, dict[str, str]] = {}
-    for label, figures in summary["ingest"].items():
+    for label, figures in summary.get("ingest", {}).items():
         tree, _, backend = label.rpartition(" ")
         ingest.setdefault(tree, {})[backend] = (
             f"{figures['points_per_second']:,.0f} points/s ({figures['rps']:,.0f} req/s, "
@@ -148,19 +148,19 @@ def section(plots: Path) -> list[str]:
                 f"page of 1,000 points {label}, p50 / p99 (target p99 < 20 ms)",
                 {
                     b: f"{p[kind]['p50_ms']:.1f} / {p[kind]['p99_ms']:.1f} ms"
-                    for b, p in summary["page"].items()
+                    for b, p in summary.get("page", {}).items()
                 },
                 backends,
             )
         )
-    points = {b: f"{p['points']:,}" for b, p in summary["page"].items()}
+    points = {b: f"{p['points']:,}" for b, p in summary.get("page", {}).items()}
     out.append(_row("points of that vehicle", points, backends))
     out.append(
         _row(
             "retention of a 1,000-car day (target < 1 s)",
             {
                 b: f"{r['seconds'] * 1000:,.0f} ms ({r['points']:,} points)"
-                for b, r in summary["retention"].items()
+                for b, r in summary.get("retention", {}).items()
             },
             backends,
         )
@@ -171,7 +171,7 @@ def section(plots: Path) -> list[str]:
             {
                 b: f"{r['during']['rps']:,.0f} / {r['quiet']['rps']:,.0f} "
                 f"({r['during'].get('max_ms', 0):.0f} / {r['quiet'].get('max_ms', 0):.0f} ms)"
-                for b, r in summary["retention"].items()
+                for b, r in summary.get("retention", {}).items()
             },
             backends,
         )
@@ -179,7 +179,10 @@ def section(plots: Path) -> list[str]:
     out.append(
         _row(
             "moving an old table",
-            {b: f"{m['points_per_second']:,.0f} points/s" for b, m in summary["move"].items()},
+            {
+                b: f"{m['points_per_second']:,.0f} points/s"
+                for b, m in summary.get("move", {}).items()
+            },
             backends,
         )
     )

@@ -307,10 +307,28 @@ def plot_sweep(summary: dict[str, Any], title: str, path: Path) -> None:
 PULL_SIDES = (("bare", "bare floor"), ("floor", "live floor"), ("subject", "autoport serve"))
 
 
+def _settings_line(summary: dict[str, Any]) -> str:
+    """What the server measured ran with: make run's settings but those the run changed
+    (bench._serve), as its output printed them."""
+    changed = summary.get("changed")
+    if changed is None:
+        return "Settings: not recorded by this run."
+    logs = "off" if any(c["why"] == "--logs off" for c in changed) else "on"
+    text = f"Settings: `make run`'s (logging {logs})"
+    if not changed:
+        return text + "."
+    return (
+        text
+        + ", except "
+        + "; ".join(f"`{c['name']}={c['value']}` ({c['why']})" for c in changed)
+        + "."
+    )
+
+
 def _pull_table(summary: dict[str, Any]) -> list[str]:
     rows = [
-        "| scenario | side | req/s | p50 | p75 | p90 | p99 | share | target | |",
-        "|---|---|---:|---:|---:|---:|---:|---:|---|---|",
+        "| scenario | side | req/s | p50 | p75 | p90 | p99 | CPU/request | share | target | |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---|---|",
     ]
     for target, figures in summary["targets"].items():
         for side, label in PULL_SIDES:
@@ -318,6 +336,10 @@ def _pull_table(summary: dict[str, Any]) -> list[str]:
                 continue
             f = figures[side]
             cells = [f"{f.get(f'{p}_ms', float('nan')):.2f} ms" for p in PERCENTILES]
+            # The server's CPU per answer (bench.pull_live: its processes, background work
+            # included); runs before it was measured have none.
+            cpu = f.get("cpu_us_per_request")
+            cells.append(f"{cpu:,.0f} µs" if cpu is not None else "")
             share = _shares(figures) if side == "subject" else ""
             verdict = ("met" if figures["met"] else "**not met**") if side == "subject" else ""
             aim = figures.get("target", "") if side == "subject" else ""
@@ -404,6 +426,8 @@ def publish() -> None:
                 "",
                 f"`{summary['command']}` — {_when(summary['started_at'])}, "
                 f"{summary['seconds']} s per run; {_load_text(summary)}.",
+                "",
+                _settings_line(summary),
                 "",
                 *_pull_table(summary),
                 "",

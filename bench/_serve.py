@@ -106,6 +106,20 @@ def pin(cpus: str = CLIENT_CPUS) -> None:
         os.sched_setaffinity(0, set(_cpus(cpus)))
 
 
+def _process_cpu(pid: int, group: int | None = None) -> float:
+    """User + system CPU seconds of `pid` (and of its children it waited for), 0 when it
+    is gone or, with `group`, in another process group."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return 0.0
+    fields = stat.rpartition(")")[2].split()
+    if group is not None and int(fields[2]) != group:
+        return 0.0
+    ticks = sum(int(fields[index]) for index in (11, 12, 13, 14))
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -133,12 +147,16 @@ class Served:
 
     def cpu_seconds(self) -> float:
         """User + system CPU time of the server's main process so far."""
-        try:
-            stat = Path(f"/proc/{self.process.pid}/stat").read_text()
-        except OSError:
-            return 0.0
-        fields = stat.rpartition(")")[2].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        return _process_cpu(self.process.pid)
+
+    def group_cpu_seconds(self) -> float:
+        """User + system CPU time so far of every process of the server's group (its
+        worker processes too), the ones that ended and were waited for included."""
+        total = 0.0
+        for entry in Path("/proc").iterdir():
+            if entry.name.isdigit():
+                total += _process_cpu(int(entry.name), group=self.process.pid)
+        return total
 
     def stop(self) -> None:
         self.resume()

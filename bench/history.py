@@ -1068,12 +1068,12 @@ def main() -> None:
 
     announce(())
     print(f"history storage; {load()} at the start", flush=True)
-    results: dict[str, Any] = {}
-    if not args.quick and set(only) != set(PARTS) and RESULTS.exists():
-        results = json.loads(RESULTS.read_text())
-    results.setdefault("parts", {})
-    results.update({"quick": args.quick, "started_at": time.time()})
+    results: dict[str, Any] = {"parts": {}, "quick": args.quick, "started_at": time.time()}
     results["load_start"] = os.getloadavg()[0]
+    results["cores"] = os.cpu_count()
+    results["command"] = "python -m bench history" + (" --quick" if args.quick else "")
+    if set(only) != set(PARTS):
+        results["command"] += " (parts run apart: --only)"
     served_on = None if args.quick else postgres  # the parts with a server
     schemas: list[str] = []
 
@@ -1087,6 +1087,9 @@ def main() -> None:
             "load_start": started[1],
             "load_end": os.getloadavg()[0],
         }
+        results["load_end"] = os.getloadavg()[0]
+        if not args.quick:
+            save(results, whole=set(only) == set(PARTS))
 
     def fresh(label: str, url: str | None) -> list[Store]:
         made = stores(base, url, label)
@@ -1208,34 +1211,44 @@ def main() -> None:
             if postgres and schemas:
                 asyncio.run(drop_schemas(postgres, schemas))
     results["load_end"] = os.getloadavg()[0]
-    results["cores"] = os.cpu_count()
-    results["command"] = "python -m bench history" + (" --quick" if args.quick else "")
-    if set(only) != set(PARTS):
-        results["command"] += " (parts run apart: --only)"
     print(f"{load()} at the end", flush=True)
     keep(figures_of(results))
     if not args.quick:
-        RESULTS.parent.mkdir(parents=True, exist_ok=True)
-        RESULTS.write_text(json.dumps(results, indent=2, default=str))
+        save(results, whole=set(only) == set(PARTS))
+
+
+def save(results: dict[str, Any], *, whole: bool) -> None:
+    """Write the results (after each part: a run cut short keeps the parts it finished).
+    A run of some parts merges them into the file as it is now (another run of other
+    parts may have ended meanwhile)."""
+    if not whole and RESULTS.exists():
+        kept = json.loads(RESULTS.read_text())
+        results = {
+            **kept,
+            **results,
+            "parts": {**kept.get("parts", {}), **results["parts"]},
+        }
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    RESULTS.write_text(json.dumps(results, indent=2, default=str))
 
 
 def figures_of(results: dict[str, Any]) -> dict[str, float]:
     """The figures `python -m bench publish` and `compare` keep (bench._figures: a name's
     ending says its direction)."""
     found: dict[str, float] = {}
-    for name, sizes in results["bytes"]["stores"].items():
+    for name, sizes in results.get("bytes", {}).get("stores", {}).items():
         found[f"{name.lower()}.at_rest_per_point_bytes"] = sizes["bytes_per_point"]
-    for label, figures in results["ingest"].items():
+    for label, figures in results.get("ingest", {}).items():
         key = label.lower().replace(" ", ".").replace("^", "")
         found[f"ingest.{key}.points_per_s"] = figures["points_per_second"]
-    for name, pages in results["page"].items():
+    for name, pages in results.get("page", {}).items():
         for kind in ("newest", "cursor"):
             found[f"{name.lower()}.page_{kind}.p50_ms"] = pages[kind]["p50_ms"]
             found[f"{name.lower()}.page_{kind}.p99_ms"] = pages[kind]["p99_ms"]
-    for name, pruned in results["retention"].items():
+    for name, pruned in results.get("retention", {}).items():
         found[f"{name.lower()}.retention_fleet_day_s"] = pruned["seconds"]
         found[f"{name.lower()}.ingest_during_retention.rps"] = pruned["during"]["rps"]
-    for name, moved in results["move"].items():
+    for name, moved in results.get("move", {}).items():
         found[f"{name.lower()}.move.points_per_s"] = moved["points_per_second"]
     return found
 

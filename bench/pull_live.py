@@ -303,8 +303,17 @@ def parse_wrk(output: str) -> dict[str, float]:
 
 
 def wrk(
-    url: str, token: str, seconds: int, warmup: int, connections: int, cpus: str = "1"
+    url: str,
+    token: str,
+    seconds: int,
+    warmup: int,
+    connections: int,
+    cpus: str = "1",
+    server: Served | None = None,
 ) -> dict[str, float]:
+    """wrk's figures; with `server`, also the CPU time its processes took per request
+    answered (`cpu_us_per_request`, background work included): on a shared machine the
+    req/s follow what else runs, the CPU a request costs much less."""
     command = [
         "taskset", "-c", cpus, "wrk", "-t1", f"-c{connections}", "--latency",
         "-H", f"Authorization: Bearer {token}",
@@ -314,10 +323,16 @@ def wrk(
         raise RuntimeError(f"{url} answered {probe.status_code}: {probe.text[:300]}")
     if warmup:
         subprocess.run([*command, f"-d{warmup}s", url], check=True, capture_output=True)
+    cpu_before = server.group_cpu_seconds() if server is not None else 0.0
     run = subprocess.run(
         [*command, f"-d{seconds}s", url], check=True, capture_output=True, text=True
     )
     figures = parse_wrk(run.stdout)
+    if server is not None:
+        answered = re.search(r"(\d+) requests in", run.stdout)
+        if answered and int(answered.group(1)):
+            used = server.group_cpu_seconds() - cpu_before
+            figures["cpu_us_per_request"] = used / int(answered.group(1)) * 1e6
     figures["bytes"] = float(len(probe.content))
     figures["connections"] = float(connections)
     return figures
@@ -396,14 +411,15 @@ def measure_round(
         floor = start_floor(FLOORS[side], setup.data_dir, backend)
         try:
             figures[side] = wrk(
-                f"{floor.base}{path}", token, seconds, warmup, connections, backend.client_cpus
-            )
+                f"{floor.base}{path}", token, seconds, warmup, connections,
+                backend.client_cpus, floor,
+            )  # fmt: skip
         finally:
             floor.stop()
             server.resume()
             ingestion.resume()
     figures["subject"] = wrk(
-        f"{server.base}{path}", token, seconds, warmup, connections, backend.client_cpus
+        f"{server.base}{path}", token, seconds, warmup, connections, backend.client_cpus, server
     )
     return figures
 
@@ -542,10 +558,12 @@ def report(results: Results, backend: Backend, connections: int, seconds: int) -
             if side not in results.runs:
                 continue
             figures = results.best(side, name)
+            cpu = figures.get("cpu_us_per_request")
             print(
                 f"    {labels[side]:<15} {figures['rps']:>9.0f} req/s   "
                 f"p50 {figures['p50_ms']:6.2f} ms   p99 {figures['p99_ms']:6.2f} ms   "
                 f"non-2xx {figures['non_2xx']:.0f}"
+                + (f"   CPU {cpu:5.0f} µs/request" if cpu is not None else "")
             )
         shares = f"share {share:.0%} of the bare floor, " if bare else "share "
         print(
@@ -659,6 +677,11 @@ def main() -> None:
             f"{name}.share_of_live_floor": target["share_live"],
             f"{name}.live_floor_rps": target["floor"]["rps"],
         }
+        for side, key in (("subject", "cpu_us_per_request"), ("floor", "live_floor_cpu_us")):
+            if "cpu_us_per_request" in target[side]:
+                figures[f"{name}.{key}"] = target[side]["cpu_us_per_request"]
+        if "bare" in target and "cpu_us_per_request" in target["bare"]:
+            figures[f"{name}.bare_floor_cpu_us"] = target["bare"]["cpu_us_per_request"]
         if "bare" in target:
             figures[f"{name}.share_of_bare_floor"] = target["share"]
             figures[f"{name}.bare_floor_rps"] = target["bare"]["rps"]

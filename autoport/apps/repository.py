@@ -15,6 +15,57 @@ _APP_COLUMNS = (
 )
 
 
+# Client authentication (autoport.oauth.client_auth), one query each: the application
+# with its secrets still in force, or with its registered keys.
+_A_COLUMNS = ", ".join(f"a.{column.strip()}" for column in _APP_COLUMNS.split(","))
+_CLIENT_WITH_SECRETS = f"""
+SELECT {_A_COLUMNS}, s.secret_hash
+FROM applications a
+LEFT JOIN client_secrets s ON s.application_id = a.id
+     AND (s.expires_at IS NULL OR s.expires_at > :now)
+WHERE a.client_id = :client_id AND a.environment = :environment
+"""  # noqa: S608 - fixed column list
+_KEYS_BY_KEY_ID = f"""
+SELECT {_A_COLUMNS}, k.id AS key_id, k.public_jwk
+FROM client_keys k JOIN applications a ON a.id = k.application_id
+WHERE k.id = :iss AND k.environment = :environment AND k.revoked_at IS NULL
+"""  # noqa: S608 - fixed column list
+_KEYS_BY_CLIENT_ID = f"""
+SELECT {_A_COLUMNS}, k.id AS key_id, k.public_jwk
+FROM applications a JOIN client_keys k ON k.application_id = a.id
+WHERE a.client_id = :iss AND a.environment = :environment AND k.revoked_at IS NULL
+ORDER BY k.created_at DESC
+"""  # noqa: S608 - fixed column list
+
+
+async def get_client_with_secrets(
+    conn: Connection, environment: Environment, client_id: str, now_us: int
+) -> tuple[Application, list[str]] | None:
+    """The application of `client_id` and the hashes of its secrets in force."""
+    rows = await conn.fetch_all(
+        _CLIENT_WITH_SECRETS,
+        {"client_id": client_id, "environment": str(environment), "now": now_us},
+    )
+    if not rows:
+        return None
+    hashes = [row["secret_hash"] for row in rows if row["secret_hash"] is not None]
+    return Application.from_row(rows[0]), hashes
+
+
+async def list_client_keys(
+    conn: Connection,
+    environment: Environment,
+    *,
+    key_id: str | None = None,
+    client_id: str | None = None,
+) -> list[tuple[Application, str, str]]:
+    """(application, key id, public JWK) of the registered key `key_id`, or of every key of
+    the client `client_id` (newest first)."""
+    sql, iss = (_KEYS_BY_KEY_ID, key_id) if key_id is not None else (_KEYS_BY_CLIENT_ID, client_id)
+    rows = await conn.fetch_all(sql, {"iss": iss, "environment": str(environment)})
+    return [(Application.from_row(row), row["key_id"], row["public_jwk"]) for row in rows]
+
+
 async def create_account(conn: Connection, account: Account) -> None:
     await conn.execute(
         "INSERT INTO accounts (id, environment, name, created_at) "

@@ -11,6 +11,7 @@ import enum
 import secrets
 import uuid
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -142,6 +143,13 @@ async def create_application(
     application = await repository.get_application(conn, environment, app_id)
     assert application is not None
     return application, secret
+
+
+async def find_application(
+    conn: Connection, *, environment: Environment, app_id: str
+) -> Application | None:
+    """The application, or None (the caller words its own 404)."""
+    return await repository.get_application(conn, environment, app_id)
 
 
 async def get_application(
@@ -325,3 +333,40 @@ def application_view(application: Application, settings: Settings) -> dict[str, 
     """An application as the admin API and the CLI show it: its stored settings and
     the endpoints it uses (never a secret)."""
     return {**application.as_dict(), **endpoints(settings, application.environment)}
+
+
+# Client authentication (autoport.oauth.client_auth): the application with what it
+# authenticates with. Reads only; the token endpoint's hot path.
+
+
+@dataclass(frozen=True, slots=True)
+class ClientSecrets:
+    application: Application
+    secret_hashes: list[str]  # of the secrets in force (several while one rotates)
+
+
+@dataclass(frozen=True, slots=True)
+class ClientKeyUse:
+    application: Application
+    key_id: str
+    public_jwk: str
+
+
+async def client_with_secrets(
+    conn: Connection, *, environment: Environment, client_id: str, now_us: int
+) -> ClientSecrets | None:
+    found = await repository.get_client_with_secrets(conn, environment, client_id, now_us)
+    return None if found is None else ClientSecrets(*found)
+
+
+async def client_keys(
+    conn: Connection,
+    *,
+    environment: Environment,
+    key_id: str | None = None,
+    client_id: str | None = None,
+) -> list[ClientKeyUse]:
+    """The registered key `key_id`, or every key of the client `client_id`, newest first,
+    each with its application."""
+    rows = await repository.list_client_keys(conn, environment, key_id=key_id, client_id=client_id)
+    return [ClientKeyUse(*row) for row in rows]

@@ -245,10 +245,6 @@ class BrandConnector:
         """`DataSource.fetch`: None means "served from what was pushed"."""
         return None
 
-    @property
-    def executes_commands(self) -> bool:
-        return type(self).execute_command is not BrandConnector.execute_command
-
     async def execute_command(self, request: CommandRequest) -> CommandOutcome:
         """Send one command to the vehicle and say what became of it. Called at most once
         per command: never retry inside, and answer `timed_out` when the carmaker's

@@ -1,16 +1,16 @@
 """How data a carmaker pushes enters autoport, and the connector for providers that
 only push.
 
-Everything a connector receives goes through one small callable, a `PushSink`, with the
-signature of `autoport.ingestion.service.ingest_vehicle_data` (docs/vehicle-data.md,
-Ingestion): validated by the capability catalog, stored, streamed, in one transaction.
-Connectors never write vehicle data themselves. Keeping the sink a parameter lets a
-connector's translation be tested against the real catalog validation without the store.
+Everything a connector receives goes through one small callable, the ingestion port
+`Ingest`, with the signature of `autoport.ingestion.service.ingest_vehicle_data`
+(docs/vehicle-data.md, Ingestion): validated by the capability catalog, stored,
+streamed, in one transaction. Connectors never write vehicle data themselves. Keeping
+the port a parameter lets a connector's translation be tested against the real catalog
+validation without the store.
 """
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -20,7 +20,11 @@ from autoport.kit.db import Database
 from autoport.kit.environments import Environment
 
 
-class PushSink(Protocol):
+class Ingest(Protocol):
+    """The one ingestion port: `autoport.ingestion.service.ingest_vehicle_data`, handed
+    by the composition root (autoport.state) to whatever sends vehicle data in (a
+    connector's pushes, the sandbox emulator), so none of them imports ingestion."""
+
     async def __call__(
         self,
         db: Database,
@@ -30,28 +34,16 @@ class PushSink(Protocol):
         brand: str,
         data: CapabilityData,
         now_us: int,
-        source: str = ...,
+        source: str,
     ) -> Any: ...
-
-
-# The vehicle-data feature provides it; looked up when first used so this package does
-# not depend on that module at import time.
-INGEST_FUNCTION = "autoport.ingestion.service:ingest_vehicle_data"
-
-
-def ingestion_sink() -> PushSink:
-    """The real sink: `autoport.ingestion.service.ingest_vehicle_data`."""
-    module_name, _, attribute = INGEST_FUNCTION.partition(":")
-    sink: PushSink = getattr(importlib.import_module(module_name), attribute)
-    return sink
 
 
 @dataclass
 class Pusher:
-    """What a connector holds to hand over pushed data: the database and the sink."""
+    """What a connector holds to hand over pushed data: the database and the port."""
 
     db: Database
-    sink: PushSink | None = None
+    sink: Ingest
 
     async def push(
         self,
@@ -63,8 +55,7 @@ class Pusher:
         now_us: int,
         source: str,
     ) -> Any:
-        sink = self.sink or ingestion_sink()
-        return await sink(
+        return await self.sink(
             self.db,
             environment=environment,
             vin=vin,

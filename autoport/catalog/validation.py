@@ -416,14 +416,6 @@ def validate_data(prop: Property, data: object, *, path: str | None = None) -> A
         raise exc.at(prop.key if path is None else path) from None
 
 
-def validate_failure(failure: object, *, path: str = "failure") -> dict[str, Any]:
-    try:
-        result: dict[str, Any] = _check_failure(failure)
-    except _Invalid as exc:
-        raise exc.at(path) from None
-    return result
-
-
 def validate_capabilities(
     groups: object, *, catalog: Catalog = CATALOG, path: str = ""
 ) -> dict[str, dict[str, Any]]:

@@ -188,15 +188,3 @@ async def overdue(conn: Connection, *, now_us: int, grace_us: int, limit: int) -
         {"now": now_us, "late": now_us - grace_us, "limit": limit},
     )
     return [CommandRow.from_row(row) for row in rows]
-
-
-async def list_of_vehicle(
-    conn: Connection, environment: Environment, vin: str, *, limit: int = 100
-) -> list[CommandRow]:
-    """The vehicle's commands, newest first (the owner's access record)."""
-    rows = await conn.fetch_all(
-        f"SELECT {COLUMNS} FROM vehicle_commands "  # noqa: S608 - fixed column list
-        "WHERE environment = :environment AND vin = :vin ORDER BY created_at DESC LIMIT :limit",
-        {"environment": str(environment), "vin": vin, "limit": limit},
-    )
-    return [CommandRow.from_row(row) for row in rows]

@@ -40,15 +40,16 @@ from autoport.kit.db import Connection
 from autoport.kit.errors import ApiError
 from autoport.kit.ratelimit import RateLimiter, rate_limiter
 from autoport.kit.state import AppState
-from autoport.vehicle_data import repository as data_repository
-from autoport.vehicle_data.service import (
+from autoport.vehicle_data.service import by_capability, check_vin, stored_vehicle, visible
+from autoport.vehicles.access import (
     DATA_SCOPE,
-    by_capability,
-    check_vin,
+    Lost,
+    Standing,
+    Way,
+    brand_serves,
     readable_properties,
-    visible,
+    standings,
 )
-from autoport.vehicles.access import Lost, Standing, Way, brand_serves, standings
 
 COMMAND_EVENT = "command_changed"
 IDEMPOTENCY_WINDOW_US = 24 * 3600 * MICROS
@@ -637,9 +638,7 @@ async def view(
     wanted = written_properties(row) & readable
     found: dict[str, Any] = {}
     if wanted:
-        stored = await data_repository.get_vehicle(
-            state.database, environment=str(row.environment), vin=row.vin
-        )
+        stored = await stored_vehicle(state.database, environment=row.environment, vin=row.vin)
         if stored is not None and brand_serves(brand, stored["brand"], row.environment):
             found = visible(orjson.loads(stored["document"]), by_capability(wanted))
     body["state"] = found

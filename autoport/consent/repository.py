@@ -143,17 +143,6 @@ async def get_session_by_token_hash(
     return None if row is None else _session(row)
 
 
-async def get_session(
-    conn: Connection, *, environment: Environment, session_id: str
-) -> Session | None:
-    row = await conn.fetch_one(
-        f"SELECT {_SESSION_COLUMNS} FROM consent_sessions "  # noqa: S608 - fixed columns
-        "WHERE id = :id AND environment = :environment",
-        {"id": session_id, "environment": str(environment)},
-    )
-    return None if row is None else _session(row)
-
-
 _UPDATABLE = frozenset(
     {"locale", "brand", "vin", "method", "verified_at", "subject", "oem_nonce_hash"}
 )

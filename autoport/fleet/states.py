@@ -69,10 +69,3 @@ def target(current: Status, trigger: Trigger) -> Status | None:
 
 def allowed(current: Status, new: Status, trigger: Trigger) -> bool:
     return TRANSITIONS.get((current, new)) is trigger
-
-
-class TransitionRefused(Exception):
-    def __init__(self, current: Status, new: Status) -> None:
-        super().__init__(f"no transition from {current} to {new}")
-        self.current = current
-        self.new = new

@@ -39,7 +39,10 @@ import orjson
 
 from autoport.kit.clock import MICROS, from_iso, to_iso
 
-FORMAT = 1
+# 2: integer columns may be packed bits, timestamps may be split at the second (`_encode_ints`,
+# "tu"); 1 had neither. Every format up to FORMAT is read.
+FORMAT = 2
+READS = (1, 2)
 LEVEL = 9
 _HEAD = struct.Struct("<BI")  # format, length of the header JSON
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
@@ -195,28 +198,72 @@ def _unplanes(data: memoryview, width: int, count: int) -> np.ndarray:
     return full.view("<u8").ravel()
 
 
+def _pack(unsigned: np.ndarray, bits: int) -> bytes:
+    """Each value in `bits` bits, least significant first, end to end."""
+    if not bits or not len(unsigned):
+        return b""
+    matrix = (unsigned[:, None] >> np.arange(bits, dtype=np.uint64)) & np.uint64(1)
+    return np.packbits(matrix.astype(np.uint8).ravel(), bitorder="little").tobytes()
+
+
+def _unpack(data: memoryview, bits: int, count: int) -> np.ndarray:
+    if not bits or not count:
+        return np.zeros(count, dtype=np.uint64)
+    packed = np.frombuffer(data, dtype=np.uint8, count=(count * bits + 7) // 8)
+    flat = np.unpackbits(packed, bitorder="little")[: count * bits]
+    matrix = flat.reshape(count, bits).astype(np.uint64) << np.arange(bits, dtype=np.uint64)
+    values: np.ndarray = np.bitwise_or.reduce(matrix, axis=1)
+    return values
+
+
+def _squeezed(data: bytes) -> int:
+    """About what `data` costs in the compressed chunk."""
+    return len(zlib.compress(data, 6))
+
+
 def _encode_ints(values: np.ndarray) -> tuple[dict[str, Any], bytes]:
     """The smallest of the values, their deltas and their deltas of deltas; the first
     value(s) of a difference go in the header, so one large start (an absolute
-    timestamp) does not widen every other plane."""
-    best: tuple[int, dict[str, Any], bytes] | None = None
+    timestamp) does not widen every other plane. Each either zigzagged in byte planes
+    (small numbers: planes of zeros) or, less their minimum, packed in as many bits as
+    the widest needs (noise, such as sub-second jitter, which byte planes leave
+    incompressible and wider than it is); whichever compresses smaller."""
+    planes: tuple[int, dict[str, Any], bytes] | None = None
+    packed: tuple[int, dict[str, Any], np.ndarray] | None = None
     for order in (0, 1, 2):
         diffs = _differences(values, order)
         rest = diffs[order:]
+        first = diffs[:order].tolist()
         zigzag = (rest.view(np.uint64) << np.uint64(1)) ^ (rest >> 63).view(np.uint64)
         width, data = _planes(zigzag)
         cost = int(np.count_nonzero(np.frombuffer(data, dtype=np.uint8))) + 8 * order
-        if best is None or cost < best[0]:
-            best = (cost, {"o": order, "f": diffs[:order].tolist(), "w": width}, data)
-    assert best is not None
-    return best[1], best[2]
+        if planes is None or cost < planes[0]:
+            planes = (cost, {"o": order, "f": first, "w": width}, data)
+        if len(rest):
+            low = int(rest.min())
+            shifted = rest.view(np.uint64) - np.uint64(low % 2**64)  # wraps: exact
+            bits = int(shifted.max()).bit_length()
+            size = (len(rest) * bits + 7) // 8 + 8 * order
+            if packed is None or size < packed[0]:
+                packed = (size, {"o": order, "f": first, "b": bits, "m": low}, shifted)
+    assert planes is not None
+    if packed is None or packed[0] >= len(planes[2]):
+        return planes[1], planes[2]
+    bits_data = _pack(packed[2], packed[1]["b"])
+    if _squeezed(bits_data) < _squeezed(planes[2]):
+        return packed[1], bits_data
+    return planes[1], planes[2]
 
 
 def _decode_ints(column: dict[str, Any], data: memoryview, count: int) -> np.ndarray:
     order = column["o"]
     rest = max(count - order, 0)
-    zigzag = _unplanes(data, column["w"], rest)
-    values = (zigzag >> np.uint64(1)).view(np.int64) ^ -(zigzag & np.uint64(1)).view(np.int64)
+    if "b" in column:  # packed bits, less the minimum
+        shifted = _unpack(data, column["b"], rest) + np.uint64(column["m"] % 2**64)
+        values = shifted.view(np.int64)
+    else:
+        zigzag = _unplanes(data, column["w"], rest)
+        values = (zigzag >> np.uint64(1)).view(np.int64) ^ -(zigzag & np.uint64(1)).view(np.int64)
     values = np.concatenate((np.array(column["f"][:count], dtype=np.int64), values))
     for _ in range(order):
         values = np.cumsum(values)
@@ -295,8 +342,11 @@ def _column_texts(
 
 
 def _column_bytes(column: dict[str, Any], count: int) -> int:
-    width: int = column["w"]
     order: int = column.get("o", 0)
+    if "b" in column:
+        bits: int = column["b"]
+        return (max(count - order, 0) * bits + 7) // 8
+    width: int = column["w"]
     return width * max(count - order, 0)
 
 
@@ -325,14 +375,22 @@ def _encode(
     parts: list[bytes] = []
     head: dict[str, Any] = {"n": count}
     head["t"], data = _encode_ints(stamps)
-    parts.append(data)
+    # Timestamps a second apart with a sub-second jitter: the seconds (their deltas of
+    # deltas nearly all zero) and the microseconds within the second (noise, packed)
+    # apart are smaller than their deltas, whose noise is twice as wide.
+    seconds = stamps // MICROS
+    whole, whole_data = _encode_ints(seconds)
+    within, within_data = _encode_ints(stamps - seconds * MICROS)
+    if _squeezed(whole_data + within_data) < _squeezed(data):
+        head["t"], head["tu"] = whole, within
+        parts += [whole_data, within_data]
+    else:
+        parts.append(data)
     # The delay after the timestamp is the smaller column when both move together (live
     # data); the arrival on its own when they do not (a backlog delivered at once).
     alone, alone_data = _encode_ints(arrivals)
     delay, delay_data = _encode_ints(arrivals - stamps)
-    if np.count_nonzero(np.frombuffer(delay_data, np.uint8)) < np.count_nonzero(
-        np.frombuffer(alone_data, np.uint8)
-    ):
+    if _squeezed(delay_data) < _squeezed(alone_data):
         head["r"], data = {"d": 1, **delay}, delay_data
     else:
         head["r"], data = {"d": 0, **alone}, alone_data
@@ -376,7 +434,7 @@ def _encode(
 def decode(blob: bytes) -> Decoded:
     body = memoryview(zlib.decompress(blob))
     version, length = _HEAD.unpack_from(body)
-    if version != FORMAT:
+    if version not in READS:
         raise ValueError(f"chunk format {version} is not one this autoport reads")
     offset = _HEAD.size
     head = orjson.loads(body[offset : offset + length])
@@ -391,6 +449,9 @@ def decode(blob: bytes) -> Decoded:
         return data
 
     stamps_array = _decode_ints(head["t"], take(head["t"], count), count)
+    if "tu" in head:  # seconds, then the microseconds within each
+        within = _decode_ints(head["tu"], take(head["tu"], count), count)
+        stamps_array = stamps_array * MICROS + within
     arrivals = _decode_ints(head["r"], take(head["r"], count), count)
     if head["r"]["d"]:
         arrivals = arrivals + stamps_array

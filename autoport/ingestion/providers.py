@@ -16,6 +16,7 @@ from typing import Any
 import orjson
 
 from autoport.catalog.brands import canonical_brand
+from autoport.ingestion import repository
 from autoport.kit.clock import to_iso
 from autoport.kit.crypto import new_token, same, token_hash
 from autoport.kit.db import Connection, Database, Row
@@ -80,9 +81,6 @@ def checked_brands(brands: list[str], environment: Environment) -> list[str]:
     return result
 
 
-_COLUMNS = "id, environment, name, created_at, revoked_at, brands, auto_approve_clearances"
-
-
 async def create_provider(
     conn: Connection,
     *,
@@ -96,10 +94,8 @@ async def create_provider(
     """A new provider and its secret (returned once, stored only as a hash)."""
     provider_id = "prv_" + secrets.token_hex(8)
     secret = new_token(SECRET_PREFIX)
-    row = await conn.fetch_one(
-        "INSERT INTO ingest_providers (id, environment, name, secret_hash, created_at, brands, "  # noqa: S608 - a fixed column list
-        "auto_approve_clearances) VALUES (:id, :environment, :name, :hash, :now, :brands, "
-        f":auto) RETURNING {_COLUMNS}",
+    row = await repository.create_provider(
+        conn,
         {
             "id": provider_id,
             "environment": str(environment),
@@ -110,7 +106,6 @@ async def create_provider(
             "auto": auto_approve_clearances,
         },
     )
-    assert row is not None
     return Provider.from_row(row), secret
 
 
@@ -123,10 +118,7 @@ async def update_provider(
 ) -> Provider | None:
     """Change the given settings (None: unchanged) of an active provider; None when
     there is no such active provider."""
-    row = await conn.fetch_one(
-        f"SELECT {_COLUMNS} FROM ingest_providers WHERE id = :id AND revoked_at IS NULL",  # noqa: S608
-        {"id": provider_id},
-    )
+    row = await repository.get_active_provider(conn, provider_id=provider_id)
     if row is None:
         return None
     current = Provider.from_row(row)
@@ -138,35 +130,25 @@ async def update_provider(
         if auto_approve_clearances is None
         else auto_approve_clearances
     )
-    updated = await conn.fetch_one(
-        "UPDATE ingest_providers SET brands = :brands, auto_approve_clearances = :auto "  # noqa: S608 - a fixed column list
-        f"WHERE id = :id AND revoked_at IS NULL RETURNING {_COLUMNS}",
-        {"id": provider_id, "brands": orjson.dumps(list(new_brands)).decode(), "auto": auto},
+    updated = await repository.update_provider(
+        conn,
+        provider_id=provider_id,
+        brands=orjson.dumps(list(new_brands)).decode(),
+        auto_approve_clearances=auto,
     )
     return None if updated is None else Provider.from_row(updated)
 
 
 async def list_providers(conn: Connection, *, environment: Environment | None) -> list[Provider]:
-    if environment is None:
-        rows = await conn.fetch_all(
-            f"SELECT {_COLUMNS} FROM ingest_providers ORDER BY created_at, id"  # noqa: S608
-        )
-    else:
-        rows = await conn.fetch_all(
-            f"SELECT {_COLUMNS} FROM ingest_providers "  # noqa: S608
-            "WHERE environment = :environment ORDER BY created_at, id",
-            {"environment": str(environment)},
-        )
+    rows = await repository.list_providers(
+        conn, environment=None if environment is None else str(environment)
+    )
     return [Provider.from_row(row) for row in rows]
 
 
 async def revoke_provider(conn: Connection, *, provider_id: str, now_us: int) -> Provider | None:
     """Revoke at once; None when there is no such provider or it was already revoked."""
-    row = await conn.fetch_one(
-        "UPDATE ingest_providers SET revoked_at = :now WHERE id = :id AND revoked_at IS NULL "  # noqa: S608 - a fixed column list
-        f"RETURNING {_COLUMNS}",
-        {"id": provider_id, "now": now_us},
-    )
+    row = await repository.revoke_provider(conn, provider_id=provider_id, now_us=now_us)
     return None if row is None else Provider.from_row(row)
 
 
@@ -181,17 +163,13 @@ async def authenticate_provider(
     row = None
     for used in accepted(key):
         digest = token_hash(used, secret)
-        row = await db.fetch_one(
-            f"SELECT {_COLUMNS}, secret_hash "  # noqa: S608 - a fixed column list
-            "FROM ingest_providers WHERE secret_hash = :hash AND revoked_at IS NULL",
-            {"hash": digest},
-        )
+        row = await repository.get_active_provider_by_secret_hash(db.reader, secret_hash=digest)
         if row is not None:
             if used != key:
-                await db.execute(
-                    "UPDATE ingest_providers SET secret_hash = :new WHERE secret_hash = :old",
-                    {"new": token_hash(key, secret), "old": digest},
-                )
+                async with db.transaction() as conn:
+                    await repository.rehash_provider_secret(
+                        conn, old=digest, new=token_hash(key, secret)
+                    )
             break
     # The lookup is by a keyed hash; the comparison is still constant-time by habit.
     if row is None or not same(row["secret_hash"], digest):

@@ -42,3 +42,75 @@ async def create_vehicle(conn: Connection, values: Mapping[str, Any]) -> bool:
 
 async def update_vehicle(conn: Connection, values: Mapping[str, Any]) -> None:
     await conn.execute(_UPDATE_VEHICLE, values)
+
+
+# ---------------------------------------------------------------- ingest providers
+
+_PROVIDER_COLUMNS = "id, environment, name, created_at, revoked_at, brands, auto_approve_clearances"
+
+
+async def create_provider(conn: Connection, values: Mapping[str, Any]) -> Row:
+    row = await conn.fetch_one(
+        "INSERT INTO ingest_providers (id, environment, name, secret_hash, created_at, brands, "  # noqa: S608 - a fixed column list
+        "auto_approve_clearances) VALUES (:id, :environment, :name, :hash, :now, :brands, "
+        f":auto) RETURNING {_PROVIDER_COLUMNS}",
+        values,
+    )
+    assert row is not None
+    return row
+
+
+async def get_active_provider(conn: Connection, *, provider_id: str) -> Row | None:
+    return await conn.fetch_one(
+        f"SELECT {_PROVIDER_COLUMNS} FROM ingest_providers "  # noqa: S608 - a fixed column list
+        "WHERE id = :id AND revoked_at IS NULL",
+        {"id": provider_id},
+    )
+
+
+async def update_provider(
+    conn: Connection, *, provider_id: str, brands: str, auto_approve_clearances: bool
+) -> Row | None:
+    """Set an active provider's brands (JSON) and clearance setting; None when there is
+    no such active provider."""
+    return await conn.fetch_one(
+        "UPDATE ingest_providers SET brands = :brands, auto_approve_clearances = :auto "  # noqa: S608 - a fixed column list
+        f"WHERE id = :id AND revoked_at IS NULL RETURNING {_PROVIDER_COLUMNS}",
+        {"id": provider_id, "brands": brands, "auto": auto_approve_clearances},
+    )
+
+
+async def list_providers(conn: Connection, *, environment: str | None) -> list[Row]:
+    if environment is None:
+        return await conn.fetch_all(
+            f"SELECT {_PROVIDER_COLUMNS} FROM ingest_providers ORDER BY created_at, id"  # noqa: S608
+        )
+    return await conn.fetch_all(
+        f"SELECT {_PROVIDER_COLUMNS} FROM ingest_providers "  # noqa: S608
+        "WHERE environment = :environment ORDER BY created_at, id",
+        {"environment": environment},
+    )
+
+
+async def revoke_provider(conn: Connection, *, provider_id: str, now_us: int) -> Row | None:
+    """None when there is no such provider or it was already revoked."""
+    return await conn.fetch_one(
+        "UPDATE ingest_providers SET revoked_at = :now WHERE id = :id AND revoked_at IS NULL "  # noqa: S608 - a fixed column list
+        f"RETURNING {_PROVIDER_COLUMNS}",
+        {"id": provider_id, "now": now_us},
+    )
+
+
+async def get_active_provider_by_secret_hash(conn: Connection, *, secret_hash: str) -> Row | None:
+    return await conn.fetch_one(
+        f"SELECT {_PROVIDER_COLUMNS}, secret_hash "  # noqa: S608 - a fixed column list
+        "FROM ingest_providers WHERE secret_hash = :hash AND revoked_at IS NULL",
+        {"hash": secret_hash},
+    )
+
+
+async def rehash_provider_secret(conn: Connection, *, old: str, new: str) -> None:
+    await conn.execute(
+        "UPDATE ingest_providers SET secret_hash = :new WHERE secret_hash = :old",
+        {"new": new, "old": old},
+    )

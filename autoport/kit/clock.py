@@ -47,7 +47,3 @@ def from_iso(text: str) -> int:
         value = value.replace(tzinfo=UTC)
     delta = value - datetime(1970, 1, 1, tzinfo=UTC)
     return (delta.days * 86_400 + delta.seconds) * MICROS + delta.microseconds
-
-
-def to_datetime(us: int) -> datetime:
-    return datetime.fromtimestamp(us / MICROS, tz=UTC)

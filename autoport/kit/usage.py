@@ -1,7 +1,12 @@
-"""Requests per application and day, counted in this process's memory: one dict
-increment per request (the pull is the hottest path; a database write per request would
-cost more than the pull). autoport.usage.tasks adds the counts to `usage_daily` every few
-seconds and when the process stops; the console's usage page reads them there."""
+"""The one daily counter: requests per application and day, and reads of vehicle data
+per grant and day, counted in this process's memory: one dict increment per request (the
+pull is the hottest path; a database write per request would cost more than the pull).
+One flusher (autoport.usage.tasks) adds them to the database every few seconds and when
+the process stops: the requests to `usage_daily` (the console's usage page), the reads
+through the writer the app wires in (the owner portal's `grant_reads`, owned by
+autoport.owner, which the pull therefore never imports). Counts of a process killed
+between two flushes are lost (at most one interval's): a usage and access record, not
+billing."""
 
 from __future__ import annotations
 
@@ -11,6 +16,7 @@ from typing import TYPE_CHECKING
 from autoport.kit.metrics import ApplicationCounter, count_application_request
 
 if TYPE_CHECKING:
+    from autoport.kit.auth import Caller
     from autoport.kit.clock import Clock
     from autoport.kit.environments import Environment
 
@@ -18,6 +24,8 @@ _DAY_US = 86_400 * 1_000_000
 
 # (environment, application id, UTC day number) -> [requests, rate limited]
 Key = tuple[str, str, int]
+# (environment, authorization id, UTC day number) -> [reads, last read µs]
+Reads = dict[tuple[str, str, int], list[int]]
 
 
 class UsageCounts:
@@ -25,6 +33,35 @@ class UsageCounts:
 
     def __init__(self) -> None:
         self.counts: dict[Key, list[int]] = {}
+        self.reads: Reads = {}
+
+    def read(self, caller: Caller, now_us: int) -> None:
+        """One successful read of vehicle data; counted for a vehicle token's grant (the
+        owner portal's "last read"), not for a fleet read."""
+        grant = caller.grant
+        if grant is None:
+            return
+        key = (caller.environment.value, grant.authorization_id, now_us // _DAY_US)
+        entry = self.reads.get(key)
+        if entry is None:
+            self.reads[key] = [1, now_us]
+        else:
+            entry[0] += 1
+            entry[1] = now_us
+
+    def take_reads(self) -> Reads:
+        taken, self.reads = self.reads, {}
+        return taken
+
+    def give_back_reads(self, taken: Reads) -> None:
+        """A flush failed: its reads wait for the next one."""
+        for key, (reads, last) in taken.items():
+            entry = self.reads.get(key)
+            if entry is None:
+                self.reads[key] = [reads, last]
+            else:
+                entry[0] += reads
+                entry[1] = max(entry[1], last)
 
     def request(self, environment: str, application_id: str, now_us: int) -> None:
         key = (environment, application_id, now_us // _DAY_US)

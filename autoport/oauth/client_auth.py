@@ -15,7 +15,7 @@ from joserfc.errors import JoseError
 from joserfc.jwk import ECKey
 
 from autoport.apps.schemas import Application
-from autoport.apps.service import secret_hash
+from autoport.apps.service import client_keys, client_with_secrets, secret_hash
 from autoport.kit import jsonlimit
 from autoport.kit.crypto import same
 from autoport.kit.db import Connection
@@ -23,34 +23,6 @@ from autoport.kit.environments import Environment
 from autoport.kit.errors import OAuthError
 
 JWT_BEARER = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
-
-_APP_COLUMNS = (
-    "a.id, a.environment, a.account_id, a.client_id, a.name, a.client_type, a.redirect_uris, "
-    "a.properties, a.brands, a.created_at, a.disabled_at, a.url_scheme, a.commands, a.company, "
-    "a.privacy_url"
-)
-
-# One query: the application and its secrets still in force.
-_BY_CLIENT_ID = f"""
-SELECT {_APP_COLUMNS}, s.secret_hash
-FROM applications a
-LEFT JOIN client_secrets s ON s.application_id = a.id
-     AND (s.expires_at IS NULL OR s.expires_at > :now)
-WHERE a.client_id = :client_id AND a.environment = :environment
-"""  # noqa: S608 - fixed column list
-
-_BY_KEY_ID = f"""
-SELECT {_APP_COLUMNS}, k.id AS key_id, k.public_jwk
-FROM client_keys k JOIN applications a ON a.id = k.application_id
-WHERE k.id = :iss AND k.environment = :environment AND k.revoked_at IS NULL
-"""  # noqa: S608 - fixed column list
-
-_KEYS_BY_CLIENT_ID = f"""
-SELECT {_APP_COLUMNS}, k.id AS key_id, k.public_jwk
-FROM applications a JOIN client_keys k ON k.application_id = a.id
-WHERE a.client_id = :iss AND a.environment = :environment AND k.revoked_at IS NULL
-ORDER BY k.created_at DESC
-"""  # noqa: S608 - fixed column list
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,13 +117,12 @@ async def authenticate_client(
                 "client authentication failed: no client_id (send client_id and client_secret "
                 "in the body or HTTP Basic, or a client_assertion)"
             )
-    rows = await conn.fetch_all(
-        _BY_CLIENT_ID,
-        {"client_id": client_id, "environment": str(environment), "now": now_us},
+    found = await client_with_secrets(
+        conn, environment=environment, client_id=client_id, now_us=now_us
     )
-    if not rows:
+    if found is None:
         raise invalid_client(f"unknown client_id in {environment}", basic=basic is not None)
-    application = Application.from_row(rows[0])
+    application = found.application
     if application.disabled_at is not None:
         raise invalid_client("the application is disabled", basic=basic is not None)
     if application.is_public:
@@ -163,9 +134,8 @@ async def authenticate_client(
     candidate = secret_hash(secret)
     # Every secret in force is compared (constant time each), so timing tells nothing.
     matched = False
-    for row in rows:
-        stored = row["secret_hash"]
-        if stored is not None and same(candidate, stored):
+    for stored in found.secret_hashes:
+        if same(candidate, stored):
             matched = True
     if not matched:
         raise invalid_client("client_secret is wrong", basic=basic is not None)
@@ -193,19 +163,18 @@ async def _by_assertion(
         raise invalid_client("client_assertion has no 'iss' (the id of a registered key)")
     # docs/oauth.md (Token endpoint): `iss` is the key id. Standard clients (RFC 7523) put
     # the client_id there instead, naming the key by the header's `kid` or not at all: accepted too.
-    params = {"iss": issuer, "environment": str(environment)}
-    candidates = await conn.fetch_all(_BY_KEY_ID, params)
+    candidates = await client_keys(conn, environment=environment, key_id=issuer)
     if not candidates:
-        candidates = await conn.fetch_all(_KEYS_BY_CLIENT_ID, params)
+        candidates = await client_keys(conn, environment=environment, client_id=issuer)
         kid = header.get("kid")
-        if isinstance(kid, str) and any(row["key_id"] == kid for row in candidates):
-            candidates = [row for row in candidates if row["key_id"] == kid]
+        if isinstance(kid, str) and any(row.key_id == kid for row in candidates):
+            candidates = [row for row in candidates if row.key_id == kid]
     if not candidates:
         raise invalid_client(
             f"client_assertion 'iss' {issuer!r} is not a registered key (or a client_id "
             "with registered keys)"
         )
-    application = Application.from_row(candidates[0])
+    application = candidates[0].application
     if application.disabled_at is not None:
         raise invalid_client("the application is disabled")
     if client_id is not None and client_id != application.client_id:
@@ -214,11 +183,11 @@ async def _by_assertion(
     key_id = ""
     for row in candidates:
         try:
-            key = ECKey.import_key(orjson.loads(row["public_jwk"]))
+            key = ECKey.import_key(orjson.loads(row.public_jwk))
             token = jwt.decode(assertion, key, algorithms=["ES256"])
         except (JoseError, ValueError):
             continue
-        key_id = row["key_id"]
+        key_id = row.key_id
         break
     if token is None:
         raise invalid_client(

@@ -3,6 +3,7 @@ conditional UPDATE ... RETURNING, never read-then-write."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from autoport.kit.db import Connection, Row
@@ -178,3 +179,23 @@ async def delete_expired(
         {"before": now_us - keep_codes_us},
     )
     return removed
+
+
+async def update_authorization_status(
+    conn: Connection,
+    *,
+    authorization_id: str,
+    environment: str,
+    status: str,
+    allowed_from: Iterable[str],
+    now_us: int,
+) -> Row | None:
+    """Set the grant's status if it is one of `allowed_from` (fixed values of the
+    service's transition table, never input); its (application_id, vin), else None."""
+    sources = ", ".join(f"'{value}'" for value in allowed_from)
+    return await conn.fetch_one(
+        f"UPDATE authorizations SET status = :status, updated_at = :now "  # noqa: S608
+        f"WHERE id = :id AND environment = :environment AND status IN ({sources}) "
+        "RETURNING application_id, vin",
+        {"status": status, "now": now_us, "id": authorization_id, "environment": environment},
+    )

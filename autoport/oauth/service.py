@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import uuid
 
-from autoport.apps import repository as apps_repository
+from autoport.apps.service import find_application
 from autoport.kit import outbox
 from autoport.kit.auth import GrantStatus
 from autoport.kit.clock import MICROS
@@ -38,7 +38,7 @@ async def issue_authorization_code(
 ) -> str:
     """A single-use code for an existing authorization (pending or approved), bound to
     the application, the exact redirect_uri and the PKCE challenge. Returns the code."""
-    application = await apps_repository.get_application(conn, environment, application_id)
+    application = await find_application(conn, environment=environment, app_id=application_id)
     if application is None:
         raise ApiError(404, f"no application {application_id!r}", source="application_id")
     # RFC 6749 §3.1.2.3: the redirect_uri must be one the client registered, exactly.
@@ -108,12 +108,13 @@ async def set_authorization_status(
     allowed_from = _TRANSITIONS.get(status)
     if allowed_from is None:
         raise ApiError(422, f"status must be approved, rejected or revoked, got {status!r}")
-    sources = ", ".join(f"'{value}'" for value in allowed_from)
-    row = await conn.fetch_one(
-        f"UPDATE authorizations SET status = :status, updated_at = :now "  # noqa: S608
-        f"WHERE id = :id AND environment = :environment AND status IN ({sources}) "
-        "RETURNING application_id, vin",
-        {"status": status, "now": now_us, "id": authorization_id, "environment": str(environment)},
+    row = await repository.update_authorization_status(
+        conn,
+        authorization_id=authorization_id,
+        environment=str(environment),
+        status=status,
+        allowed_from=allowed_from,
+        now_us=now_us,
     )
     if row is None:
         current = await repository.get_authorization(

@@ -26,7 +26,7 @@ from typing import Any
 import orjson
 import structlog
 
-from autoport.catalog.brands import BRANDS, MAKER_CODES, MakerCodes, canonical_brand
+from autoport.catalog.brands import BRANDS, MAKER_CODES, MakerCodes, brand_name, canonical_brand
 from autoport.catalog.commands import COMMANDS
 from autoport.config import Settings
 from autoport.history import service as history
@@ -132,7 +132,11 @@ class FormProblem(Exception):
 
 
 def brands_for(environment: Environment) -> list[str]:
-    return sorted(b for b in BRANDS if sandbox_only_problem(b, environment) is None)
+    """The carmakers an owner can sign in with here, by name (every one but the sandbox's
+    in production; in the sandbox the emulated carmaker serves them all)."""
+    return sorted(
+        (b for b in BRANDS if sandbox_only_problem(b, environment) is None), key=brand_name
+    )
 
 
 def check_sign_in(

@@ -1,17 +1,17 @@
-"""Background work of the owner portal: writing counted reads (off the request path)
-and forgetting expired owner sessions."""
+"""Background work of the owner portal: forgetting expired owner sessions. (Its counted
+reads are written by the app's one usage flusher: autoport.usage.tasks.)"""
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 
 import structlog
 
 from autoport.kit.db import Connection
+from autoport.kit.periodic import every
 from autoport.kit.state import AppState
-from autoport.owner import reads, repository
+from autoport.owner import repository
 
 log = structlog.get_logger("autoport.owner")
 
@@ -22,38 +22,20 @@ async def purge_expired_sessions(conn: Connection, *, now_us: int) -> int:
     return await repository.delete_expired_sessions(conn, before_us=now_us)
 
 
-async def _flush_forever(state: AppState) -> None:
-    since_purge = 0.0
-    interval = state.settings.owner_read_flush_seconds
-    while True:
-        await asyncio.sleep(interval)
-        try:
-            await reads.flush(state)
-        except Exception:
-            # Kept in memory (give_back): the next round writes them.
-            log.exception("writing read counts failed")
-        since_purge += interval
-        if since_purge >= PURGE_EVERY_SECONDS:
-            since_purge = 0.0
-            try:
-                async with state.database.transaction() as conn:
-                    await purge_expired_sessions(conn, now_us=state.clock.now_us())
-            except Exception:
-                log.exception("purging owner sessions failed")
-
-
 @contextlib.asynccontextmanager
-async def read_flusher(state: AppState) -> AsyncIterator[None]:
-    """Flushes read counts every `owner_read_flush_seconds`, and once more on the way
-    out (a clean shutdown loses none)."""
-    task = asyncio.create_task(_flush_forever(state), name="owner-read-flusher")
-    try:
+async def session_purger(state: AppState) -> AsyncIterator[None]:
+    """Forgets expired owner sessions every PURGE_EVERY_SECONDS."""
+
+    async def purge() -> None:
+        async with state.database.transaction() as conn:
+            await purge_expired_sessions(conn, now_us=state.clock.now_us())
+
+    async with every(
+        PURGE_EVERY_SECONDS,
+        purge,
+        name="owner-session-purger",
+        failure="purging owner sessions failed",
+        wait_first=True,
+        logger=log,
+    ):
         yield
-    finally:
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
-        try:
-            await reads.flush(state)
-        except Exception:
-            log.exception("writing read counts at shutdown failed")

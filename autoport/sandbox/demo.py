@@ -15,6 +15,7 @@ import random
 from dataclasses import dataclass, field
 
 from autoport.apps.service import create_account, create_application
+from autoport.brands.push import Ingest
 from autoport.fleet import repository as fleet_repository
 from autoport.fleet import service as fleet_service
 from autoport.fleet.repository import VehicleKey
@@ -23,7 +24,7 @@ from autoport.kit.auth import Caller, CallerKind
 from autoport.kit.db import Database
 from autoport.sandbox import service
 from autoport.sandbox.physics import SANDBOX_COMMANDS, Powertrain, Scenario
-from autoport.sandbox.service import BRAND, ENVIRONMENT, Ingest, NewVehicle
+from autoport.sandbox.service import BRAND, ENVIRONMENT, NewVehicle
 from autoport.vehicles.vin import generate_vin
 
 DEMO_REDIRECT_URI = "http://localhost:3000/callback"

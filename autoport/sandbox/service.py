@@ -1,9 +1,10 @@
 """Sandbox vehicles: creation, the simulator's clock, and the emulator's controls.
 
 Every value a sandbox vehicle produces, simulated or set by hand, leaves through one
-door: the `Ingest` callable, which is autoport.ingestion.service.ingest_vehicle_data in
-the running service (validated, stored, kept in history, streamed), so pull, history,
-streams and webhooks see sandbox data exactly like a carmaker's.
+door: the ingestion port `Ingest` (autoport.brands.push), which is
+autoport.ingestion.service.ingest_vehicle_data in the running service (validated, stored,
+kept in history, streamed), so pull, history, streams and webhooks see sandbox data
+exactly like a carmaker's.
 
 `Ingest` runs its own transaction, so it is always called after ours has committed. That is
 why the functions that send (create_vehicle, set_scenario, step_vehicle, set_properties,
@@ -23,11 +24,12 @@ import asyncio
 import random
 import weakref
 from dataclasses import dataclass, replace
-from typing import Any, Protocol
+from typing import Any
 
 import structlog
 
 from autoport.brands.base import CommandOutcome, CommandRequest
+from autoport.brands.push import Ingest
 from autoport.catalog import CATALOG, DataPointError, validate_data
 from autoport.catalog.catalog import UnknownProperty
 from autoport.catalog.validation import FAILURE_REASONS
@@ -81,22 +83,6 @@ MAX_TIME_SCALE = 3600.0
 # real second is slow enough for anyone.
 MIN_TIME_SCALE = 0.001
 TIME_SCALE_RANGE = f"time_scale: must be between {MIN_TIME_SCALE:g} and {MAX_TIME_SCALE:g}"
-
-
-class Ingest(Protocol):
-    """autoport.ingestion.service.ingest_vehicle_data (docs/vehicle-data.md, Ingestion)."""
-
-    async def __call__(
-        self,
-        db: Database,
-        *,
-        environment: Environment,
-        vin: str,
-        brand: str,
-        data: CapabilityData,
-        now_us: int,
-        source: str,
-    ) -> Any: ...
 
 
 # --------------------------------------------------------------------------- helpers

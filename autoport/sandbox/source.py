@@ -17,13 +17,14 @@ no fresh data (its stored values are served).
 from __future__ import annotations
 
 from autoport.brands.base import CommandOutcome, CommandRequest, ConnectivityStatus
+from autoport.brands.push import Ingest
 from autoport.brands.sandbox import VehicleBehaviour
 from autoport.kit.clock import Clock
 from autoport.kit.db import Database
 from autoport.kit.environments import Environment
 from autoport.sandbox import repository
 from autoport.sandbox.repository import VehicleRow
-from autoport.sandbox.service import Ingest, current_data, execute_command
+from autoport.sandbox.service import current_data, execute_command
 
 
 def behaviour_of_row(vehicle: VehicleRow) -> VehicleBehaviour:
@@ -40,11 +41,9 @@ def behaviour_of_row(vehicle: VehicleRow) -> VehicleBehaviour:
 class BehaviourLookup:
     """autoport.brands.sandbox.SandboxBehaviour from the emulator's vehicles."""
 
-    def __init__(
-        self, db: Database, clock: Clock | None = None, ingest: Ingest | None = None
-    ) -> None:
+    def __init__(self, db: Database, clock: Clock, ingest: Ingest) -> None:
         self.db = db
-        self.clock = clock or Clock()
+        self.clock = clock
         self.ingest = ingest
 
     async def _vehicle(self, environment: Environment, vin: str) -> VehicleRow | None:
@@ -64,11 +63,9 @@ class BehaviourLookup:
 
     async def execute_command(self, request: CommandRequest) -> CommandOutcome:
         """The emulated vehicle obeys; its new state goes through ingestion."""
-        from autoport.ingestion.service import ingest_vehicle_data
-
         return await execute_command(
             self.db,
-            ingest=self.ingest or ingest_vehicle_data,
+            ingest=self.ingest,
             request=request,
             now_us=self.clock.now_us(),
         )

@@ -13,13 +13,14 @@ from collections.abc import AsyncIterator
 import orjson
 import structlog
 
+from autoport.brands.push import Ingest
 from autoport.ingestion.service import ingest_vehicle_data
 from autoport.kit import periodic
 from autoport.kit.handover import hand_over
 from autoport.kit.state import AppState
 from autoport.sandbox import repository, service
 from autoport.sandbox.demo import seed_demo
-from autoport.sandbox.service import ENVIRONMENT, Ingest
+from autoport.sandbox.service import ENVIRONMENT
 
 log = structlog.get_logger("autoport.sandbox")
 

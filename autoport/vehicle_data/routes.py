@@ -14,7 +14,6 @@ from autoport.kit.ratelimit import RateLimiters, Verdict
 from autoport.kit.routing import HotRoute, api_router, json_response
 from autoport.kit.state import AppState, state_of
 from autoport.kit.usage import UsageCounts
-from autoport.owner import reads
 from autoport.vehicle_data import service
 from autoport.vehicle_data.schemas import history_response_schema, pull_response_schema
 
@@ -67,7 +66,7 @@ async def pull(request: Request, vin: str, caller: Caller) -> Response:
         error.headers = {**verdict.headers(), **(error.headers or {})}
         raise
     # For the owner portal's "last read": an in-memory count, flushed off the request path.
-    reads.record(state, caller, state.clock.now_us())
+    state.part(UsageCounts).read(caller, state.clock.now_us())
     response = Response(body, media_type="application/json")
     response.raw_headers += verdict.raw_headers()
     return response
@@ -146,5 +145,5 @@ async def get_vehicle_data_history(
     except ApiError as error:
         error.headers = {**headers, **(error.headers or {})}
         raise
-    reads.record(state, caller, state.clock.now_us())
+    state.part(UsageCounts).read(caller, state.clock.now_us())
     return json_response(content, headers=headers)

@@ -1,5 +1,6 @@
-"""The read side of vehicle data: who may read which properties of a VIN, the pull
-answer (optionally refreshed by the brand's data source), and the history.
+"""The read side of vehicle data: the pull answer (optionally refreshed by the brand's
+data source) and the history. Who may read which properties of a VIN is decided in
+autoport.vehicles.access (`readable_properties`), the one access rule:
 
 Access (docs/vehicle-data.md, Pull): a vehicle token reads its grant's VIN and granted
 properties while the grant is approved and inside its validity window; a
@@ -14,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable
 from functools import lru_cache
 from typing import Any
 
@@ -27,27 +27,25 @@ from autoport.catalog import CATALOG
 from autoport.catalog.brands import SANDBOX_BRAND
 from autoport.history import service as history_store
 from autoport.ingestion.service import IngestError, ingest_vehicle_data
-from autoport.kit.auth import Caller, CallerKind, GrantStatus, require_scope
-from autoport.kit.clock import from_iso, to_iso
+from autoport.kit.auth import Caller
+from autoport.kit.clock import from_iso
 from autoport.kit.db import Database, Row
 from autoport.kit.environments import Environment
 from autoport.kit.errors import ApiError
 from autoport.kit.paging import decode_cursor, encode_cursor, page_size
 from autoport.kit.state import AppState
+from autoport.kit.versioned import VersionedReads
 from autoport.vehicle_data import repository
 from autoport.vehicle_data.freshness import windows_of
 from autoport.vehicles.access import (
-    ANOTHER_ACCOUNTS_CAR,
-    another_accounts_car,
-    approved_clearance_brand,
-    brand_serves,
-    sandbox_only_problem,
+    check_brand,
+    forbidden,
+    readable_properties,
 )
 from autoport.vehicles.vin import vin_problem
 
 log = structlog.get_logger("autoport.vehicle_data")
 
-DATA_SCOPE = "vehicle:data"
 HISTORY_MAX_LIMIT = 1000
 HISTORY_DEFAULT_LIMIT = 100
 
@@ -56,62 +54,6 @@ def check_vin(vin: str) -> None:
     problem = vin_problem(vin)
     if problem:
         raise ApiError(400, f"vin: {problem}", source="vin")
-
-
-def _forbidden(detail: str) -> ApiError:
-    return ApiError(403, detail, source="Authorization")
-
-
-async def readable_properties(
-    state: AppState, caller: Caller, vin: str
-) -> tuple[frozenset[str], str]:
-    """What `caller` may read of `vin` now, as "capability.property", and the brand of
-    the grant or clearance that allows it; 403 otherwise."""
-    require_scope(caller, DATA_SCOPE)
-    if caller.kind is CallerKind.vehicle:
-        grant = caller.grant
-        if grant is None or grant.vin != vin:
-            raise _forbidden("the access token does not grant access to this vehicle")
-        if grant.status is GrantStatus.pending:
-            raise _forbidden(
-                "the owner's approval of this authorization is pending; "
-                "data is available once the carmaker confirms it"
-            )
-        if grant.status is not GrantStatus.approved:
-            raise _forbidden(f"the authorization is {grant.status}")
-        now = state.clock.now_us()
-        if now < grant.valid_from_us:
-            raise _forbidden(
-                f"the authorization is valid from {to_iso(grant.valid_from_us)}, not yet now"
-            )
-        if grant.valid_until_us is not None and now >= grant.valid_until_us:
-            raise _forbidden(f"the authorization ended at {to_iso(grant.valid_until_us)}")
-        properties, brand = grant.properties, grant.brand
-    else:
-        found = await _clearance_brand(state, caller, vin)
-        if found is None:
-            raise _forbidden("the application has no approved fleet clearance for this vehicle")
-        properties, brand = caller.application_properties, found
-    if brand not in caller.application_brands:
-        raise _forbidden(f"the brand {brand!r} is no longer activated for this application")
-    if caller.environment is Environment.sandbox and await _another_accounts_car(
-        state, caller, vin
-    ):
-        raise _forbidden(ANOTHER_ACCOUNTS_CAR)
-    # A grant or clearance stored before production refused the sandbox brand.
-    problem = sandbox_only_problem(brand, caller.environment)
-    if problem is not None:
-        raise _forbidden(problem)
-    return properties, brand
-
-
-def check_brand(caller: Caller, brand: str, row: Row | None) -> None:
-    """403 when the stored data of the vehicle is another brand's than the grant's."""
-    if row is not None and not brand_serves(brand, row["brand"], caller.environment):
-        raise _forbidden(
-            f"the vehicle's data is stored for the brand {row['brand']!r}; this "
-            f"application's access is for {brand!r}"
-        )
 
 
 @lru_cache(maxsize=4096)
@@ -252,75 +194,12 @@ class FragmentCache:
 FRAGMENTS = FragmentCache()
 
 
-class VersionedReads:
-    """Read results of one database as read at one `data_version` of the tables they
-    come from: while nothing is committed to those, a pull skips the query. Any such
-    commit, by this process or another, changes the version and empties them, so a
-    revoked clearance or a new document is seen when the bearer cache sees a revoked
-    token (autoport.oauth.bearer). Without a version (PostgreSQL's listener down) every
-    read queries. One per app (autoport.state), which has one database."""
-
-    def __init__(self, size: int = 4096) -> None:
-        self.size = size
-        # tables -> (the version the entries were read at, the entries)
-        self.spaces: dict[frozenset[str], tuple[int, dict[tuple[str, ...], Any]]] = {}
-        # (tables, key) -> (version, the read under way): a commit to `tables` empties
-        # the entries of every key at once, and the pulls in flight then (dozens at 64
-        # connections) share one read of each key instead of one each.
-        self.flights: dict[tuple[frozenset[str], tuple[str, ...]], tuple[int, Any]] = {}
-
-    async def get(
-        self,
-        database: Database,
-        tables: frozenset[str],
-        key: tuple[str, ...],
-        load: Callable[[], Awaitable[Any]],
-    ) -> Any:
-        version = database.data_version(tables)
-        if version is None:
-            return await load()
-        space = self.spaces.get(tables)
-        if space is None or space[0] != version:
-            space = self.spaces[tables] = (version, {})
-        entries = space[1]
-        found = entries.get(key, _MISSING)
-        if found is not _MISSING:
-            return found
-        flight_key = (tables, key)
-        while (flight := self.flights.get(flight_key)) is not None and flight[0] == version:
-            try:
-                return await asyncio.shield(flight[1])
-            except asyncio.CancelledError:
-                task = asyncio.current_task()
-                if not flight[1].cancelled() or (task is not None and task.cancelling()):
-                    raise  # this pull itself is being cancelled
-                # The pull that was reading was cancelled (its client went away): the
-                # first of its followers reads now, the others follow it.
-        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        self.flights[flight_key] = (version, future)
-        try:
-            found = await load()
-        except asyncio.CancelledError:
-            future.cancel()
-            raise
-        except BaseException as error:
-            future.set_exception(error)  # the same answer for the pulls that waited
-            future.exception()  # retrieved: no "never retrieved" warning without them
-            raise
-        finally:
-            if self.flights.get(flight_key, (0, None))[1] is future:
-                del self.flights[flight_key]
-        future.set_result(found)
-        if version == database.data_version(tables):  # nothing committed meanwhile
-            if len(entries) >= self.size:
-                entries.clear()
-            entries[key] = found
-        return found
-
-
 _VEHICLES = frozenset({"vehicles"})
-_CLEARANCES = frozenset({"fleet_vehicles"})
-_MISSING = object()
+
+
+async def stored_vehicle(database: Database, *, environment: Environment, vin: str) -> Row | None:
+    """The vehicle's stored row (brand, document, stamps), read now (uncached)."""
+    return await repository.get_vehicle(database, environment=str(environment), vin=vin)
 
 
 async def _vehicle_row(state: AppState, env: str, vin: str) -> Row | None:
@@ -332,43 +211,6 @@ async def _vehicle_row(state: AppState, env: str, vin: str) -> Row | None:
         lambda: repository.get_vehicle(database, environment=env, vin=vin),
     )
     return row
-
-
-_SANDBOX_CARS = frozenset({"sandbox_vehicles"})
-
-
-async def _another_accounts_car(state: AppState, caller: Caller, vin: str) -> bool:
-    """autoport.vehicles.access.another_accounts_car, read again only after a commit to
-    the sandbox cars (a running car's steps: about one a second, not one per pull)."""
-    found: bool = await state.part(VersionedReads).get(
-        state.database,
-        _SANDBOX_CARS,
-        (str(caller.environment), caller.application_id, vin),
-        lambda: another_accounts_car(
-            state.database.reader,
-            environment=caller.environment,
-            application_id=caller.application_id,
-            vin=vin,
-        ),
-    )
-    return found
-
-
-async def _clearance_brand(state: AppState, caller: Caller, vin: str) -> str | None:
-    """The brand of the caller's approved fleet clearance of `vin` (one query a pull of
-    a client_credentials token would otherwise make: 6 % of a sandbox pull)."""
-    brand: str | None = await state.part(VersionedReads).get(
-        state.database,
-        _CLEARANCES,
-        (str(caller.environment), caller.application_id, vin),
-        lambda: approved_clearance_brand(
-            state.database.reader,
-            environment=caller.environment,
-            application_id=caller.application_id,
-            vin=vin,
-        ),
-    )
-    return brand
 
 
 async def pull(state: AppState, caller: Caller, vin: str, request_id: str) -> bytes:
@@ -446,7 +288,7 @@ async def history(
     if CATALOG.get(capability, name) is None:
         raise ApiError(422, f"property: {prop!r} is not a level-13 property", source="property")
     if prop not in properties:
-        raise _forbidden(f"the access token does not grant reading {prop}")
+        raise forbidden(f"the access token does not grant reading {prop}")
     size = page_size(limit, default=HISTORY_DEFAULT_LIMIT, maximum=HISTORY_MAX_LIMIT)
     since_us, until_us = _instant(since, "since"), _instant(until, "until")
     scope = _history_scope(caller, vin, prop)

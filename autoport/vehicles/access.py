@@ -19,9 +19,13 @@ import orjson
 from sqlalchemy import bindparam, text
 
 from autoport.catalog.brands import SANDBOX_BRAND, UNKNOWN_BRAND
+from autoport.kit.auth import Caller, CallerKind, GrantStatus, require_scope
 from autoport.kit.clock import to_iso
 from autoport.kit.db import Connection, Row
 from autoport.kit.environments import Environment
+from autoport.kit.errors import ApiError
+from autoport.kit.state import AppState
+from autoport.kit.versioned import VersionedReads
 
 
 def sandbox_only_problem(brand: str, environment: Environment) -> str | None:
@@ -314,3 +318,106 @@ async def standings(
             else "the application has no fleet clearance for this vehicle"
         )
     return found
+
+
+# ----------------------------------------------------------------- the access check
+# What a caller may read of a VIN now: the pull, the history, a command's submit and its
+# answer ask here (one rule, read through the app's VersionedReads: a pull queries only
+# after a commit to the tables a check reads).
+
+DATA_SCOPE = "vehicle:data"
+
+
+def forbidden(detail: str) -> ApiError:
+    """A refused read or command, in the pull's words (source: the token)."""
+    return ApiError(403, detail, source="Authorization")
+
+
+async def readable_properties(
+    state: AppState, caller: Caller, vin: str
+) -> tuple[frozenset[str], str]:
+    """What `caller` may read of `vin` now, as "capability.property", and the brand of
+    the grant or clearance that allows it; 403 otherwise."""
+    require_scope(caller, DATA_SCOPE)
+    if caller.kind is CallerKind.vehicle:
+        grant = caller.grant
+        if grant is None or grant.vin != vin:
+            raise forbidden("the access token does not grant access to this vehicle")
+        if grant.status is GrantStatus.pending:
+            raise forbidden(
+                "the owner's approval of this authorization is pending; "
+                "data is available once the carmaker confirms it"
+            )
+        if grant.status is not GrantStatus.approved:
+            raise forbidden(f"the authorization is {grant.status}")
+        now = state.clock.now_us()
+        if now < grant.valid_from_us:
+            raise forbidden(
+                f"the authorization is valid from {to_iso(grant.valid_from_us)}, not yet now"
+            )
+        if grant.valid_until_us is not None and now >= grant.valid_until_us:
+            raise forbidden(f"the authorization ended at {to_iso(grant.valid_until_us)}")
+        properties, brand = grant.properties, grant.brand
+    else:
+        found = await _clearance_brand(state, caller, vin)
+        if found is None:
+            raise forbidden("the application has no approved fleet clearance for this vehicle")
+        properties, brand = caller.application_properties, found
+    if brand not in caller.application_brands:
+        raise forbidden(f"the brand {brand!r} is no longer activated for this application")
+    if caller.environment is Environment.sandbox and await _another_accounts_car(
+        state, caller, vin
+    ):
+        raise forbidden(ANOTHER_ACCOUNTS_CAR)
+    # A grant or clearance stored before production refused the sandbox brand.
+    problem = sandbox_only_problem(brand, caller.environment)
+    if problem is not None:
+        raise forbidden(problem)
+    return properties, brand
+
+
+def check_brand(caller: Caller, brand: str, row: Row | None) -> None:
+    """403 when the stored data of the vehicle is another brand's than the grant's."""
+    if row is not None and not brand_serves(brand, row["brand"], caller.environment):
+        raise forbidden(
+            f"the vehicle's data is stored for the brand {row['brand']!r}; this "
+            f"application's access is for {brand!r}"
+        )
+
+
+_SANDBOX_CARS = frozenset({"sandbox_vehicles"})
+_CLEARANCES = frozenset({"fleet_vehicles"})
+
+
+async def _another_accounts_car(state: AppState, caller: Caller, vin: str) -> bool:
+    """autoport.vehicles.access.another_accounts_car, read again only after a commit to
+    the sandbox cars (a running car's steps: about one a second, not one per pull)."""
+    found: bool = await state.part(VersionedReads).get(
+        state.database,
+        _SANDBOX_CARS,
+        (str(caller.environment), caller.application_id, vin),
+        lambda: another_accounts_car(
+            state.database.reader,
+            environment=caller.environment,
+            application_id=caller.application_id,
+            vin=vin,
+        ),
+    )
+    return found
+
+
+async def _clearance_brand(state: AppState, caller: Caller, vin: str) -> str | None:
+    """The brand of the caller's approved fleet clearance of `vin` (one query a pull of
+    a client_credentials token would otherwise make: 6 % of a sandbox pull)."""
+    brand: str | None = await state.part(VersionedReads).get(
+        state.database,
+        _CLEARANCES,
+        (str(caller.environment), caller.application_id, vin),
+        lambda: approved_clearance_brand(
+            state.database.reader,
+            environment=caller.environment,
+            application_id=caller.application_id,
+            vin=vin,
+        ),
+    )
+    return brand

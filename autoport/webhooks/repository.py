@@ -439,3 +439,12 @@ async def requeue_delivery(
             "expires": expires_at,
         },
     )
+
+
+async def get_delivery_pk(conn: Connection, *, delivery_id: str) -> int:
+    """The row id of a delivery this transaction wrote, by its public id."""
+    value = await conn.fetch_value(
+        "SELECT id FROM webhook_deliveries WHERE delivery_id = :d", {"d": delivery_id}
+    )
+    assert value is not None
+    return int(value)

@@ -190,9 +190,7 @@ async def save_webhook(
             claimed_by=worker_id,
         )
         await repo.create_deliveries(conn, [ping])
-        claimed = await conn.fetch_value(
-            "SELECT id FROM webhook_deliveries WHERE delivery_id = :d", {"d": ping["delivery_id"]}
-        )
+        claimed = await repo.get_delivery_pk(conn, delivery_id=ping["delivery_id"])
         delivery = await repo.get_claimed_delivery(conn, delivery_pk=claimed, worker_id=worker_id)
     assert delivery is not None
     own_session = session is None

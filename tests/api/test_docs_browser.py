@@ -6,22 +6,20 @@ error, and its Authorize button must work: the admin token entered there is sent
 
 from __future__ import annotations
 
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
-import uvicorn
 
 from autoport.app import create_app
 from autoport.config import Settings
 from autoport.kit.migrate import upgrade_sync
-from tests.browser import axe_violations
 from tests.consent import test_browser as consent_browser
-from tests.consent.test_browser import free_port
+from tests.helpers.browsers import axe_violations
+from tests.helpers.ports import bound_socket, port_of
+from tests.helpers.servers import uvicorn_in_thread
 
 pytestmark = pytest.mark.browser
 
@@ -36,25 +34,14 @@ browser = consent_browser.browser
 def base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     data_dir = tmp_path_factory.mktemp("docs-browser")
     upgrade_sync(f"sqlite:///{data_dir / 'autoport.db'}")
-    port = free_port()
+    sock = bound_socket()
+    port = port_of(sock)
     settings = Settings(
         data_dir=data_dir, port=port, access_log=False, admin_token=ADMIN_TOKEN, sandbox_demo=False
     )
     app = create_app(settings, run_background=False)
-    server = uvicorn.Server(
-        uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on")
-    )
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started:
-        assert time.monotonic() < deadline, "uvicorn did not start"
-        time.sleep(0.05)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
+    with uvicorn_in_thread(app, sock, lifespan="on") as served:
+        yield served.base_url
 
 
 class Offline:

@@ -31,9 +31,9 @@ from autoport.kit.db import Database, create_database
 from autoport.kit.environments import Environment
 from autoport.kit.migrate import upgrade_sync
 from autoport.webhooks.signing import verify
-from tests.cli.test_serve import serve, wait_until_up
 from tests.conftest import POSTGRES_URL, service_missing
 from tests.factories import AppCredentials, VehicleToken, create_app_credentials, vehicle_token
+from tests.helpers.servers import serve, wait_until_up
 
 VIN = "WBA12345678901234"
 PROPERTY = "diagnostics.odometer"

@@ -162,3 +162,52 @@ def test_publish_keeps_sections_of_figures_it_has_no_results_for(
     kept = text.split(pull, 1)[1].split("## Every benchmark", 1)[0]
     assert kept.count(_publish.KEPT) == 1
     assert "- CPU: old" not in text  # the machine is this one's
+
+
+def test_pull_section_names_the_changed_settings_and_the_cpu_per_request(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "docs").mkdir()
+    results = tmp_path / "var" / "bench-results"
+    results.mkdir(parents=True)
+
+    def side(rps: float, cpu: float | None) -> dict[str, float]:
+        figures = {"rps": rps, "bytes": 7845.0, "p50_ms": 4.0, "p99_ms": 9.0}
+        if cpu is not None:
+            figures["cpu_us_per_request"] = cpu
+        return figures
+
+    summary = {
+        "command": "python -m bench pull_live",
+        "started_at": time.time(),
+        "seconds": 8,
+        "workers": 1,
+        "load": {"start": 1.5, "end": 2.5, "cores": 2},
+        "changed": [
+            {"name": "AUTOPORT_VEHICLE_DATA_RATE_LIMIT", "value": "1/minute", "why": "because"}
+        ],
+        "ingestion": {"acknowledged": 10, "stored": 10, "lost": 0, "failed_requests": 0},
+        "targets": {
+            "push": {
+                "subject": side(8000.0, 110.0),
+                "floor": side(9000.0, 95.0),
+                "bare": side(10000.0, None),
+                "share": 0.8,
+                "share_live": 0.89,
+                "target": ">= 75% of the bare floor",
+                "met": True,
+            }
+        },
+        "sweep": {},
+    }
+    (results / "pull_live.json").write_text(json.dumps(summary))
+    _publish.publish()
+    text = (tmp_path / "docs" / "benchmarks.md").read_text()
+    assert (
+        "Settings: `make run`'s (logging on), except `AUTOPORT_VEHICLE_DATA_RATE_LIMIT=1/minute` "
+        "(because)." in text
+    )
+    assert "| CPU/request |" in text
+    assert "| 110 µs |" in text  # the server's
+    assert "load average 1.5 at the start, 2.5 at the end" in text

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -13,52 +12,12 @@ from pathlib import Path
 
 import httpx
 
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-# A process's start-up is a few seconds of CPU: on two cores shared with other test
-# workers (and other suites) 30 s were seen to pass before it answered.
-def wait_until_up(url: str, process: subprocess.Popen[bytes], timeout: float = 60) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise AssertionError(f"serve exited early with {process.returncode}")
-        try:
-            if httpx.get(url, timeout=1).status_code == 200:
-                return
-        except httpx.TransportError:
-            pass
-        time.sleep(0.2)
-    raise AssertionError(f"{url} did not answer in {timeout}s")
-
-
-def serve(tmp_path: Path, *args: str, **env_vars: str) -> tuple[subprocess.Popen[bytes], str]:
-    """`autoport serve` on a free port with its data in `tmp_path`; the process and its
-    base URL."""
-    port = free_port()
-    env = {
-        **os.environ,
-        "AUTOPORT_DATA_DIR": str(tmp_path / "data"),
-        "AUTOPORT_PORT": str(port),
-        **env_vars,
-    }
-    process = subprocess.Popen(
-        [sys.executable, "-m", "autoport", "serve", *args],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    return process, f"http://127.0.0.1:{port}"
+from tests.helpers.servers import serve, serve_until_up, wait_until_up
 
 
 def test_serve_on_a_fresh_data_dir(tmp_path: Path) -> None:
-    process, base = serve(tmp_path, AUTOPORT_LOG_FORMAT="json")
+    process, base = serve_until_up(tmp_path, AUTOPORT_LOG_FORMAT="json", path="/healthz")
     try:
-        wait_until_up(f"{base}/healthz", process)
         assert httpx.get(f"{base}/readyz").status_code == 200
         assert httpx.get(f"{base}/").json()["environment"] == "production"
         assert httpx.get(f"{base}/sandbox/").json()["environment"] == "sandbox"
@@ -125,9 +84,8 @@ def test_each_request_is_logged_once_in_json_by_default(tmp_path: Path) -> None:
 def test_sigterm_ends_open_sse_streams_at_once(tmp_path: Path) -> None:
     # An SSE stream never ends by itself: without the server telling the app it stops,
     # uvicorn would wait its whole grace period (10 s) for it.
-    process, base = serve(tmp_path, AUTOPORT_SANDBOX_DEMO="false")
+    process, base = serve_until_up(tmp_path, AUTOPORT_SANDBOX_DEMO="false", path="/readyz")
     try:
-        wait_until_up(f"{base}/readyz", process)
         created = subprocess.run(
             [sys.executable, "-m", "autoport", "apps", "create", "--name", "streams",
              "--property", "charging.battery_level", "--json"],
@@ -166,11 +124,15 @@ def test_workers_serve_from_several_processes_on_postgresql(
     tmp_path: Path, postgres_schema: tuple[str, str]
 ) -> None:
     url, schema = postgres_schema
-    process, base = serve(
-        tmp_path, "--workers", "2", AUTOPORT_DATABASE_URL=url, AUTOPORT_DATABASE_SCHEMA=schema
+    process, base = serve_until_up(
+        tmp_path,
+        "--workers",
+        "2",
+        AUTOPORT_DATABASE_URL=url,
+        AUTOPORT_DATABASE_SCHEMA=schema,
+        path="/readyz",
     )
     try:
-        wait_until_up(f"{base}/readyz", process)
         children = subprocess.run(
             ["pgrep", "-P", str(process.pid)], capture_output=True, text=True, check=False
         ).stdout.split()

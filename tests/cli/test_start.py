@@ -20,7 +20,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.cli.test_serve import free_port, serve, wait_until_up
+from tests.helpers.ports import free_port
+from tests.helpers.servers import serve, wait_until_up
 
 
 def autoport(tmp_path: Path, *args: str, **env_vars: str) -> subprocess.CompletedProcess[str]:

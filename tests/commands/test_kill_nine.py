@@ -15,7 +15,8 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.cli.test_serve import free_port, wait_until_up
+from tests.helpers.ports import free_port
+from tests.helpers.servers import wait_until_up
 from tests.sandbox.test_serve_demo import read_demo
 
 ADMIN = {"authorization": "Bearer kill-nine-admin"}

@@ -10,7 +10,6 @@ from typing import Any
 
 import httpx
 import pytest
-import uvicorn
 from fastapi import FastAPI
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -25,6 +24,7 @@ from autoport.config import Settings
 from autoport.kit.clock import FrozenClock
 from autoport.kit.environments import Environment
 from tests.commands.conftest import LOCK, PROD, Harness, new_vin
+from tests.helpers.servers import uvicorn_in_loop
 
 VIN = "WBA" + "00000000000042"
 
@@ -51,18 +51,8 @@ class Carmaker:
 @pytest.fixture
 async def carmaker() -> AsyncIterator[tuple[Carmaker, str]]:
     fake = Carmaker()
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(fake.app(), log_level="error", lifespan="off"))
-    task = asyncio.create_task(server.serve(sockets=[sock]))
-    while not server.started:
-        await asyncio.sleep(0.01)
-    try:
-        yield fake, f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        await task
+    async with uvicorn_in_loop(fake.app(), log_level="error", lifespan="off") as served:
+        yield fake, served.base_url
 
 
 def _request(command_id: str = "c-1") -> CommandRequest:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import socket
 import subprocess
 import sys
 import threading
@@ -39,8 +38,9 @@ from autoport.kit.db import Database, create_database
 from autoport.kit.environments import Environment
 from autoport.kit.migrate import upgrade_sync
 from autoport.proof.service import current_vehicle_code
-from tests.browser import chromium_browser
 from tests.factories import bearer, pkce_pair
+from tests.helpers.browsers import chromium_browser
+from tests.helpers.ports import free_port
 
 from .conftest import (
     BATTERY_LEVEL,
@@ -55,12 +55,6 @@ pytestmark = pytest.mark.browser
 
 ADMIN_TOKEN = "ap_admin_consent-browser-test"
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "consent"
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 class _Callback(BaseHTTPRequestHandler):

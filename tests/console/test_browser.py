@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import re
-import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -30,7 +29,8 @@ from autoport.app import create_app
 from autoport.config import Settings
 from autoport.kit.db import Database, create_database
 from autoport.kit.migrate import upgrade_sync
-from tests.browser import axe_violations, chromium_browser
+from tests.helpers.browsers import axe_violations, chromium_browser
+from tests.helpers.ports import free_port
 
 pytestmark = pytest.mark.browser
 
@@ -38,12 +38,6 @@ ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts" / "console"
 ADMIN_TOKEN = "ap_admin_console-browser-test"
 PASSWORD = "a long browser passphrase"
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 class Receiver:

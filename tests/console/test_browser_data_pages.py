@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import re
-import socket
 import threading
 import time
 import uuid
@@ -36,8 +35,9 @@ from autoport.kit.clock import now_us
 from autoport.kit.db import Database, create_database
 from autoport.kit.environments import Environment
 from autoport.kit.migrate import upgrade_sync
-from tests.browser import axe_violations, chromium_browser
 from tests.factories import bearer
+from tests.helpers.browsers import axe_violations, chromium_browser
+from tests.helpers.ports import free_port
 from tests.streaming.conftest import Broker
 
 pytestmark = pytest.mark.browser
@@ -53,12 +53,6 @@ CSV = (
     "SBX00000000000103,,north\n"
     "NOT-A-VIN,sandbox,east\n"
 )
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 @dataclass

@@ -91,3 +91,22 @@ async def test_opening_the_address_of_a_form_is_a_page(console: Console, world: 
         assert opened.headers["content-type"].startswith("text/html"), path
         assert "This address takes a form" in opened.text
         assert "POST" in opened.headers["allow"]
+
+
+async def test_empty_pages_say_what_to_do_next(console: Console) -> None:
+    """A new account's pages: each empty list says how it fills (in both languages)."""
+    operator = await console.operator()
+    account = await console.add_account("Empty Mobility")
+    base = f"/console/a/{account}"
+    expected = {
+        "/applications": ("Create one with “New application”", "Legen Sie mit „Neue Anwendung“"),
+        "/fleet": ("Create one on the Applications page first", "Legen Sie zuerst auf der Seite"),
+        "/streaming": ("Create one on the Applications page first", "Legen Sie zuerst"),
+        "/webhooks": ("then set its webhook here", "richten Sie dann hier ihren Webhook ein"),
+        "/sandbox": ("Create one below: it starts delivering data", "Legen Sie unten eines an"),
+    }
+    for path, (english, german) in expected.items():
+        page = await operator.get(base + path + "?lang=en-GB")
+        assert english in html.unescape(page.text), path
+        page = await operator.get(base + path + "?lang=de-DE")
+        assert german in html.unescape(page.text), path

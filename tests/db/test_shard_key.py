@@ -273,7 +273,7 @@ def captured_sql() -> Iterator[list[str]]:
 async def receiver() -> AsyncIterator[tuple[str, list[dict[str, Any]]]]:
     import orjson
 
-    from tests.deployment.topology import free_port
+    from tests.helpers.ports import free_port
 
     got: list[dict[str, Any]] = []
 

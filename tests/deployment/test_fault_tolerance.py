@@ -42,8 +42,9 @@ from aiohttp import web
 
 from autoport.vehicles.vin import generate_vin
 from tests.conftest import POSTGRES_URL, service_missing
+from tests.helpers.ports import free_port
 
-from .topology import MOSQUITTO, NGINX, Topology, free_port
+from .topology import MOSQUITTO, NGINX, Topology
 
 # Start-up (eight processes), the load, the drain: 86-96 s alone with a 60 s load, and
 # past the suite's 120 s under a loaded machine (48 s start-up + 95 s seen in a parallel run).

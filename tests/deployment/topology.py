@@ -32,16 +32,13 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
+# Re-exported: bench/_soak_stack.py takes it from here.
+from tests.helpers.ports import free_port as free_port
+
 REPO = Path(__file__).resolve().parents[2]
 DEPLOY = REPO / "deploy"
 NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
 MOSQUITTO = shutil.which("mosquitto") or "/usr/sbin/mosquitto"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def self_signed_certificate(directory: Path) -> tuple[Path, Path]:

@@ -13,13 +13,13 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 
 import httpx
 import pytest
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from autoport.brands.base import (
+    BrandConnector,
     ClearanceOutcome,
     ClearanceRequest,
     ConnectivityStatus,
@@ -35,6 +35,7 @@ from autoport.brands.sources import (
 from autoport.brands.template import TemplateConnector
 from autoport.config import Settings
 from autoport.kit.environments import Environment
+from tests.helpers.servers import uvicorn_in_loop
 
 VIN = "ACM00000000000001"
 PROD = Environment.production
@@ -133,19 +134,8 @@ class Carmaker:
 @pytest.fixture
 async def carmaker() -> AsyncIterator[tuple[Carmaker, str]]:
     fake = Carmaker()
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(fake.app(), log_level="error", lifespan="off"))
-    task = asyncio.create_task(server.serve(sockets=[sock]))
-    while not server.started:
-        await asyncio.sleep(0.01)
-    try:
-        yield fake, f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        await task
-        sock.close()
+    async with uvicorn_in_loop(fake.app(), log_level="error", lifespan="off") as served:
+        yield fake, served.base_url
 
 
 def _request() -> ClearanceRequest:
@@ -398,7 +388,9 @@ def test_a_push_only_carmaker_is_never_asked_on_a_pull_but_takes_commands(
     connector = TemplateConnector.from_settings(settings, brand="bmw")
     assert connector.data_delivery == ("push",)
     assert not connector.fetches
-    assert connector.executes_commands and connector.decides_clearances()
+    # It overrides the default execute_command (which fails every command).
+    assert type(connector).execute_command is not BrandConnector.execute_command
+    assert connector.decides_clearances()
     default = TemplateConnector.from_settings(
         sqlite_settings.model_copy(
             update={"brand_connector_options": {"bmw": {"base_url": "https://x.example"}}}

@@ -86,6 +86,7 @@ async def _store(
 
 
 @pytest.mark.xdist_group("heavy")
+@pytest.mark.timeout(600)  # worker start-ups take seconds each on a shared machine
 async def test_killing_the_sealer_loses_no_point(
     database: Database, settings: Settings, tmp_path: Path
 ) -> None:
@@ -190,6 +191,7 @@ MOVER = textwrap.dedent(
 
 
 @pytest.mark.xdist_group("heavy")
+@pytest.mark.timeout(600)  # 72 s alone at load 19, over 120 s beside other tests at 24
 @pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
 async def test_killing_the_mover_loses_no_point_and_readers_see_each_once(
     backend: str, tmp_path: Path

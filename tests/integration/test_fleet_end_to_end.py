@@ -25,7 +25,8 @@ from aiohttp import web
 
 from autoport_client import AsyncClient, NewFleetVehicle, PermissionDenied, ValidationError
 from autoport_client.webhooks import verify
-from tests.cli.test_serve import free_port, wait_until_up
+from tests.helpers.ports import free_port
+from tests.helpers.servers import wait_until_up
 
 VIN = "SBXE2E00000000001"
 ADMIN = "e2e-admin-token-0123456789abcdef"

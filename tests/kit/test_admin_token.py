@@ -13,7 +13,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.cli.test_serve import serve, wait_until_up
+from tests.helpers.servers import serve_until_up
 
 
 def rotate(env: dict[str, str], base: str, in_use: str) -> str:
@@ -74,9 +74,8 @@ def test_rotation_reaches_the_running_server(
         url, schema = request.getfixturevalue("postgres_schema")
         extra |= {"AUTOPORT_DATABASE_URL": url, "AUTOPORT_DATABASE_SCHEMA": schema}
         args = ["--workers", "2"]
-    process, base = serve(tmp_path, *args, **extra)
+    process, base = serve_until_up(tmp_path, *args, **extra, path="/readyz")
     try:
-        wait_until_up(f"{base}/readyz", process)
         first = rotate(env, base, "ap_admin_guessed")
         rounds_until(base, first, 200)
         second = rotate(env, base, first)

@@ -34,24 +34,16 @@ ANY_TABLE = ("backup/", "vehicles/access.py", "db/")
 # SQL outside the places above, each with why. Remove a line when its SQL moves.
 KNOWN_SQL: dict[str, str] = {
     "fleet/filters.py": "the fleet filter's SQL fragments, built for fleet/repository.py",
-    "ingestion/providers.py": "ingest providers' SQL beside their service logic",
-    "keys/service.py": "webhook secrets re-sealed with SQL on the webhooks table",
-    "oauth/client_auth.py": "the client read with its secret or key from apps' tables",
-    "webhooks/service.py": "a delivery looked up by id",
     "health/queues.py": "queue depths read straight from three features' tables",
+    "keys/service.py": "webhook secrets re-sealed with SQL on the webhooks table",
     "history/partitions.py": "history's PostgreSQL partition DDL",
     "history/retention.py": "history's partition drops",
-    "oauth/service.py": "a grant's status written beside the token revocation",
     "owner/reads.py": "the read counter's flush",
 }
 
 # (module, table it names in SQL but does not own), each with why.
 KNOWN_FOREIGN: dict[tuple[str, str], str] = {
     ("commands/repository.py", "webhooks"): "which applications subscribed to command events",
-    ("keys/service.py", "webhooks"): "webhook secrets re-sealed on key rotation",
-    ("oauth/client_auth.py", "applications"): "the client read for authentication",
-    ("oauth/client_auth.py", "client_keys"): "the client read for authentication",
-    ("oauth/client_auth.py", "client_secrets"): "the client read for authentication",
     ("consent/repository.py", "accounts"): "the consent page names the operating company",
     ("consent/repository.py", "applications"): "the consent page's view of the client",
     ("consent/repository.py", "authorizations"): "grants written by the consent flow",
@@ -59,12 +51,12 @@ KNOWN_FOREIGN: dict[tuple[str, str], str] = {
     ("console/repository.py", "applications"): "the console's application lists",
     ("fleet/repository.py", "ingest_providers"): "a provider's clearance settings",
     ("health/queues.py", "outbox"): "queue depths",
+    ("keys/service.py", "webhooks"): "webhook secrets re-sealed on key rotation",
     ("health/queues.py", "stream_cursors"): "queue depths",
     ("health/queues.py", "webhook_deliveries"): "queue depths",
     ("history/repository.py", "vehicles"): "a vehicle's row read beside its history",
     ("oauth/repository.py", "applications"): "a token's application read with the token",
     ("oauth/repository.py", "authorizations"): "a token's grant read with the token",
-    ("oauth/service.py", "authorizations"): "a grant's status written on revocation",
     ("owner/repository.py", "accounts"): "the owner portal's list of grants",
     ("owner/repository.py", "applications"): "the owner portal's list of grants",
     ("owner/repository.py", "authorizations"): "the owner portal's list of grants",
@@ -78,13 +70,11 @@ KNOWN_FOREIGN: dict[tuple[str, str], str] = {
 
 # (importing module, feature whose repository it imports), each with why.
 KNOWN_REPOSITORY_IMPORTS: dict[tuple[str, str], str] = {
-    ("commands/service.py", "vehicle_data"): "the pull's access check before a command",
     ("console/repository.py", "apps"): "the application row type",
     ("console/sandbox_routes.py", "sandbox"): "sandbox car rows for the console page",
     ("console/service.py", "apps"): "pass-throughs to the application rows",
     ("console/service.py", "streaming"): "pass-throughs to MQTT credentials",
     ("console/service.py", "webhooks"): "pass-throughs to webhook rows",
-    ("oauth/service.py", "apps"): "the application read for a token",
     ("sandbox/demo.py", "fleet"): "demo fleet rows written by the sandbox",
 }
 

@@ -32,9 +32,9 @@ from autoport.config import Settings, rotate_admin_token
 from autoport.kit.db import SqliteDatabase
 from autoport.kit.logging import OutageGate
 from autoport.kit.migrate import upgrade_sync
-from tests.cli.test_serve import free_port
 from tests.conftest import service_missing
 from tests.factories import bearer, client_credentials_token, create_app_credentials
+from tests.helpers.ports import free_port
 
 VIN = "1HGCM82633A004352"
 

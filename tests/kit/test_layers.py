@@ -66,7 +66,7 @@ DOMAIN: dict[str, frozenset[str]] = {
 # (`brands`) count as features here: whoever uses them is listed.
 FEATURE_EDGES: dict[tuple[str, str], str] = {
     ("commands", "brands"): "a command is sent through the car's connector",
-    ("commands", "vehicle_data"): "the pull's access check before a command",
+    ("commands", "vehicle_data"): "a command's answer shows the pull's stored values",
     ("consent", "brands"): "the carmakers a grant may cover",
     ("consent", "oauth"): "the authorization code issued at the end of consent",
     ("consent", "proof"): "the ownership proof step",
@@ -108,14 +108,11 @@ FEATURE_EDGES: dict[tuple[str, str], str] = {
     ("vehicle_data", "brands"): "on-demand fetches from connectors",
     ("vehicle_data", "history"): "the history read",
     ("vehicle_data", "ingestion"): "a fetched answer stored as a delivery",
-    ("vehicle_data", "owner"): "reads counted for the owner portal",
 }
 # Who may load a module by name: the brand registry (connectors named in settings).
 IMPORTLIB_ALLOWED = frozenset({"autoport/brands/registry.py"})
 # Modules that still do, with why. Remove a line when it goes.
-KNOWN_IMPORTLIB: dict[str, str] = {
-    "autoport/brands/push.py": "the ingestion sink, by string to hide a cycle",
-}
+KNOWN_IMPORTLIB: dict[str, str] = {}
 
 
 def _module_name(path: Path) -> str:

@@ -4,7 +4,6 @@ uvicorn server (a separate process) on a free loopback port, both backends."""
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -30,14 +29,9 @@ from autoport.config import Settings
 from autoport.kit.clock import now_us
 from autoport.kit.db import Database
 from tests.factories import create_app_credentials, create_authorization, issue_code
+from tests.helpers.ports import free_port
 
 VIN = "WVWZZZ1JZXW000001"
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 @pytest.fixture

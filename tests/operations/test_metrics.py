@@ -187,11 +187,11 @@ def test_serve_with_worker_processes_reports_all_of_them(
     whichever answers the scrape, without the operator setting PROMETHEUS_MULTIPROC_DIR."""
     import signal
 
-    from tests.cli.test_serve import serve, wait_until_up
+    from tests.helpers.servers import serve_until_up
 
     url, schema = request.getfixturevalue("postgres_schema")
     assert metrics.MULTIPROC_ENV not in os.environ
-    process, base = serve(
+    process, base = serve_until_up(
         tmp_path,
         "--workers",
         "2",
@@ -199,9 +199,9 @@ def test_serve_with_worker_processes_reports_all_of_them(
         AUTOPORT_DATABASE_SCHEMA=schema,
         AUTOPORT_SANDBOX_DEMO="false",
         AUTOPORT_BACKGROUND_WORKERS="false",
+        path="/readyz",
     )
     try:
-        wait_until_up(f"{base}/readyz", process)
         found: dict[tuple[str, tuple[tuple[str, str], ...]], float] = {}
         for _ in range(50):  # until both processes have started (each counts itself)
             found = samples(httpx.get(f"{base}/metrics").text)

@@ -16,8 +16,8 @@ from autoport.app import create_app
 from autoport.config import Settings
 from autoport.kit.clock import FrozenClock
 from autoport.kit.environments import Environment
-from tests.cli.test_serve import serve, wait_until_up
 from tests.consent.conftest import consent_settings, insert_application
+from tests.helpers.servers import serve_until_up
 
 HTTPS = {
     "base_url": "https://autoport.example",
@@ -99,14 +99,14 @@ def test_forwarded_headers_are_believed_from_allowed_proxies_only(
     """A real `autoport serve`: behind an allowed proxy each client is counted by its
     forwarded address (the token endpoint's per-address limit); from anyone else,
     X-Forwarded-For is ignored and every request counts as the connecting address."""
-    process, base = serve(
+    process, base = serve_until_up(
         tmp_path,
         AUTOPORT_FORWARDED_ALLOW_IPS=allowed,
         AUTOPORT_OAUTH_TOKEN_IP_RATE_LIMIT="2/minute",
         AUTOPORT_SANDBOX_DEMO="false",
+        path="/healthz",
     )
     try:
-        wait_until_up(f"{base}/healthz", process)
 
         def token_request(client_address: str) -> int:
             return httpx.post(

@@ -29,10 +29,10 @@ from autoport.config import Settings
 from autoport.kit.clock import Clock
 from autoport.kit.db import Database, create_database
 from autoport.kit.migrate import upgrade_sync
-from tests.browser import axe_violations, chromium_browser
 from tests.consent.conftest import METHODS, VIN, ConsentApp, insert_application, store_vehicle_data
-from tests.consent.test_browser import free_port
 from tests.factories import bearer, pkce_pair
+from tests.helpers.browsers import axe_violations, chromium_browser
+from tests.helpers.ports import free_port
 
 pytestmark = pytest.mark.browser
 

@@ -4,7 +4,6 @@ CSV, streamed with bounded memory (100,000 history points over real HTTP)."""
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import csv
 import hashlib
@@ -14,7 +13,6 @@ from collections.abc import AsyncIterator
 
 import httpx
 import orjson
-import uvicorn
 from fastapi import FastAPI
 
 from autoport.app import create_app
@@ -24,11 +22,12 @@ from autoport.ingestion.service import ingest_vehicle_data
 from autoport.kit.clock import FrozenClock, to_iso
 from autoport.kit.db import Database
 from autoport.kit.environments import Environment
+from autoport.kit.usage import UsageCounts
 from autoport.owner import reads
-from autoport.owner.reads import DAY_US, ReadCounter
+from autoport.owner.reads import DAY_US
 from tests.consent.conftest import VIN, consent_settings, insert_application, store_vehicle_data
-from tests.consent.test_browser import free_port
 from tests.factories import bearer
+from tests.helpers.servers import uvicorn_in_loop
 
 from .conftest import OWNER, grant_through_consent, sign_in
 
@@ -39,13 +38,13 @@ async def test_read_counts_add_up_across_processes_and_days(db: Database) -> Non
     """Two processes' counters flush into the same rows: counts add, the later last read
     wins, days stay apart."""
     day = 20_000 * DAY_US
-    first, second = ReadCounter({}), ReadCounter({})
-    first.counts[("sandbox", "grant-a", 20_000)] = [3, day + 50]
-    second.counts[("sandbox", "grant-a", 20_000)] = [4, day + 20]
-    second.counts[("sandbox", "grant-a", 20_001)] = [1, day + DAY_US + 5]
-    assert await reads.flush_counter(db, first) == 1
-    assert await reads.flush_counter(db, second) == 2
-    assert await reads.flush_counter(db, second) == 0  # taken: nothing twice
+    first, second = UsageCounts(), UsageCounts()
+    first.reads[("sandbox", "grant-a", 20_000)] = [3, day + 50]
+    second.reads[("sandbox", "grant-a", 20_000)] = [4, day + 20]
+    second.reads[("sandbox", "grant-a", 20_001)] = [1, day + DAY_US + 5]
+    assert await reads.flush_reads(db, first) == 1
+    assert await reads.flush_reads(db, second) == 2
+    assert await reads.flush_reads(db, second) == 0  # taken: nothing twice
     rows = await db.fetch_all(
         "SELECT day, reads, last_read_at FROM grant_reads WHERE authorization_id = 'grant-a' "
         "ORDER BY day"
@@ -57,15 +56,16 @@ async def test_read_counts_add_up_across_processes_and_days(db: Database) -> Non
 
 
 async def test_a_failed_flush_keeps_its_counts(db: Database) -> None:
-    counter = ReadCounter({("sandbox", "grant-b", 1): [2, 10]})
+    counter = UsageCounts()
+    counter.reads[("sandbox", "grant-b", 1)] = [2, 10]
     await db.execute("ALTER TABLE grant_reads RENAME TO grant_reads_away")
     try:
         with contextlib.suppress(Exception):
-            await reads.flush_counter(db, counter)
+            await reads.flush_reads(db, counter)
     finally:
         await db.execute("ALTER TABLE grant_reads_away RENAME TO grant_reads")
-    assert counter.counts == {("sandbox", "grant-b", 1): [2, 10]}
-    assert await reads.flush_counter(db, counter) == 1  # the next flush writes them
+    assert counter.reads == {("sandbox", "grant-b", 1): [2, 10]}
+    assert await reads.flush_reads(db, counter) == 1  # the next flush writes them
 
 
 async def test_the_pull_counts_in_memory_only(
@@ -82,7 +82,7 @@ async def test_the_pull_counts_in_memory_only(
     assert await db.fetch_value("SELECT COUNT(*) FROM grant_reads") == 0
     state = consent_app.state.autoport
     key = ("sandbox", granted.authorization_id, clock.now_us() // DAY_US)
-    assert state.part(reads.ReadCounter).counts[key] == [5, clock.now_us()]
+    assert state.part(UsageCounts).reads[key] == [5, clock.now_us()]
     await reads.flush(state)
     assert await db.fetch_value("SELECT reads FROM grant_reads") == 5
 
@@ -172,18 +172,8 @@ def _with_header(text: str) -> list[tuple[list[str], list[str]]]:
 
 @contextlib.asynccontextmanager
 async def serve(app: FastAPI) -> AsyncIterator[str]:
-    port = free_port()
-    server = uvicorn.Server(
-        uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="off")
-    )
-    task = asyncio.create_task(server.serve())
-    while not server.started:
-        await asyncio.sleep(0.01)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        await asyncio.wait_for(task, 15)
+    async with uvicorn_in_loop(app, lifespan="off") as served:
+        yield served.base_url
 
 
 async def _history(db: Database, vin: str, count: int, start_us: int) -> None:

@@ -12,7 +12,6 @@ from typing import Any
 import httpx
 import orjson
 import pytest
-import uvicorn
 from fastapi import FastAPI
 from pydantic import SecretStr
 
@@ -23,7 +22,7 @@ from autoport.kit.db import Database
 from autoport.kit.environments import Environment
 from autoport.sandbox.demo import approve_fleet_clearances
 from tests.factories import bearer, client_credentials_token, create_app_credentials
-from tests.streaming.conftest import free_port
+from tests.helpers.servers import uvicorn_in_loop
 from tests.vehicle_data.test_freshness import WriteCounter
 
 ADMIN = {"authorization": "Bearer pull-test-admin"}
@@ -56,42 +55,31 @@ async def live(settings: Settings) -> AsyncIterator[Live]:
         }
     )
     app = create_app(settings, clock=Clock(), run_background=True)
-    port = free_port()
-    server = uvicorn.Server(
-        uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", access_log=False)
-    )
-    task = asyncio.create_task(server.serve())
-    for _ in range(500):
-        if server.started or task.done():
-            break
-        await asyncio.sleep(0.01)
-    assert server.started, "uvicorn did not start"
-    try:
-        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=10) as client:
-            created = await client.post(
-                BASE,
-                headers=ADMIN,
-                json={"powertrain": "electric", "profile": "full", "scenario": "driving"},
-            )
-            assert created.status_code == 201, created.text
-            vin = created.json()["vin"]
-            db: Database = app.state.autoport.database
-            creds = await create_app_credentials(
-                db, environment=Environment.sandbox, properties=PROPERTIES
-            )
-            await approve_fleet_clearances(
-                db,
-                application_id=creds.app_id,
-                client_id=creds.client_id,
-                properties=PROPERTIES,
-                vins=[vin],
-                now_us=now_us(),
-            )
-            token = await client_credentials_token(client, creds)
-            yield Live(client, db, vin, token)
-    finally:
-        server.should_exit = True
-        await task
+    async with (
+        uvicorn_in_loop(app, access_log=False) as served,
+        httpx.AsyncClient(base_url=served.base_url, timeout=10) as client,
+    ):
+        created = await client.post(
+            BASE,
+            headers=ADMIN,
+            json={"powertrain": "electric", "profile": "full", "scenario": "driving"},
+        )
+        assert created.status_code == 201, created.text
+        vin = created.json()["vin"]
+        db: Database = app.state.autoport.database
+        creds = await create_app_credentials(
+            db, environment=Environment.sandbox, properties=PROPERTIES
+        )
+        await approve_fleet_clearances(
+            db,
+            application_id=creds.app_id,
+            client_id=creds.client_id,
+            properties=PROPERTIES,
+            vins=[vin],
+            now_us=now_us(),
+        )
+        token = await client_credentials_token(client, creds)
+        yield Live(client, db, vin, token)
 
 
 async def pull(live: Live) -> httpx.Response:

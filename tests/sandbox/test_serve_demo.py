@@ -13,7 +13,8 @@ from typing import Any
 import httpx
 import orjson
 
-from tests.cli.test_serve import free_port, wait_until_up
+from tests.helpers.ports import free_port
+from tests.helpers.servers import wait_until_up
 
 
 def read_demo(data_dir: Path) -> dict[str, Any]:

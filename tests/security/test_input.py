@@ -16,8 +16,8 @@ from fastapi import FastAPI
 from autoport.config import rotate_admin_token
 from autoport.kit.db import Database
 from autoport.kit.jsonlimit import MAX_DEPTH
-from tests.cli.test_serve import serve, wait_until_up
 from tests.factories import create_app_credentials
+from tests.helpers.servers import serve, wait_until_up
 
 
 def db_of(app: FastAPI) -> Database:

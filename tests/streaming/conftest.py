@@ -25,7 +25,6 @@ from typing import Any
 import httpx
 import orjson
 import pytest
-import uvicorn
 from fastapi import FastAPI
 
 from autoport.app import create_app
@@ -46,6 +45,8 @@ from tests.factories import (
     create_app_credentials,
     vehicle_token,
 )
+from tests.helpers.ports import free_port
+from tests.helpers.servers import uvicorn_in_loop
 
 MOSQUITTO = shutil.which("mosquitto") or "/usr/sbin/mosquitto"
 HOUR_US = 3_600_000_000
@@ -259,12 +260,6 @@ def tokens(app: FastAPI) -> StreamTokens:
 # ---------------------------------------------------------------- live server
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @dataclass
 class LiveServer:
     app: FastAPI
@@ -282,25 +277,8 @@ async def live_server(settings: Settings, clock: Clock | None = None) -> AsyncIt
     """A real uvicorn server in this event loop (httpx's ASGI transport buffers streams),
     with the streaming workers running on the real clock (or on `clock`)."""
     app = create_app(settings, clock=clock or Clock(), run_background=True)
-    port = free_port()
-    config = uvicorn.Config(
-        app, host="127.0.0.1", port=port, log_level="warning", lifespan="on", access_log=False
-    )
-    server = uvicorn.Server(config)
-    task = asyncio.create_task(server.serve())
-    for _ in range(500):
-        if server.started:
-            break
-        if task.done():
-            task.result()
-        await asyncio.sleep(0.01)
-    assert server.started, "uvicorn did not start"
-    try:
-        base_url = f"http://127.0.0.1:{port}"
-        yield LiveServer(app, base_url, StreamTokens(app, base_url))
-    finally:
-        server.should_exit = True
-        await asyncio.wait_for(task, 15)
+    async with uvicorn_in_loop(app, lifespan="on", access_log=False) as served:
+        yield LiveServer(app, served.base_url, StreamTokens(app, served.base_url))
 
 
 # ---------------------------------------------------------------- Mosquitto

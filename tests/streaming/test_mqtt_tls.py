@@ -28,11 +28,11 @@ from autoport.kit.environments import Environment
 from autoport.streaming.cli import app as streaming_app
 from autoport.streaming.mosquitto import topic_of
 from tests.conftest import service_missing
+from tests.helpers.ports import free_port
 from tests.streaming.conftest import (
     MOSQUITTO,
     Broker,
     create_application,
-    free_port,
     grant_consent,
     ingest,
     live_server,

@@ -23,7 +23,7 @@ import sseclient
 
 from autoport.config import Settings
 from autoport_client import AsyncClient
-from tests.browser import chromium_browser
+from tests.helpers.browsers import chromium_browser
 from tests.streaming.conftest import (
     CREDENTIALS,
     LiveServer,

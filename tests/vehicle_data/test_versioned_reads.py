@@ -11,7 +11,7 @@ import pytest
 
 from autoport.config import Settings
 from autoport.kit.db import Database, create_database
-from autoport.vehicle_data.service import VersionedReads
+from autoport.kit.versioned import VersionedReads
 
 TABLES = frozenset({"vehicles"})
 KEY = ("production", "WVWZZZ1JZXW000001")

@@ -42,9 +42,9 @@ from autoport.kit.migrate import upgrade_sync
 from autoport.proof.service import current_vehicle_code
 from autoport.sandbox import service as sandbox
 from autoport.sandbox.service import NewVehicle
-from tests.browser import axe_violations, chromium_browser
 from tests.consent.conftest import METHODS, VIN, ConsentApp, insert_application, store_vehicle_data
 from tests.factories import bearer, pkce_pair
+from tests.helpers.browsers import axe_violations, chromium_browser
 
 pytestmark = pytest.mark.browser
 

@@ -25,6 +25,9 @@
     if (time) { scales.x = { time: true, range: time.scale }; }
     new window.uPlot({ width: width, height: 220, series: series, scales: scales,
       axes: [time ? { values: time.axis(true), space: time.space } : {}, { size: 60 }],
+      // The legend names each application's colour; the values show on hover (the
+      // chart's title), which keeps the legend one line an application on a phone.
+      legend: { live: false },
       hooks: time ? { setCursor: [time.hover(true)] } : {} }, rows, element);
   }
 

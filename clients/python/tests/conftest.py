@@ -23,7 +23,8 @@ import httpx
 import pytest
 
 from autoport_client import Client
-from tests.cli.test_serve import free_port, wait_until_up
+from tests.helpers.ports import free_port
+from tests.helpers.servers import wait_until_up
 
 ADMIN = "client-tests-admin-token-0123456789"
 REDIRECT_URI = "http://localhost:3000/callback"  # the demo application's

@@ -16,7 +16,7 @@ from urllib.parse import parse_qs, urlsplit
 import httpx
 from conftest import CLIENT_SRC, CSRF, EXAMPLES, LiveServer
 
-from tests.cli.test_serve import free_port
+from tests.helpers.ports import free_port
 
 sys.path.insert(0, str(EXAMPLES))
 

@@ -22,8 +22,8 @@ from conftest import LiveServer, launch
 
 from autoport_client import StreamDisconnected, StreamMessage
 from autoport_client.mqtt import mqtt_messages, topic_of
-from tests.cli.test_serve import free_port
 from tests.conftest import service_missing
+from tests.helpers.ports import free_port
 from tests.streaming.conftest import MOSQUITTO
 from tests.streaming.pki import make_pki
 

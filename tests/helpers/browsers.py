@@ -34,7 +34,7 @@ def chromium_browser(artifacts: Path) -> Iterator[Any]:
             browser.close()
 
 
-AXE = Path(__file__).parent / "vendor" / "axe-core" / "axe.min.js"
+AXE = Path(__file__).parent.parent / "vendor" / "axe-core" / "axe.min.js"
 
 
 def axe_violations(page: Any) -> list[str]:
