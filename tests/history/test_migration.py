@@ -24,6 +24,7 @@ from autoport.config import Settings
 from autoport.history import migration, repository
 from autoport.history import service as history
 from autoport.kit.db import Database, create_database
+from tests.helpers.metrics import samples
 from tests.history import legacy
 from tests.history.old_layout import (
     ENV,
@@ -38,7 +39,6 @@ from tests.history.old_layout import (
     old_rows,
     vin,
 )
-from tests.operations.test_metrics import samples
 
 TARGET = 50
 POINT = ("capability", "property", "timestamp", "digest", "value")

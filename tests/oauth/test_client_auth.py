@@ -16,6 +16,7 @@ from autoport.apps import service as apps_service
 from autoport.kit.clock import FrozenClock
 from autoport.kit.db import Database
 from tests.factories import AppCredentials, bearer, client_credentials_token
+from tests.oauth.errors import assert_oauth_error
 
 BASE = "http://127.0.0.1:8080"
 
@@ -49,13 +50,6 @@ def assertion_body(token: str) -> dict[str, str]:
         "client_assertion_type": "urn:ietf:params:oauth:client-assertion-type:jwt-bearer",
         "client_assertion": token,
     }
-
-
-def assert_oauth_error(response: httpx.Response, status: int, error: str, words: str) -> None:
-    assert response.status_code == status, response.text
-    body = response.json()
-    assert body["error"] == error
-    assert words in body["error_description"], body["error_description"]
 
 
 async def test_wrong_secret_is_invalid_client(

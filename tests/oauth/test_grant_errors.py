@@ -9,7 +9,7 @@ import pytest
 from autoport.kit.clock import FrozenClock
 from autoport.kit.db import Database
 from tests.factories import AppCredentials, create_authorization, issue_code, pkce_pair
-from tests.oauth.test_client_auth import assert_oauth_error
+from tests.oauth.errors import assert_oauth_error
 
 VIN = "WBA3A5C51CF256551"
 

@@ -29,7 +29,7 @@ from tests.factories import (
     create_app_credentials,
     vehicle_token,
 )
-from tests.oauth.test_client_auth import assert_oauth_error
+from tests.oauth.errors import assert_oauth_error
 
 VIN = "5YJ3E1EA7KF317000"
 

@@ -13,22 +13,14 @@ from pathlib import Path
 import httpx
 import pytest
 from fastapi import FastAPI
-from prometheus_client.parser import text_string_to_metric_families
 
 from autoport.kit import metrics, outbox
 from autoport.kit.clock import FrozenClock
 from autoport.kit.environments import Environment
 from tests.factories import bearer, client_credentials_token, create_app_credentials
+from tests.helpers.metrics import samples
 
 REPO = Path(__file__).resolve().parents[2]
-
-
-def samples(text: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
-    found = {}
-    for family in text_string_to_metric_families(text):
-        for sample in family.samples:
-            found[(sample.name, tuple(sorted(sample.labels.items())))] = sample.value
-    return found
 
 
 WRITER = """

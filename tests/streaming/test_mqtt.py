@@ -30,6 +30,7 @@ from tests.streaming.conftest import (
     point,
     set_consent_status,
 )
+from tests.streaming.mqtt import receive
 
 pytestmark = pytest.mark.mqtt
 
@@ -58,21 +59,6 @@ async def subscriber(
     ) as client:
         await client.subscribe(topic, qos=1)
         yield client
-
-
-async def receive(client: aiomqtt.Client, count: int, timeout: float) -> list[dict[str, Any]]:
-    received: list[dict[str, Any]] = []
-
-    async def collect() -> None:
-        async for message in client.messages:
-            assert isinstance(message.payload, bytes)
-            received.append(orjson.loads(message.payload))
-            if len(received) >= count:
-                return
-
-    with contextlib.suppress(TimeoutError):
-        await asyncio.wait_for(collect(), timeout)
-    return received
 
 
 async def test_subscriber_receives_exactly_its_permitted_properties_and_nothing_else(

@@ -39,8 +39,8 @@ from tests.streaming.conftest import (
     new_vin,
     point,
 )
+from tests.streaming.mqtt import receive
 from tests.streaming.pki import Pki, make_pki
-from tests.streaming.test_mqtt import receive
 
 pytestmark = pytest.mark.mqtt
 
