@@ -677,7 +677,7 @@ def main() -> None:
             f"{name}.share_of_live_floor": target["share_live"],
             f"{name}.live_floor_rps": target["floor"]["rps"],
         }
-        for side, key in (("subject", "cpu_us_per_request"), ("floor", "live_floor_cpu_us")):
+        for side, key in (("subject", "cpu_per_request_us"), ("floor", "live_floor_cpu_us")):
             if "cpu_us_per_request" in target[side]:
                 figures[f"{name}.{key}"] = target[side]["cpu_us_per_request"]
         if "bare" in target and "cpu_us_per_request" in target["bare"]:
