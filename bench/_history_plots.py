@@ -176,6 +176,8 @@ def section(plots: Path) -> list[str]:
             backends,
         )
     )
+    if not summary.get("move"):
+        return [*out, ""]
     out.append(
         _row(
             "moving an old table",
