@@ -21,7 +21,7 @@ import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit
@@ -41,6 +41,7 @@ from autoport.proof.service import current_vehicle_code
 from tests.factories import bearer, pkce_pair
 from tests.helpers.browsers import chromium_browser
 from tests.helpers.ports import free_port
+from tests.helpers.servers import ApplicationCallback
 
 from .conftest import (
     BATTERY_LEVEL,
@@ -55,21 +56,6 @@ pytestmark = pytest.mark.browser
 
 ADMIN_TOKEN = "ap_admin_consent-browser-test"
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "consent"
-
-
-class _Callback(BaseHTTPRequestHandler):
-    """The application's redirect URI (the browser test reads what arrived from the URL)."""
-
-    def do_GET(self) -> None:
-        body = b"<!doctype html><title>Application</title><h1>Back at the application</h1>"
-        self.send_response(200)
-        self.send_header("Content-Type", "text/html")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args: Any) -> None:
-        pass
 
 
 @dataclass
@@ -196,7 +182,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     uv = uvicorn.Server(config)
     thread = threading.Thread(target=uv.run, daemon=True)
     thread.start()
-    callback_server = ThreadingHTTPServer(("127.0.0.1", 0), _Callback)
+    callback_server = ThreadingHTTPServer(("127.0.0.1", 0), ApplicationCallback)
     callback_thread = threading.Thread(target=callback_server.serve_forever, daemon=True)
     callback_thread.start()
     deadline = time.monotonic() + 20

@@ -20,6 +20,7 @@ import threading
 import time
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
@@ -203,3 +204,19 @@ def serve_until_up(
             raise
         return process, base
     raise AssertionError("unreachable")
+
+
+class ApplicationCallback(BaseHTTPRequestHandler):
+    """An application's redirect URI for the browser tests: a page the consent and owner
+    flows land on (the tests read what arrived from the URL)."""
+
+    def do_GET(self) -> None:
+        body = b"<!doctype html><title>Application</title><h1>Back at the application</h1>"
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: Any) -> None:
+        pass

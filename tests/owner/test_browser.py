@@ -33,27 +33,13 @@ from tests.consent.conftest import METHODS, VIN, ConsentApp, insert_application,
 from tests.factories import bearer, pkce_pair
 from tests.helpers.browsers import axe_violations, chromium_browser
 from tests.helpers.ports import free_port
+from tests.helpers.servers import ApplicationCallback
 
 pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts" / "owner"
 ADMIN = "ap_admin_owner-browser-test"
-
-
-class _Callback(BaseHTTPRequestHandler):
-    """The application's redirect URI."""
-
-    def do_GET(self) -> None:
-        body = b"<!doctype html><title>Application</title><h1>Back at the application</h1>"
-        self.send_response(200)
-        self.send_header("Content-Type", "text/html")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args: Any) -> None:
-        pass
 
 
 @dataclass
@@ -164,7 +150,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     thread.start()
     receiver = Receiver()
     servers = [
-        ThreadingHTTPServer(("127.0.0.1", 0), _Callback),
+        ThreadingHTTPServer(("127.0.0.1", 0), ApplicationCallback),
         ThreadingHTTPServer(("127.0.0.1", 0), receiver.handler()),
     ]
     for http_server in servers:

@@ -19,7 +19,7 @@ import uuid
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +45,7 @@ from autoport.sandbox.service import NewVehicle
 from tests.consent.conftest import METHODS, VIN, ConsentApp, insert_application, store_vehicle_data
 from tests.factories import bearer, pkce_pair
 from tests.helpers.browsers import axe_violations, chromium_browser
+from tests.helpers.servers import ApplicationCallback
 
 pytestmark = pytest.mark.browser
 
@@ -62,21 +63,6 @@ NOT_PAGES = re.compile(
     r"(\.json|\.csv|\.css|/events|/messages|/track|/deliveries|/static/.*|/oem-callback"
     r"|/console/)$"
 )
-
-
-class _Callback(BaseHTTPRequestHandler):
-    """The application's redirect URI."""
-
-    def do_GET(self) -> None:
-        body = b"<!doctype html><title>Application</title><h1>Back at the application</h1>"
-        self.send_response(200)
-        self.send_header("Content-Type", "text/html")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args: Any) -> None:
-        pass
 
 
 @dataclass
@@ -155,10 +141,10 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
     database_url = f"sqlite:///{data_dir / 'autoport.db'}"
     with ThreadPoolExecutor(max_workers=1) as pool:
         pool.submit(upgrade_sync, database_url).result()
-    callback_server = ThreadingHTTPServer(("127.0.0.1", 0), _Callback)
+    callback_server = ThreadingHTTPServer(("127.0.0.1", 0), ApplicationCallback)
     threading.Thread(target=callback_server.serve_forever, daemon=True).start()
     callback = f"http://127.0.0.1:{callback_server.server_address[1]}/callback"
-    probe = ThreadingHTTPServer(("127.0.0.1", 0), _Callback)
+    probe = ThreadingHTTPServer(("127.0.0.1", 0), ApplicationCallback)
     port = probe.server_address[1]
     probe.server_close()
     settings = Settings(
