@@ -91,7 +91,13 @@ async def consented_app(db: Database, vin: str) -> str:
 async def test_a_message_reaches_another_instances_subscriber_without_polling(
     pg_settings: Settings,
 ) -> None:
-    async with instance(pg_settings) as api, instance(pg_settings, builder=True) as worker:
+    # Bounded well inside pytest's timeout: a hang (seen once in a full CI run, never
+    # alone) fails with the traceback of the await it was stuck on, not the event loop's.
+    async with (
+        asyncio.timeout(60),
+        instance(pg_settings) as api,
+        instance(pg_settings, builder=True) as worker,
+    ):
         db = state_of(api).database
         assert state_of(worker).database.sees_other_processes
         vin = new_vin()
