@@ -1,14 +1,20 @@
 """The composition root: every long-lived object of an app, built once before it serves.
 
 `build_state` makes the brand registry (with the sandbox connector asking the emulator),
-the stream hub and the rate limiters from the settings, and provides each on the
-`AppState` under its type (autoport.kit.state). Features take what they need from there
-(`state.part(BrandRegistry)`), or are handed it by their caller; nothing is made on first
-use. Only the app layer (autoport.app, autoport.cli) imports this module: it knows every
-feature, and no feature knows it (tests/kit/test_layers.py).
+the stream hub and the rate limiters from the settings. The typed ones are fields of
+`Parts`, a frozen dataclass on `AppState.parts`: a feature reads them through a Protocol
+of its own naming what it reads (`autoport.kit.state.parts_of`), and `wired` below makes
+mypy prove `Parts` satisfies every such Protocol, so a part a feature needs and the app
+does not build is a type error, not a failure at run time. The rest are still provided
+under their type (`state.part(BrandRegistry)`), moving to `Parts` one by one. Nothing is
+made on first use. Only the app layer (autoport.app, autoport.cli, autoport.worker)
+imports this module: it knows every feature, and no feature knows it
+(tests/kit/test_layers.py).
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from autoport.brands.registry import BrandRegistry
 from autoport.commands.service import CommandHub
@@ -21,7 +27,7 @@ from autoport.kit.state import AppState
 from autoport.kit.usage import UsageCounts
 from autoport.kit.versioned import VersionedReads
 from autoport.sandbox.source import BehaviourLookup
-from autoport.streaming.service import StreamHub
+from autoport.streaming.service import StreamHub, StreamingParts
 
 # The request counters: limiter name (also its storage namespace) -> the setting it
 # counts against. Vehicle data reads per application; token requests per address and per
@@ -41,6 +47,29 @@ RATE_LIMITS: dict[str, str] = {
 }
 
 
+@dataclass(frozen=True, slots=True)
+class Parts:
+    """The app's long-lived objects, each built once before it serves."""
+
+    # Wakes this process's SSE streams, console views and MQTT publisher.
+    hub: StreamHub
+
+
+def wired(parts: Parts) -> tuple[StreamingParts]:
+    """Never called: mypy proves here that `Parts` has every part each feature reads
+    through its Protocol (tests/kit/test_wiring.py: every Protocol read through `parts_of`
+    is listed)."""
+    return (parts,)
+
+
+def typed_parts(state: AppState) -> Parts:
+    """The app's parts as the app layer (and a test) sees them, every one typed."""
+    parts = state.parts
+    if not isinstance(parts, Parts):
+        raise RuntimeError("no parts were built for this app (build_state)")
+    return parts
+
+
 def build_state(settings: Settings, database: Database, clock: Clock) -> AppState:
     state = AppState(settings=settings, database=database, clock=clock)
     registry = BrandRegistry.from_settings(settings, clock=clock)
@@ -51,7 +80,7 @@ def build_state(settings: Settings, database: Database, clock: Clock) -> AppStat
     state.provide(registry)
     hub = StreamHub()
     hub.listen(database)  # other replicas' messages wake this one's streams (PostgreSQL)
-    state.provide(hub, on_shutdown=hub.close, on_access_changed=hub.access_changed)
+    state.on_events(on_shutdown=hub.close, on_access_changed=hub.access_changed)
     specs = {name: getattr(settings, setting) for name, setting in RATE_LIMITS.items()}
     state.provide(RateLimiters(specs, redis_url=settings.redis_url))
     # The one daily counter: requests per application, reads per grant (in memory,
@@ -62,4 +91,5 @@ def build_state(settings: Settings, database: Database, clock: Clock) -> AppStat
     # The pull's reads of vehicle rows and clearances, kept while their tables are
     # unchanged (this app's database only).
     state.provide(VersionedReads())
+    state.parts = Parts(hub=hub)
     return state

@@ -21,7 +21,7 @@ import orjson
 
 from autoport.kit.periodic import wait_for
 from autoport.kit.state import AppState
-from autoport.streaming.service import StreamHub
+from autoport.streaming.service import hub_of
 
 # How often a view looks for data other processes wrote (this process's wake it at once).
 POLL_SECONDS = 1.0
@@ -59,7 +59,7 @@ async def follow(
     (empty when nothing is), `waiter()` the hub's event that wakes the view early,
     `still_allowed()` whether the session may still watch (checked every
     `stream_auth_recheck_seconds`; False ends the stream)."""
-    hub = state.part(StreamHub)
+    hub = hub_of(state)
     keepalive = state.settings.stream_keepalive_seconds
     recheck_every = state.settings.stream_auth_recheck_seconds
     loop = asyncio.get_running_loop()

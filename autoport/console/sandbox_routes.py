@@ -37,7 +37,7 @@ from autoport.sandbox.schemas import (
 )
 from autoport.sandbox.service import CONNECTIVITY_STATUSES, ENVIRONMENT, NewVehicle
 from autoport.sandbox.snapshot import PROFILES
-from autoport.streaming.service import StreamHub
+from autoport.streaming.service import hub_of
 
 router = console_router()
 
@@ -260,7 +260,7 @@ async def sandbox_events(
     page = _sandbox_only(await access.account_events(request, account_id))
     vehicle = await _vehicle(page, vin)
     state = page.state
-    hub = state.part(StreamHub)
+    hub = hub_of(state)
     after = live.last_event_id(last_event_id)
     first = True
 

@@ -16,7 +16,7 @@ from autoport.console import access, live, pages, service
 from autoport.console.access import AccountPage, AccountPageDep, ChangeDep, console_router
 from autoport.console.app_pages import applications_for_picker
 from autoport.kit.environments import public_base_url
-from autoport.streaming.service import StreamHub, issue_mqtt_credentials, mqtt_connection
+from autoport.streaming.service import hub_of, issue_mqtt_credentials, mqtt_connection
 from autoport.web.errors import PageError
 
 router = console_router()
@@ -101,7 +101,7 @@ async def streaming_events(
     page = await access.account_events(request, account_id)
     application = page.application
     state, environment = page.state, page.environment
-    hub = state.part(StreamHub)
+    hub = hub_of(state)
     key = (environment, application.id)
     head = await service.stream_head(
         state.database.reader, environment=environment, application_id=application.id

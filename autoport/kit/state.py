@@ -25,11 +25,16 @@ class AppState:
     """The app's lifetime: settings, database, clock, and the long-lived objects of the
     features (the brand registry, the stream hub, the rate limiters), each built once by
     the app layer before the app serves (`autoport.state.build_state`) and reached by its
-    type (`part`). The kit names no feature: a feature asks for its own type."""
+    type (`part`). The kit names no feature: a feature asks for its own type.
+
+    `parts` is the app layer's frozen dataclass of typed parts (`autoport.state.Parts`);
+    a feature reads it through a Protocol of its own (`parts_of`), and mypy proves in
+    `autoport.state` that `Parts` satisfies every such Protocol."""
 
     settings: Settings
     database: Database
     clock: Clock = field(default_factory=Clock)
+    parts: object = None
     _parts: dict[type[Any], object] = field(default_factory=dict)
     _on_shutdown: list[Callable[[], None]] = field(default_factory=list)
     _on_access_changed: list[Callable[[], None]] = field(default_factory=list)
@@ -48,6 +53,15 @@ class AppState:
         if kind in self._parts:
             raise RuntimeError(f"a {kind.__name__} was already provided")
         self._parts[kind] = part
+        self.on_events(on_shutdown=on_shutdown, on_access_changed=on_access_changed)
+
+    def on_events(
+        self,
+        *,
+        on_shutdown: Callable[[], None] | None = None,
+        on_access_changed: Callable[[], None] | None = None,
+    ) -> None:
+        """What a part does when the server stops and when access changes."""
         if on_shutdown is not None:
             self._on_shutdown.append(on_shutdown)
         if on_access_changed is not None:
@@ -107,6 +121,16 @@ class AppState:
         return _LiveKeys(
             LiveKey(self.settings, "token_hmac_key"), LiveKey(self.settings, "session_secret")
         )
+
+
+def parts_of(state: AppState) -> Any:
+    """The app's parts, for a feature to read through a Protocol of its own naming the
+    parts it reads, always as `parts: SomeParts = parts_of(state)`:
+    `autoport.state.wired` lists every such Protocol, so mypy proves `Parts` has each part
+    a feature reads (tests/kit/test_wiring.py holds both rules)."""
+    if state.parts is None:
+        raise RuntimeError("no parts were built for this app (autoport.state.build_state)")
+    return state.parts
 
 
 @dataclass(frozen=True, slots=True)

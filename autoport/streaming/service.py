@@ -7,7 +7,7 @@ import asyncio
 import uuid
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import orjson
 import structlog
@@ -17,7 +17,7 @@ from autoport.config import Settings
 from autoport.kit import outbox
 from autoport.kit.db import Connection, Database
 from autoport.kit.environments import Environment
-from autoport.kit.state import AppState
+from autoport.kit.state import AppState, parts_of
 from autoport.streaming import mosquitto, repository
 from autoport.streaming.metrics import MESSAGES_BUILT
 from autoport.streaming.schemas import SCHEMA_VERSION, StreamData, encode_message
@@ -420,3 +420,16 @@ def mqtt_connection(
         "topic": mosquitto.topic_of(environment, application_id),
         "qos": 1,
     }
+
+
+class StreamingParts(Protocol):
+    """The parts streaming reads (autoport.state.Parts; mypy checks it has them)."""
+
+    @property
+    def hub(self) -> StreamHub: ...
+
+
+def hub_of(state: AppState) -> StreamHub:
+    """This process's stream hub, built once by the app layer."""
+    parts: StreamingParts = parts_of(state)
+    return parts.hub

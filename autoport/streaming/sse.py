@@ -17,7 +17,7 @@ from autoport.kit.periodic import wait_for
 from autoport.kit.state import AppState
 from autoport.streaming import repository
 from autoport.streaming.metrics import MESSAGES_PUBLISHED, PUBLISH_LAG
-from autoport.streaming.service import StreamHub, close_stream, renew_stream
+from autoport.streaming.service import close_stream, hub_of, renew_stream
 
 PAGE = 500
 # Streams are woken at once by messages of this process and, on PostgreSQL, of other
@@ -106,7 +106,7 @@ def _end(reason: str) -> bytes:
 async def _events(
     state: AppState, access: StreamAccess, cursor: int, preamble: bytes
 ) -> AsyncIterator[bytes]:
-    hub = state.part(StreamHub)
+    hub = hub_of(state)
     caller = access.caller
     key = (caller.environment, caller.application_id)
     keepalive = state.settings.stream_keepalive_seconds

@@ -24,7 +24,7 @@ from autoport.streaming.mosquitto import BrokerAddress, broker_address, topic_of
 from autoport.streaming.service import (
     CONSUMER,
     LostLease,
-    StreamHub,
+    hub_of,
     lookup_readers,
     write_messages,
 )
@@ -75,7 +75,7 @@ class StreamBuilder:
 
     def __init__(self, state: AppState) -> None:
         self.state = state
-        self.hub = state.part(StreamHub)
+        self.hub = hub_of(state)
         self.worker_id = _worker_id("stream-builder")
         self.batch = BATCH
         self._next_prune = 0.0
@@ -187,7 +187,7 @@ class MqttPublisher:
     def __init__(self, state: AppState, address: BrokerAddress) -> None:
         self.state = state
         self.address = address
-        self.hub = state.part(StreamHub)
+        self.hub = hub_of(state)
         self.worker_id = _worker_id("mqtt-publisher")
         self.connected = asyncio.Event()
         self._acks = asyncio.Event()

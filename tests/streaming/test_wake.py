@@ -21,7 +21,7 @@ from autoport.kit.clock import Clock, now_us
 from autoport.kit.db import Database, PostgresConnection
 from autoport.kit.environments import Environment
 from autoport.kit.state import AppState
-from autoport.streaming.service import StreamHub
+from autoport.state import typed_parts
 from autoport.streaming.tasks import StreamBuilder
 from tests.conftest import _empty_postgres_tables
 from tests.streaming.conftest import (
@@ -104,7 +104,7 @@ async def test_a_message_reaches_another_instances_subscriber_without_polling(
         app_id = await consented_app(db, vin)
         await asyncio.sleep(0.3)  # the builder's first pass is over: it waits (30 s poll)
         # What an SSE stream of this application on the API instance waits on.
-        subscriber = state_of(api).part(StreamHub).waiter((Environment.sandbox, app_id))
+        subscriber = typed_parts(state_of(api)).hub.waiter((Environment.sandbox, app_id))
 
         started = time.monotonic()
         await ingest(db, vin=vin, data={"charging": {"battery_level": point(0.5)}})
