@@ -3,8 +3,10 @@ autoport.history's."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
+
+import orjson
 
 from autoport.kit.db import Connection, Row
 
@@ -24,6 +26,62 @@ _UPDATE_VEHICLE = """
 UPDATE vehicles SET brand = :brand, document = :document, stamps = :stamps, updated_at = :now
 WHERE environment = :environment AND vin = :vin
 """
+
+
+# Many vehicles of one request at once. PostgreSQL locks the rows in VIN order, so two
+# requests naming the same vehicles in different orders queue instead of deadlocking.
+_SELECT_VEHICLES_PG = """
+SELECT vin, brand, document, stamps FROM vehicles
+WHERE environment = :environment AND vin = ANY(CAST(:vins AS text[]))
+ORDER BY vin FOR UPDATE
+"""
+_SELECT_VEHICLES_SQLITE = """
+SELECT vin, brand, document, stamps FROM vehicles
+WHERE environment = :environment AND vin IN (SELECT value FROM json_each(:vins))
+"""
+# Rows for the vehicles not stored yet, written over with their data before the commit;
+# RETURNING names the ones this transaction created (another may have created the rest
+# meanwhile: PostgreSQL).
+_CREATE_VEHICLES_PG = """
+INSERT INTO vehicles (environment, vin, brand, document, stamps, created_at, updated_at)
+SELECT :environment, v, :brand, '{}', '{}', :now, :now FROM unnest(CAST(:vins AS text[])) AS v
+ON CONFLICT (environment, vin) DO NOTHING
+RETURNING vin
+"""
+_CREATE_VEHICLES_SQLITE = """
+INSERT INTO vehicles (environment, vin, brand, document, stamps, created_at, updated_at)
+SELECT :environment, value, :brand, '{}', '{}', :now, :now FROM json_each(:vins) WHERE true
+ON CONFLICT (environment, vin) DO NOTHING
+RETURNING vin
+"""
+
+
+def _vins(conn: Connection, vins: list[str]) -> Any:
+    return vins if conn.dialect == "postgresql" else orjson.dumps(vins).decode()
+
+
+async def lock_vehicles(conn: Connection, *, environment: str, vins: list[str]) -> list[Row]:
+    """The stored rows of `vins` (the absent ones left out), locked until the commit."""
+    sql = _SELECT_VEHICLES_PG if conn.dialect == "postgresql" else _SELECT_VEHICLES_SQLITE
+    return await conn.fetch_all(sql, {"environment": environment, "vins": _vins(conn, vins)})
+
+
+async def create_empty_vehicles(
+    conn: Connection, *, environment: str, vins: list[str], brand: str, now_us: int
+) -> set[str]:
+    """Rows for `vins`, empty documents of `brand`, where none is stored; returns the VINs
+    created (the others were created by another transaction since they were looked up)."""
+    sql = _CREATE_VEHICLES_PG if conn.dialect == "postgresql" else _CREATE_VEHICLES_SQLITE
+    rows = await conn.fetch_all(
+        sql,
+        {"environment": environment, "vins": _vins(conn, vins), "brand": brand, "now": now_us},
+    )
+    return {str(row[0]) for row in rows}
+
+
+async def update_vehicles(conn: Connection, rows: Sequence[Mapping[str, Any]]) -> None:
+    """`update_vehicle` for many rows, in one call (asyncpg pipelines them)."""
+    await conn.execute_many(_UPDATE_VEHICLE, rows)
 
 
 async def get_vehicle_for_update(conn: Connection, *, environment: str, vin: str) -> Row | None:

@@ -17,7 +17,7 @@ from autoport.fleet import decisions
 from autoport.fleet.schemas import PendingClearance, PendingClearanceList
 from autoport.ingestion import providers
 from autoport.ingestion.schemas import IngestAnswer, IngestRejected
-from autoport.ingestion.service import IngestError, ingest_vehicle_data
+from autoport.ingestion.service import Delivery, IngestError, ingest_many
 from autoport.kit import jsonlimit
 from autoport.kit.environments import environment_of
 from autoport.kit.errors import ApiError, ErrorItem, request_id_of
@@ -104,6 +104,17 @@ def _layout(item: dict[str, Any], where: str) -> tuple[Any, str]:
     return {k: v for k, v in item.items() if k not in _ENVELOPE}, where
 
 
+def _refused(vin: object, error: IngestError, where: str) -> dict[str, Any]:
+    """A vehicle refused as a whole: its answer, the source naming the field in the body."""
+    source = error.source if error.source.startswith(where) else where + error.source
+    return {
+        "vin": vin if isinstance(vin, str) else None,
+        "brand": None,
+        "accepted": [],
+        "rejected": [{"source": source, "reason": error.message}],
+    }
+
+
 @router.post(
     "/v1/ingest",
     summary="Push vehicle data (data providers)",
@@ -166,63 +177,67 @@ async def ingest(request: Request) -> Response:
     state = state_of(request)
     environment = environment_of(request)
     now = state.clock.now_us()
-    results: list[dict[str, Any]] = []
     conflicts = 0  # rejections of a brand the stored one does not allow (409)
     maker_codes = registry_of(state).maker_codes
     multi = len(vehicles) != 1 or isinstance(body, list) or "vehicles" in body
-    async with state.database.transaction() as conn:
-        for index, item in enumerate(vehicles):
-            where = f"vehicles[{index}]." if multi else ""
-            vin = item.get("vin") if isinstance(item, dict) else None
-            try:
-                if not isinstance(item, dict):
-                    raise IngestError(where.rstrip(".") or "body", "expected a vehicle object")
-                if not isinstance(vin, str):
-                    raise IngestError(f"{where}vin", "required, a string of 17 characters")
-                data, prefix = _layout(item, where)
-                if not isinstance(data, dict):
-                    raise IngestError(
-                        prefix.rstrip(".") or "body", "expected an object of capabilities"
-                    )
-                brand = item.get("brand")
-                if brand is not None and not isinstance(brand, str):
-                    raise IngestError(f"{where}brand", "expected a string")
-                brand = _provider_brand(provider, brand, where)
-                report = await ingest_vehicle_data(
-                    conn,
-                    environment=environment,
-                    vin=vin,
-                    brand=brand,
-                    data=data,
-                    now_us=now,
-                    source=f"provider:{provider.id}",
-                    speaks_for=provider.brands,
-                    maker_codes=maker_codes,
+    # Each vehicle checked on its own first; the valid ones stored together, in order.
+    results: list[dict[str, Any] | None] = []
+    deliveries: list[Delivery] = []
+    places: list[tuple[int, str, str]] = []  # (index in results, where, prefix)
+    for index, item in enumerate(vehicles):
+        where = f"vehicles[{index}]." if multi else ""
+        vin = item.get("vin") if isinstance(item, dict) else None
+        try:
+            if not isinstance(item, dict):
+                raise IngestError(where.rstrip(".") or "body", "expected a vehicle object")
+            if not isinstance(vin, str):
+                raise IngestError(f"{where}vin", "required, a string of 17 characters")
+            data, prefix = _layout(item, where)
+            if not isinstance(data, dict):
+                raise IngestError(
+                    prefix.rstrip(".") or "body", "expected an object of capabilities"
                 )
-            except IngestError as error:
-                if error.status == 409:
+            brand = item.get("brand")
+            if brand is not None and not isinstance(brand, str):
+                raise IngestError(f"{where}brand", "expected a string")
+            brand = _provider_brand(provider, brand, where)
+        except IngestError as error:
+            results.append(_refused(vin, error, where))
+            continue
+        places.append((len(results), where, prefix))
+        results.append(None)
+        deliveries.append(Delivery(vin, brand, data))
+    if deliveries:
+        async with state.database.transaction() as conn:
+            reports = await ingest_many(
+                conn,
+                environment=environment,
+                deliveries=deliveries,
+                now_us=now,
+                source=f"provider:{provider.id}",
+                speaks_for=provider.brands,
+                maker_codes=maker_codes,
+            )
+        for (index, where, prefix), delivery, report in zip(
+            places, deliveries, reports, strict=True
+        ):
+            if isinstance(report, IngestError):
+                if report.status == 409:
                     conflicts += 1
-                source = error.source if error.source.startswith(where) else where + error.source
-                results.append(
-                    {
-                        "vin": vin if isinstance(vin, str) else None,
-                        "brand": None,
-                        "accepted": [],
-                        "rejected": [{"source": source, "reason": error.message}],
-                    }
-                )
+                results[index] = _refused(delivery.vin, report, where)
                 continue
             result = report.as_dict()
             for rejection in result["rejected"]:
                 rejection["source"] = prefix + rejection["source"]
-            results.append(result)
-    accepted = sum(len(r["accepted"]) for r in results)
-    rejected = sum(len(r["rejected"]) for r in results)
+            results[index] = result
+    answers = [r for r in results if r is not None]
+    accepted = sum(len(r["accepted"]) for r in answers)
+    rejected = sum(len(r["rejected"]) for r in answers)
     content = {
         "request_id": request_id_of(request),
         "accepted_count": accepted,
         "rejected_count": rejected,
-        "vehicles": results,
+        "vehicles": answers,
     }
     if accepted == 0 and rejected > 0:
         # Only refusals: 409 when each is a brand the stored vehicle does not allow (the
@@ -231,7 +246,7 @@ async def ingest(request: Request) -> Response:
         title = "Conflict" if conflict else "Invalid data point"
         items = [
             ErrorItem(title, f"{r['source']}: {r['reason']}", r["source"]).as_dict()
-            for result in results
+            for result in answers
             for r in result["rejected"]
         ]
         return json_response({"errors": items, **content}, status_code=409 if conflict else 422)

@@ -15,7 +15,7 @@ a re-delivered point changes nothing.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from functools import lru_cache
@@ -249,6 +249,56 @@ def resolve_brand(environment: Environment, brand: str | None) -> str | None:
     return canonical
 
 
+@dataclass(slots=True)
+class Delivery:
+    """One vehicle's data, as `ingest_vehicle_data` takes it; `ingest_many` takes many."""
+
+    vin: str
+    brand: str | None
+    data: object
+
+
+@dataclass(slots=True)
+class _Prepared:
+    report: IngestReport
+    points: list[_Point]
+    requested_brand: str | None  # the stored spelling; None keeps the known brand
+
+
+def _prepare_delivery(
+    environment: Environment,
+    delivery: Delivery,
+    *,
+    now_us: int,
+    source: str,
+    maker_codes: MakerCodes,
+) -> _Prepared:
+    """Everything decided without the database: the VIN, the brand, each point's
+    validity. Raises IngestError for the delivery as a whole."""
+    vin = delivery.vin
+    problem = vin_problem(vin)
+    if problem:
+        raise IngestError("vin", problem)
+    stored_brand = resolve_brand(environment, delivery.brand)
+    if stored_brand not in (None, UNKNOWN_BRAND):
+        maker = maker_codes.problem(vin, stored_brand)
+        if maker is not None:
+            raise IngestError("brand", maker)
+    points, rejected = prepare(delivery.data, now_us=now_us)
+    report = IngestReport(vin=vin, brand=stored_brand, rejected=rejected)
+    if rejected:
+        # Operators need to see a sender that keeps sending what does not fit.
+        log.info(
+            "data points rejected",
+            source=source,
+            environment=str(environment),
+            vin=vin,
+            rejected=len(rejected),
+            first=str(rejected[0].source) + ": " + rejected[0].reason,
+        )
+    return _Prepared(report, points, stored_brand)
+
+
 async def ingest_vehicle_data(
     db: Database | Connection,
     *,
@@ -269,30 +319,15 @@ async def ingest_vehicle_data(
     manufacturer code contradicts (`maker_codes`: the registry's on request paths), or a
     brand the stored one does not allow this sender to set (`relabel_problem`, 409).
     """
-    problem = vin_problem(vin)
-    if problem:
-        raise IngestError("vin", problem)
-    stored_brand = resolve_brand(environment, brand)
-    if stored_brand not in (None, UNKNOWN_BRAND):
-        maker = maker_codes.problem(vin, stored_brand)
-        if maker is not None:
-            raise IngestError("brand", maker)
-    points, rejected = prepare(data, now_us=now_us)
-    report = IngestReport(vin=vin, brand=stored_brand, rejected=rejected)
-    if rejected:
-        # Operators need to see a sender that keeps sending what does not fit.
-        log.info(
-            "data points rejected",
-            source=source,
-            environment=str(environment),
-            vin=vin,
-            rejected=len(rejected),
-            first=str(rejected[0].source) + ": " + rejected[0].reason,
-        )
+    delivery = Delivery(vin, brand, data)
+    item = _prepare_delivery(
+        environment, delivery, now_us=now_us, source=source, maker_codes=maker_codes
+    )
+    report, points = item.report, item.points
     if not points:
         return report
     unchanged_brand = (
-        await _brand_if_already_stored(db, environment, vin, points, stored_brand)
+        await _brand_if_already_stored(db, environment, vin, points, item.requested_brand)
         if isinstance(db, Database)
         else None
     )
@@ -303,11 +338,60 @@ async def ingest_vehicle_data(
         report.accepted = [AcceptedPoint(p.capability, p.name, False) for p in points]
         return report
     if isinstance(db, Connection):
-        await _apply(db, environment, report, points, now_us, stored_brand, speaks_for)
+        await _apply_one(db, environment, item, now_us, speaks_for)
     else:
         async with db.transaction() as conn:
-            await _apply(conn, environment, report, points, now_us, stored_brand, speaks_for)
+            await _apply_one(conn, environment, item, now_us, speaks_for)
     return report
+
+
+async def _apply_one(
+    conn: Connection,
+    environment: Environment,
+    item: _Prepared,
+    now_us: int,
+    speaks_for: Collection[str] | None,
+) -> None:
+    refused = await _apply(conn, environment, [item], now_us, speaks_for)
+    for error in refused.values():
+        raise error
+
+
+async def ingest_many(
+    conn: Connection,
+    *,
+    environment: Environment,
+    deliveries: Sequence[Delivery],
+    now_us: int,
+    source: str = "api",
+    speaks_for: Collection[str] | None = None,
+    maker_codes: MakerCodes = MAKER_CODES,
+) -> list[IngestReport | IngestError]:
+    """`ingest_vehicle_data` for each delivery in turn, inside the caller's transaction,
+    with the same outcome (a delivery refused as a whole is its IngestError in the
+    answer, and stores nothing; a later delivery of a VIN sees an earlier one's data),
+    but a few statements for the whole batch instead of several per vehicle: a request
+    of many vehicles (`POST /v1/ingest`) costs one lookup, one history write per
+    vehicle, one update and one outbox write."""
+    results: list[IngestReport | IngestError] = []
+    prepared: list[_Prepared] = []
+    for delivery in deliveries:
+        try:
+            item = _prepare_delivery(
+                environment, delivery, now_us=now_us, source=source, maker_codes=maker_codes
+            )
+        except IngestError as error:
+            results.append(error)
+            continue
+        results.append(item.report)
+        if item.points:
+            prepared.append(item)
+    if prepared:
+        refused = await _apply(conn, environment, prepared, now_us, speaks_for)
+        for index, result in enumerate(results):
+            if isinstance(result, IngestReport) and id(result) in refused:
+                results[index] = refused[id(result)]
+    return results
 
 
 async def _brand_if_already_stored(
@@ -328,98 +412,133 @@ async def _brand_if_already_stored(
     return str(row["brand"])
 
 
+@dataclass(slots=True)
+class _Stored:
+    """A vehicle's row as this transaction leaves it."""
+
+    brand: str | None  # None: no data stored before this transaction
+    document: dict[str, dict[str, Any]]
+    stamps: dict[str, int]
+    written: bool = False
+
+
+async def _locked_rows(
+    conn: Connection, env: str, vins: list[str], now_us: int
+) -> dict[str, _Stored]:
+    """Every VIN's row, locked (PostgreSQL) until the commit; a VIN not stored yet gets an
+    empty row now, so that concurrent first deliveries queue on it like later ones."""
+    stored: dict[str, _Stored] = {}
+    missing = vins
+    while missing:
+        for row in await repository.lock_vehicles(conn, environment=env, vins=missing):
+            stored[row["vin"]] = _Stored(
+                str(row["brand"]), orjson.loads(row["document"]), orjson.loads(row["stamps"])
+            )
+        missing = [vin for vin in missing if vin not in stored]
+        if not missing:
+            break
+        # Written over with the delivery's data below (a new vehicle's first delivery
+        # always changes it): the placeholder brand is never committed.
+        created = await repository.create_empty_vehicles(
+            conn, environment=env, vins=missing, brand=UNKNOWN_BRAND, now_us=now_us
+        )
+        for vin in created:
+            stored[vin] = _Stored(None, {}, {})
+        # The rest were created by another transaction meanwhile: merged into theirs.
+        missing = [vin for vin in missing if vin not in created]
+    return stored
+
+
 async def _apply(
     conn: Connection,
     environment: Environment,
-    report: IngestReport,
-    points: list[_Point],
+    items: list[_Prepared],
     now_us: int,
-    requested_brand: str | None,
     speaks_for: Collection[str] | None,
-) -> None:
+) -> dict[int, IngestError]:
+    """Store the items (in order, each seeing the ones before); returns the refused ones
+    by the id of their report."""
     env = str(environment)
-    vin = report.vin
-    current = await repository.get_vehicle_for_update(conn, environment=env, vin=vin)
-    # Before anything is written: the stored brand, read under the row's lock, decides.
-    relabel = relabel_problem(
-        None if current is None else str(current["brand"]), requested_brand, speaks_for
-    )
-    if relabel is not None:
-        raise IngestError("brand", relabel, status=409)
-    document: dict[str, dict[str, Any]]
-    stamps: dict[str, int]
-    if current is None:
-        document, stamps = {}, {}
-    else:
-        document = orjson.loads(current["document"])
-        stamps = orjson.loads(current["stamps"])
-    changed_keys: dict[str, _Point] = {}
-    for point in points:
-        known = stamps.get(point.key)
-        newer = known is None or point.instant > known
-        if not newer and point.instant == known:
-            stored = document.get(point.capability, {}).get(point.name)
-            newer = point.encoded > orjson.dumps(stored)
-        if newer:
-            document.setdefault(point.capability, {})[point.name] = point.value
-            stamps[point.key] = point.instant
-            changed_keys[point.key] = point
-        report.accepted.append(AcceptedPoint(point.capability, point.name, newer))
+    stored = await _locked_rows(conn, env, sorted({item.report.vin for item in items}), now_us)
+    refused: dict[int, IngestError] = {}
+    events: list[outbox.NewEvent] = []
+    for item in items:
+        report, points = item.report, item.points
+        vin = report.vin
+        current = stored[vin]
+        # Before anything is written: the stored brand, read under the row's lock, decides.
+        relabel = relabel_problem(current.brand, item.requested_brand, speaks_for)
+        if relabel is not None:
+            refused[id(report)] = IngestError("brand", relabel, status=409)
+            continue
+        document, stamps = current.document, current.stamps
+        changed_keys: dict[str, _Point] = {}
+        for point in points:
+            known = stamps.get(point.key)
+            newer = known is None or point.instant > known
+            if not newer and point.instant == known:
+                stored_value = document.get(point.capability, {}).get(point.name)
+                newer = point.encoded > orjson.dumps(stored_value)
+            if newer:
+                document.setdefault(point.capability, {})[point.name] = point.value
+                stamps[point.key] = point.instant
+                changed_keys[point.key] = point
+            report.accepted.append(AcceptedPoint(point.capability, point.name, newer))
 
-    known_brand = None if current is None else str(current["brand"])
-    brand = requested_brand
-    # No brand given, or `unknown`: keep what is known; a known brand is never forgotten.
-    if brand is None or (brand == UNKNOWN_BRAND and known_brand is not None):
-        brand = known_brand or UNKNOWN_BRAND
-    report.brand = brand
-    brand_changed = known_brand is not None and brand != known_brand
+        known_brand = current.brand
+        brand = item.requested_brand
+        # No brand given, or `unknown`: keep what is known; a known brand is never forgotten.
+        if brand is None or (brand == UNKNOWN_BRAND and known_brand is not None):
+            brand = known_brand or UNKNOWN_BRAND
+        report.brand = brand
+        brand_changed = known_brand is not None and brand != known_brand
 
-    await history.append(
+        await history.append(
+            conn,
+            environment=env,
+            vin=vin,
+            received_at=now_us,
+            points=[
+                (point.capability, point.name, point.instant, point.digest, point.encoded.decode())
+                for point in points
+            ],
+        )
+        if not changed_keys and not brand_changed:
+            continue
+        current.brand = brand
+        current.written = True
+        if not changed_keys:
+            continue
+        changes: dict[str, dict[str, list[dict[str, Any]]]] = {}
+        for point in changed_keys.values():
+            value = document[point.capability][point.name]
+            changes.setdefault(point.capability, {})[point.name] = (
+                value if isinstance(value, list) else [value]
+            )
+        report.changes = changes
+        events.append(
+            outbox.NewEvent(
+                environment, EVENT_TYPE, {"vin": vin, "brand": brand, "data": changes}, vin=vin
+            )
+        )
+    await repository.update_vehicles(
         conn,
-        environment=env,
-        vin=vin,
-        received_at=now_us,
-        points=[
-            (point.capability, point.name, point.instant, point.digest, point.encoded.decode())
-            for point in points
+        [
+            {
+                "environment": env,
+                "vin": vin,
+                "brand": row.brand,
+                "document": orjson.dumps(row.document).decode(),
+                "stamps": orjson.dumps(row.stamps).decode(),
+                "now": now_us,
+            }
+            for vin, row in stored.items()
+            if row.written
         ],
     )
-    if not changed_keys and not brand_changed:
-        return
-    values = {
-        "environment": env,
-        "vin": vin,
-        "brand": brand,
-        "document": orjson.dumps(document).decode(),
-        "stamps": orjson.dumps(stamps).decode(),
-        "now": now_us,
-    }
-    if current is None:
-        inserted = await repository.create_vehicle(conn, values)
-        if not inserted:
-            # Another transaction created the vehicle first (PostgreSQL): merge into it.
-            del report.accepted[-len(points) :]
-            await _apply(conn, environment, report, points, now_us, requested_brand, speaks_for)
-            return
-    else:
-        await repository.update_vehicle(conn, values)
-    if not changed_keys:
-        return
-    changes: dict[str, dict[str, list[dict[str, Any]]]] = {}
-    for point in changed_keys.values():
-        value = document[point.capability][point.name]
-        changes.setdefault(point.capability, {})[point.name] = (
-            value if isinstance(value, list) else [value]
-        )
-    report.changes = changes
-    await outbox.emit(
-        conn,
-        environment=environment,
-        event_type=EVENT_TYPE,
-        payload={"vin": vin, "brand": brand, "data": changes},
-        now_us=now_us,
-        vin=vin,
-    )
+    if events:
+        await outbox.emit_many(conn, events, now_us=now_us)
+    return refused
 
 
 @dataclass(frozen=True, slots=True)

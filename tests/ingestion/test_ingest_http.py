@@ -194,3 +194,49 @@ async def test_a_provider_with_brands_pushes_only_for_them(
         "/v1/ingest", json={"vin": VIN2, "brand": "MINI", **point}, headers=two
     )
     assert named.json()["vehicles"][0]["brand"] == "mini"
+
+
+async def test_one_request_of_many_vehicles_is_each_delivery_in_turn(
+    app: FastAPI, client: httpx.AsyncClient
+) -> None:
+    """The vehicles of one body are stored with a few statements for all of them
+    (ingest_many), with the outcome of one delivery after another: a VIN named twice
+    sees its first delivery (the older point of the third keeps the newer value), a new
+    vehicle is created, and a vehicle refused as a whole (its stored brand is not this
+    provider's: 409 in its answer) leaves nothing behind while the others are stored."""
+    mini = {"Authorization": f"Bearer {await new_provider(app, brands=['mini'])}"}
+    bmw = {"Authorization": f"Bearer {await new_provider(app, brands=['bmw'])}"}
+    first = {"charging": {"battery_level": {"data": 0.1, "timestamp": TS}}}
+    seeded = await client.post("/v1/ingest", json={"vin": VIN2, **first}, headers=mini)
+    assert seeded.status_code == 200, seeded.text
+    later = "2024-05-01T10:00:05.000000Z"
+    earlier = "2024-05-01T09:59:00.000000Z"
+    body = [
+        {"vin": VIN, **first},
+        {"vin": VIN2, "charging": {"battery_level": {"data": 0.9, "timestamp": later}}},
+        {"vin": VIN, "charging": {"battery_level": {"data": 0.7, "timestamp": later}}},
+        {"vin": VIN, "charging": {"battery_level": {"data": 0.3, "timestamp": earlier}}},
+    ]
+    response = await client.post("/v1/ingest", json=body, headers=bmw)
+    assert response.status_code == 200, response.text
+    answer = response.json()["vehicles"]
+    assert [v["vin"] for v in answer] == [VIN, VIN2, VIN, VIN]
+    assert [[p["changed"] for p in v["accepted"]] for v in answer] == [[True], [], [True], [False]]
+    assert answer[1]["rejected"][0]["source"] == "vehicles[1].brand"
+    assert "stored for the brand mini" in answer[1]["rejected"][0]["reason"]
+    assert await document(app) == {"charging": {"battery_level": {"data": 0.7, "timestamp": later}}}
+    assert await document(app, VIN2) == first
+    database = app.state.autoport.database
+    brands = await database.fetch_all("SELECT vin, brand FROM vehicles ORDER BY vin")
+    assert [(r["vin"], r["brand"]) for r in brands] == [(VIN, "bmw"), (VIN2, "mini")]
+    events = await database.fetch_all(
+        "SELECT vin, payload FROM outbox WHERE event_type = 'vehicle_data_changed' ORDER BY id"
+    )
+    data = [(r["vin"], orjson.loads(r["payload"])["data"]) for r in events]
+    assert data == [
+        (VIN2, {"charging": {"battery_level": [{"data": 0.1, "timestamp": TS}]}}),
+        (VIN, {"charging": {"battery_level": [{"data": 0.1, "timestamp": TS}]}}),
+        (VIN, {"charging": {"battery_level": [{"data": 0.7, "timestamp": later}]}}),
+    ]
+    # Every accepted point is history, the older one too; nothing of the refused one.
+    assert await stored.points(database) == 4
