@@ -135,10 +135,24 @@ WHERE series_id = :series_id AND timestamp > :after ORDER BY timestamp, id LIMIT
 """
 _LAST_HOT_ID = "SELECT max(id) FROM history_hot"
 
+# Newest first, with their data (one round trip: a page reads the chunks it lists). The
+# chunk holding `high` (the first ending at or after it, if it starts by then) apart from
+# those ending before it: one range of the primary key each, where a filter on first_ts
+# would walk every newer chunk of the series (on PostgreSQL in every day partition) to a
+# cursor deep in the history.
 _CHUNKS_DESC = """
-SELECT id, first_ts, last_ts, count, received_max FROM history_chunks
-WHERE series_id = :series_id AND last_ts >= :low AND first_ts <= :high AND last_ts < :before
-ORDER BY last_ts DESC LIMIT :limit
+SELECT * FROM (
+    SELECT id, first_ts, last_ts, count, received_max, data FROM history_chunks
+    WHERE series_id = :series_id AND last_ts >= :high AND last_ts >= :low
+      AND last_ts < :before
+    ORDER BY last_ts LIMIT 1
+) AS holding WHERE first_ts <= :high
+UNION ALL
+SELECT * FROM (
+    SELECT id, first_ts, last_ts, count, received_max, data FROM history_chunks
+    WHERE series_id = :series_id AND last_ts >= :low AND last_ts < :high AND last_ts < :before
+    ORDER BY last_ts DESC LIMIT :limit
+) AS older
 """
 _CHUNKS_ASC = """
 SELECT id, first_ts, last_ts, count, received_max FROM history_chunks
@@ -158,9 +172,11 @@ _CHUNKS_WITH_DATA = """
 SELECT data FROM history_chunks
 WHERE series_id = :series_id AND last_ts >= :low AND first_ts <= :high ORDER BY last_ts
 """
+# The whole primary key: on PostgreSQL received_max names the one partition to read.
 _CHUNK_DATA = """
 SELECT data FROM history_chunks
-WHERE series_id = :series_id AND last_ts = :last_ts AND id = :id
+WHERE series_id = :series_id AND last_ts = :last_ts AND received_max = :received_max
+  AND id = :id
 """
 _SERIES_OF_VEHICLE = """
 SELECT id, capability, property FROM history_series
@@ -210,8 +226,12 @@ async def list_series_of_vehicle(conn: Connection, *, environment: str, vin: str
 async def list_chunks_desc(
     conn: Connection, *, series_id: int, low: int, high: int, before: int, limit: int
 ) -> list[Row]:
+    """Chunks overlapping [low, high] and ending before `before`, newest first, with
+    their data: the newest `limit` of those ending before `high`, and the one holding
+    `high`."""
     params = {"series_id": series_id, "low": low, "high": high, "before": before, "limit": limit}
-    return await conn.fetch_all(_CHUNKS_DESC, params)
+    rows = await conn.fetch_all(_CHUNKS_DESC, params)
+    return sorted(rows, key=lambda row: int(row["last_ts"]), reverse=True)
 
 
 async def list_chunks_asc(conn: Connection, *, series_id: int, after: int, limit: int) -> list[Row]:
@@ -237,9 +257,10 @@ async def list_chunk_data(conn: Connection, *, series_id: int, low: int, high: i
 
 
 async def get_chunk_data(
-    conn: Connection, *, series_id: int, last_ts: int, id: int
+    conn: Connection, *, series_id: int, last_ts: int, received_max: int, id: int
 ) -> bytes | None:
-    row = await conn.fetch_one(_CHUNK_DATA, {"series_id": series_id, "last_ts": last_ts, "id": id})
+    params = {"series_id": series_id, "last_ts": last_ts, "received_max": received_max, "id": id}
+    row = await conn.fetch_one(_CHUNK_DATA, params)
     return None if row is None else bytes(row["data"])
 
 

@@ -165,19 +165,28 @@ class ChunkGone(Exception):
     """A chunk was rewritten between reading its row and its data: read again."""
 
 
-async def _decoded(conn: Connection, series: int, meta: Row, *, keep: bool = True) -> codec.Decoded:
+async def _decoded(
+    conn: Connection, series: int, meta: Row, *, keep: bool = True, listed: bool = False
+) -> codec.Decoded:
     """A chunk's points; kept in process when `keep` (not for an export, which reads
-    each chunk once and would push out what pages read again)."""
+    each chunk once and would push out what pages read again). `listed`: `meta` holds
+    the chunk's data (else it is read)."""
     chunk_id = int(meta["id"])
     found = DECODED.get(chunk_id)
     if found is not None:
         return found
-    data = await repository.get_chunk_data(
-        conn, series_id=series, last_ts=int(meta["last_ts"]), id=chunk_id
-    )
+    data = meta["data"] if listed else None
+    if data is None:
+        data = await repository.get_chunk_data(
+            conn,
+            series_id=series,
+            last_ts=int(meta["last_ts"]),
+            received_max=int(meta["received_max"]),
+            id=chunk_id,
+        )
     if data is None:
         raise ChunkGone
-    decoded = codec.decode(data)
+    decoded = codec.decode(bytes(data))
     if keep:
         DECODED.put(chunk_id, decoded)
     return decoded
@@ -303,12 +312,17 @@ async def _newest(
     )
     taken = 0
     before = FAR_FUTURE
+    # Chunks are listed with their data: as many as the points still wanted need, going
+    # by the chunks read so far (two at first: a page of a full chunk's size spans two).
+    want, listed, seen = 2, 0, 0
     while taken < fetch:
         metas = await repository.list_chunks_desc(
-            reader, series_id=series, low=low, high=high, before=before, limit=4
+            reader, series_id=series, low=low, high=high, before=before, limit=want
         )
         for meta in metas:
-            decoded = await _decoded(reader, series, meta)
+            listed += 1
+            seen += int(meta["count"])
+            decoded = await _decoded(reader, series, meta, listed=True)
             inside = _chunk_newest(decoded, low, high, fetch - taken)
             found.extend(inside)
             taken += len(inside)
@@ -318,8 +332,9 @@ async def _newest(
                 # oldest point taken from the last chunk read.
                 cut, complete = max(cut, inside[-1].timestamp), False
                 break
-        if len(metas) < 4:
-            break
+        if sum(1 for meta in metas if int(meta["last_ts"]) < high) < want:
+            break  # no older chunk left
+        want = min(32, -(-(fetch - taken) * listed // max(seen, 1)) + 1)
     return _newest_first(found, cut), complete
 
 
