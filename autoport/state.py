@@ -6,7 +6,7 @@ the stream hub and the rate limiters from the settings. The typed ones are field
 of its own naming what it reads (`autoport.kit.state.parts_of`), and `wired` below makes
 mypy prove `Parts` satisfies every such Protocol, so a part a feature needs and the app
 does not build is a type error, not a failure at run time. The rest are still provided
-under their type (`state.part(BrandRegistry)`), moving to `Parts` one by one. Nothing is
+under their type (`state.part(RateLimiters)`), moving to `Parts` one by one. Nothing is
 made on first use. Only the app layer (autoport.app, autoport.cli, autoport.worker)
 imports this module: it knows every feature, and no feature knows it
 (tests/kit/test_layers.py).
@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from autoport.brands.registry import BrandRegistry
-from autoport.commands.service import CommandHub
+from autoport.brands.registry import BrandRegistry, BrandsParts
+from autoport.commands.service import CommandHub, CommandsParts
 from autoport.config import Settings
 from autoport.ingestion.service import ingest_vehicle_data
 from autoport.kit.clock import Clock
@@ -51,15 +51,20 @@ RATE_LIMITS: dict[str, str] = {
 class Parts:
     """The app's long-lived objects, each built once before it serves."""
 
+    # The brands' connectors (`data_sources`: those that fetch on demand); the sandbox
+    # connector asks the emulator what each sandbox vehicle does.
+    registry: BrandRegistry
     # Wakes this process's SSE streams, console views and MQTT publisher.
     hub: StreamHub
+    # Wakes this process's command worker and `Prefer: wait` requests.
+    command_hub: CommandHub
 
 
-def wired(parts: Parts) -> tuple[StreamingParts]:
+def wired(parts: Parts) -> tuple[BrandsParts, CommandsParts, StreamingParts]:
     """Never called: mypy proves here that `Parts` has every part each feature reads
     through its Protocol (tests/kit/test_wiring.py: every Protocol read through `parts_of`
     is listed)."""
-    return (parts,)
+    return (parts, parts, parts)
 
 
 def typed_parts(state: AppState) -> Parts:
@@ -77,7 +82,6 @@ def build_state(settings: Settings, database: Database, clock: Clock) -> AppStat
     # The one ingestion port: what a car sends (the emulator's commands here) is stored
     # through it, so no sender imports ingestion.
     registry.set_sandbox_behaviour(BehaviourLookup(database, clock, ingest_vehicle_data))
-    state.provide(registry)
     hub = StreamHub()
     hub.listen(database)  # other replicas' messages wake this one's streams (PostgreSQL)
     state.on_events(on_shutdown=hub.close, on_access_changed=hub.access_changed)
@@ -86,10 +90,8 @@ def build_state(settings: Settings, database: Database, clock: Clock) -> AppStat
     # The one daily counter: requests per application, reads per grant (in memory,
     # flushed by autoport.usage.tasks).
     state.provide(UsageCounts())
-    # Wakes this process's command worker and `Prefer: wait` requests.
-    state.provide(CommandHub())
     # The pull's reads of vehicle rows and clearances, kept while their tables are
     # unchanged (this app's database only).
     state.provide(VersionedReads())
-    state.parts = Parts(hub=hub)
+    state.parts = Parts(registry=registry, hub=hub, command_hub=CommandHub())
     return state

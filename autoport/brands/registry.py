@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from autoport.brands.base import BrandConnector, VerificationMethod
 from autoport.brands.push import PushOnlyConnector
@@ -35,7 +36,7 @@ from autoport.kit.auth import Caller
 from autoport.kit.clock import Clock
 from autoport.kit.environments import Environment
 from autoport.kit.errors import ApiError
-from autoport.kit.state import AppState
+from autoport.kit.state import AppState, parts_of
 from autoport.vehicles.access import sandbox_only_problem
 
 
@@ -151,9 +152,18 @@ class BrandRegistry:
         self.sandbox.behaviour = behaviour
 
 
+class BrandsParts(Protocol):
+    """The parts the brand registry's readers take (autoport.state.Parts; mypy checks it
+    has them)."""
+
+    @property
+    def registry(self) -> BrandRegistry: ...
+
+
 def registry_of(state: AppState) -> BrandRegistry:
     """The app's registry, built once by the app layer (autoport.state)."""
-    return state.part(BrandRegistry)
+    parts: BrandsParts = parts_of(state)
+    return parts.registry
 
 
 def activated_brand(

@@ -24,7 +24,7 @@ import hashlib
 import uuid
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Protocol
 
 import orjson
 
@@ -39,7 +39,7 @@ from autoport.kit.clock import MICROS
 from autoport.kit.db import Connection
 from autoport.kit.errors import ApiError
 from autoport.kit.ratelimit import RateLimiter, rate_limiter
-from autoport.kit.state import AppState
+from autoport.kit.state import AppState, parts_of
 from autoport.vehicle_data.service import by_capability, check_vin, stored_vehicle, visible
 from autoport.vehicles.access import (
     DATA_SCOPE,
@@ -135,9 +135,17 @@ async def wait_slot(state: AppState, caller: Caller, wait: float | None) -> Asyn
             del hub.waiting[key]
 
 
+class CommandsParts(Protocol):
+    """The parts commands read (autoport.state.Parts; mypy checks it has them)."""
+
+    @property
+    def command_hub(self) -> CommandHub: ...
+
+
 def hub_of(state: AppState) -> CommandHub:
     """The app's hub, built once by the app layer (autoport.state)."""
-    return state.part(CommandHub)
+    parts: CommandsParts = parts_of(state)
+    return parts.command_hub
 
 
 def limiter_of(state: AppState) -> RateLimiter:

@@ -21,7 +21,7 @@ from typing import Any
 import orjson
 import structlog
 
-from autoport.brands.registry import BrandRegistry
+from autoport.brands.registry import registry_of
 from autoport.brands.sources import DataSource, DataSourceError
 from autoport.catalog import CATALOG
 from autoport.catalog.brands import SANDBOX_BRAND
@@ -91,7 +91,7 @@ async def _refresh(
     has no data source. The window's failure (offline, privacy mode, ...) is raised.
     The sandbox environment's data comes only from the emulated carmaker."""
     sandbox = caller.environment is Environment.sandbox
-    source = state.part(BrandRegistry).data_sources.get(SANDBOX_BRAND if sandbox else brand)
+    source = registry_of(state).data_sources.get(SANDBOX_BRAND if sandbox else brand)
     if source is None:
         return False
     settings = state.settings
@@ -219,9 +219,7 @@ async def pull(state: AppState, caller: Caller, vin: str, request_id: str) -> by
     env = str(caller.environment)
     row = await _vehicle_row(state, env, vin)
     check_brand(caller, brand, row)
-    if state.part(BrandRegistry).data_sources and await _refresh(
-        state, caller, vin, brand, properties
-    ):
+    if registry_of(state).data_sources and await _refresh(state, caller, vin, brand, properties):
         row = await _vehicle_row(state, env, vin)
         check_brand(caller, brand, row)
     if row is None:

@@ -8,11 +8,11 @@ from typing import Any
 
 import orjson
 
-from autoport.commands import service, tasks
-from autoport.commands.service import CommandHub
+from autoport.commands import tasks
 from autoport.commands.tasks import command_worker
 from autoport.config import Settings
 from autoport.kit.clock import MICROS, FrozenClock
+from autoport.state import typed_parts
 from tests.commands.conftest import LOCK, PROD, SANDBOX, Harness, harness_for, new_vin
 from tests.factories import bearer, client_credentials_token
 
@@ -465,7 +465,7 @@ async def test_waiting_needs_no_busy_loop_of_sleeps(harness: Harness) -> None:
         await asyncio.sleep(0.3)
         rows = await tasks.claim(harness.state, "elsewhere", 10)
         # Finished without this process's hub hearing of it.
-        harness.state.part(service.CommandHub).waiters.clear()
+        typed_parts(harness.state).command_hub.waiters.clear()
         for row in rows:
             await tasks.execute(harness.state, row)
 
@@ -545,4 +545,4 @@ async def test_prefer_wait_is_capped_per_application_with_429(
             extra={"Prefer": "wait=1"},
         )
         assert again.status_code == 202, again.text
-        assert harness.state.part(CommandHub).waiting == {}
+        assert typed_parts(harness.state).command_hub.waiting == {}

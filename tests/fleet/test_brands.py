@@ -316,5 +316,5 @@ def test_nothing_is_made_on_first_use(sqlite_settings: Settings) -> None:
     from autoport.kit.db import SqliteDatabase
 
     state = AppState(settings=sqlite_settings, database=SqliteDatabase(":memory:"))
-    with pytest.raises(RuntimeError, match="no BrandRegistry was built"):
+    with pytest.raises(RuntimeError, match="no parts were built"):
         registry_of(state)
