@@ -18,11 +18,12 @@ _APP_COLUMNS = (
 # Client authentication (autoport.oauth.client_auth), one query each: the application
 # with its secrets still in force, or with its registered keys.
 _A_COLUMNS = ", ".join(f"a.{column.strip()}" for column in _APP_COLUMNS.split(","))
+# Every secret with its end, whatever the time: the caller keeps the result while the
+# tables are unchanged and picks the secrets in force when it uses it.
 _CLIENT_WITH_SECRETS = f"""
-SELECT {_A_COLUMNS}, s.secret_hash
+SELECT {_A_COLUMNS}, s.secret_hash, s.expires_at AS secret_expires_at
 FROM applications a
 LEFT JOIN client_secrets s ON s.application_id = a.id
-     AND (s.expires_at IS NULL OR s.expires_at > :now)
 WHERE a.client_id = :client_id AND a.environment = :environment
 """  # noqa: S608 - fixed column list
 _KEYS_BY_KEY_ID = f"""
@@ -39,17 +40,21 @@ ORDER BY k.created_at DESC
 
 
 async def get_client_with_secrets(
-    conn: Connection, environment: Environment, client_id: str, now_us: int
-) -> tuple[Application, list[str]] | None:
-    """The application of `client_id` and the hashes of its secrets in force."""
+    conn: Connection, environment: Environment, client_id: str
+) -> tuple[Application, list[tuple[str, int | None]]] | None:
+    """The application of `client_id` and each of its secrets' (hash, expires_at), the
+    expired ones included."""
     rows = await conn.fetch_all(
-        _CLIENT_WITH_SECRETS,
-        {"client_id": client_id, "environment": str(environment), "now": now_us},
+        _CLIENT_WITH_SECRETS, {"client_id": client_id, "environment": str(environment)}
     )
     if not rows:
         return None
-    hashes = [row["secret_hash"] for row in rows if row["secret_hash"] is not None]
-    return Application.from_row(rows[0]), hashes
+    secrets = [
+        (row["secret_hash"], row["secret_expires_at"])
+        for row in rows
+        if row["secret_hash"] is not None
+    ]
+    return Application.from_row(rows[0]), secrets
 
 
 async def list_client_keys(

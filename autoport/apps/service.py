@@ -352,11 +352,38 @@ class ClientKeyUse:
     public_jwk: str
 
 
+@dataclass(frozen=True, slots=True)
+class ClientRecord:
+    """The application of a client_id and every secret it has, each (hash, expires_at),
+    whatever the time: what the token endpoint keeps while CLIENT_TABLES are unchanged
+    (autoport.oauth.routes); `in_force` picks the secrets valid when it is used."""
+
+    application: Application
+    secrets: tuple[tuple[str, int | None], ...]
+
+    def in_force(self, now_us: int) -> ClientSecrets:
+        return ClientSecrets(
+            self.application,
+            [hash_ for hash_, until in self.secrets if until is None or until > now_us],
+        )
+
+
+# What a ClientRecord is read from: a commit to one of them makes a kept one stale.
+CLIENT_TABLES = frozenset({"applications", "client_secrets"})
+
+
+async def client_record(
+    conn: Connection, *, environment: Environment, client_id: str
+) -> ClientRecord | None:
+    found = await repository.get_client_with_secrets(conn, environment, client_id)
+    return None if found is None else ClientRecord(found[0], tuple(found[1]))
+
+
 async def client_with_secrets(
     conn: Connection, *, environment: Environment, client_id: str, now_us: int
 ) -> ClientSecrets | None:
-    found = await repository.get_client_with_secrets(conn, environment, client_id, now_us)
-    return None if found is None else ClientSecrets(*found)
+    record = await client_record(conn, environment=environment, client_id=client_id)
+    return None if record is None else record.in_force(now_us)
 
 
 async def client_keys(

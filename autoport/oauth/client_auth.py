@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from urllib.parse import unquote
 
@@ -15,7 +16,7 @@ from joserfc.errors import JoseError
 from joserfc.jwk import ECKey
 
 from autoport.apps.schemas import Application
-from autoport.apps.service import client_keys, client_with_secrets, secret_hash
+from autoport.apps.service import ClientRecord, client_keys, client_record, secret_hash
 from autoport.kit import jsonlimit
 from autoport.kit.crypto import same
 from autoport.kit.db import Connection
@@ -39,6 +40,11 @@ class AuthenticatedClient:
     application: Application
     method: str  # client_secret_basic | client_secret_post | private_key_jwt | none
     assertion: AssertionUse | None = None
+
+
+# (environment, client_id) -> the client's application and secrets (ClientRecord), or
+# None for an unknown client_id: the token endpoint reads them through its app's cache.
+ClientRecords = Callable[[Environment, str], Awaitable[ClientRecord | None]]
 
 
 def invalid_client(description: str, *, basic: bool = False) -> OAuthError:
@@ -74,7 +80,11 @@ async def authenticate_client(
     audiences: frozenset[str],
     skew_seconds: int,
     now_us: int,
+    records: ClientRecords | None = None,
 ) -> AuthenticatedClient:
+    """The client a token or revocation request authenticates as (invalid_client
+    otherwise). `records` reads a client's application and secrets (default: from
+    `conn`, uncached)."""
     basic = _basic_credentials(authorization) if authorization else None
     assertion_type = params.get("client_assertion_type")
     assertion = params.get("client_assertion")
@@ -117,9 +127,12 @@ async def authenticate_client(
                 "client authentication failed: no client_id (send client_id and client_secret "
                 "in the body or HTTP Basic, or a client_assertion)"
             )
-    found = await client_with_secrets(
-        conn, environment=environment, client_id=client_id, now_us=now_us
-    )
+    if records is None:
+        record = await client_record(conn, environment=environment, client_id=client_id)
+    else:
+        record = await records(environment, client_id)
+    # The secrets in force now (a kept record holds the expired ones too).
+    found = None if record is None else record.in_force(now_us)
     if found is None:
         raise invalid_client(f"unknown client_id in {environment}", basic=basic is not None)
     application = found.application

@@ -3,11 +3,13 @@ service, answer with the RFC 6749 §5.2 error shape on failure."""
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from fastapi import APIRouter, Request
 from starlette.responses import Response
 
+from autoport.apps.service import CLIENT_TABLES, ClientRecord, client_record
 from autoport.kit import environments
 from autoport.kit.environments import TOKEN_PATH, Environment, environment_of, public_base_url
 from autoport.kit.errors import ApiError, OAuthError
@@ -15,6 +17,7 @@ from autoport.kit.openapi import APPLICATION_SECURITY, CLIENT_SECURITY
 from autoport.kit.ratelimit import RateLimiters, client_address
 from autoport.kit.routing import HotRoute, json_response
 from autoport.kit.state import AppState, state_of
+from autoport.kit.versioned import VersionedReads
 from autoport.oauth import pkce, revocation
 from autoport.oauth.bearer import bearer_token, live_token
 from autoport.oauth.client_auth import AuthenticatedClient, authenticate_client
@@ -108,7 +111,25 @@ async def _client(
         audiences=audiences(state, environment),
         skew_seconds=state.settings.oauth_assertion_skew_seconds,
         now_us=now_us,
+        records=functools.partial(_client_record, state),
     )
+
+
+async def _client_record(
+    state: AppState, environment: Environment, client_id: str
+) -> ClientRecord | None:
+    """The client's application and secrets, read again only after a commit to
+    CLIENT_TABLES (a disabled application, a new or retired secret: seen at once when
+    this process wrote it, as the bearer check sees a revoked token; kit.versioned).
+    The query and its parsing were a sixth of a client_credentials token."""
+    database = state.database
+    record: ClientRecord | None = await state.part(VersionedReads).get(
+        database,
+        CLIENT_TABLES,
+        (str(environment), client_id),
+        lambda: client_record(database.reader, environment=environment, client_id=client_id),
+    )
+    return record
 
 
 async def _rate_limit(state: AppState, name: str, key: str, whose: str) -> None:

@@ -3,6 +3,7 @@ and the RFC error codes with descriptions that name the problem."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 import uuid
 from typing import Any
@@ -291,3 +292,67 @@ async def test_per_account_token_path_checks_the_account(
     assert alias.status_code == 200
     other = await client.post("/v1/someone-else/oauth/access_tokens", data=body)
     assert_oauth_error(other, 401, "invalid_client", "does not belong to this account")
+
+
+async def test_a_clients_record_is_read_once_while_its_tables_are_unchanged(
+    client: httpx.AsyncClient, monkeypatch: pytest.MonkeyPatch, creds: AppCredentials
+) -> None:
+    # The token endpoint keeps a client's application and secrets while nothing is
+    # committed to them (autoport.oauth.routes._client_record): the tokens it writes
+    # meanwhile do not make the record stale.
+    from autoport.oauth import routes
+
+    reads: list[str] = []
+    real = apps_service.client_record
+
+    async def counted(*args: Any, **kwargs: Any) -> Any:
+        reads.append(kwargs["client_id"])
+        return await real(*args, **kwargs)
+
+    monkeypatch.setattr(routes, "client_record", counted)
+    body = {"grant_type": "client_credentials", **creds.auth()}
+    assert (await client.post(creds.token_path, data=body)).status_code == 200
+    # PostgreSQL: the notifications of the fixture's own commits arrive by then.
+    await asyncio.sleep(0.2)
+    reads.clear()
+    for _ in range(3):
+        response = await client.post(creds.token_path, data=body)
+        assert response.status_code == 200, response.text
+    assert len(reads) <= 1
+    for _ in range(3):
+        assert (await client.post(creds.token_path, data=body)).status_code == 200
+    assert len(reads) <= 1
+
+
+async def test_an_application_disabled_by_another_process_gets_no_more_tokens(
+    client: httpx.AsyncClient, db: Database, creds: AppCredentials
+) -> None:
+    # Attacker's view: the client's record was kept (the first token); the operator
+    # disables the application from another process (its own connection). The next
+    # token request is refused: on SQLite within kit.db.VERSION_REUSE_SECONDS, on
+    # PostgreSQL once the commit's notification has arrived.
+    import sqlite3
+
+    from autoport.kit.db import VERSION_REUSE_SECONDS, SqliteDatabase
+
+    body = {"grant_type": "client_credentials", **creds.auth()}
+    assert (await client.post(creds.token_path, data=body)).status_code == 200
+    if isinstance(db, SqliteDatabase):
+        other = sqlite3.connect(db.path)
+        try:
+            other.execute("UPDATE applications SET disabled_at = 1 WHERE id = ?", (creds.app_id,))
+            other.commit()
+        finally:
+            other.close()
+        await asyncio.sleep(VERSION_REUSE_SECONDS * 2)
+        response = await client.post(creds.token_path, data=body)
+    else:
+        await db.execute(
+            "UPDATE applications SET disabled_at = 1 WHERE id = :id", {"id": creds.app_id}
+        )
+        for _ in range(100):  # the notification arrives within milliseconds
+            response = await client.post(creds.token_path, data=body)
+            if response.status_code != 200:
+                break
+            await asyncio.sleep(0.01)
+    assert_oauth_error(response, 401, "invalid_client", "disabled")
