@@ -38,6 +38,7 @@ from autoport.kit.auth import Caller, CallerKind
 from autoport.kit.clock import MICROS
 from autoport.kit.db import Connection
 from autoport.kit.errors import ApiError
+from autoport.kit.periodic import wait_for
 from autoport.kit.ratelimit import RateLimiter, rate_limiter
 from autoport.kit.state import AppState, parts_of
 from autoport.vehicle_data.service import by_capability, check_vin, stored_vehicle, visible
@@ -583,8 +584,7 @@ async def wait_finished(
             return current
         waiter = hub.waiter(row.id)
         try:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(waiter.event.wait(), timeout=min(poll, left))
+            await wait_for(waiter.event, min(poll, left))
         finally:
             hub.forget(row.id, waiter)
         if waiter.row is not None:

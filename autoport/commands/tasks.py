@@ -29,6 +29,7 @@ from autoport.commands.schemas import PENDING, SENT, CommandRow
 from autoport.commands.service import hub_of
 from autoport.kit.clock import MICROS
 from autoport.kit.errors import ApiError
+from autoport.kit.periodic import wait_for
 from autoport.kit.state import AppState
 
 log = structlog.get_logger("autoport.commands")
@@ -233,8 +234,7 @@ async def run_loop(state: AppState, worker_id: str, stop: asyncio.Event) -> None
         full = len(running) >= settings.vehicle_command_concurrency
         if taken and taken == room and not full:
             continue  # more may be waiting
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(hub.work.wait(), timeout=settings.vehicle_command_poll_seconds)
+        await wait_for(hub.work, settings.vehicle_command_poll_seconds)
     if running:
         # Commands already sent get their answer recorded if it comes soon; the rest are
         # timed_out by the sweep (never sent again).

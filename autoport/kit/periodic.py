@@ -61,6 +61,12 @@ async def every(
 
 async def wait_for(event: asyncio.Event, seconds: float) -> None:
     """Wait until `event` is set or `seconds` pass, whichever is first: a loop woken by
-    a commit (`Database.on_commit`) that still polls in case it misses one."""
+    a commit (`Database.on_commit`) that still polls in case it misses one.
+
+    Not `asyncio.wait_for`: on Python 3.11 it loses a cancellation that arrives while the
+    event is being set (python/cpython#86296, fixed in 3.12), so a loop stopped by
+    `task.cancel()` at the moment a commit woke it ran on, and whoever awaited it hung.
+    `asyncio.timeout` tells its own expiry from an outside cancellation."""
     with contextlib.suppress(TimeoutError):
-        await asyncio.wait_for(event.wait(), seconds)
+        async with asyncio.timeout(seconds):
+            await event.wait()

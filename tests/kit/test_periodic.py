@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from autoport.kit import periodic
 
 
@@ -37,3 +39,29 @@ async def test_wait_first_waits_one_interval_and_closing_stops_the_loop() -> Non
         assert calls == []
     await asyncio.sleep(0.3)
     assert calls == []  # cancelled with the context
+
+
+@pytest.mark.parametrize("turns", [0, 1, 2, 3])
+async def test_a_loop_waiting_on_its_wake_stops_when_cancelled_as_the_wake_arrives(
+    turns: int,
+) -> None:
+    # A worker loop (stream builder, command worker) is stopped by task.cancel(); a
+    # commit may set its wake event in the same turn. Python 3.11's asyncio.wait_for
+    # returned normally then, the cancellation was lost, the loop ran on and the
+    # shutdown awaiting it hung (turns 0-2 here).
+    event = asyncio.Event()
+
+    async def worker_loop() -> None:
+        while True:
+            event.clear()
+            await periodic.wait_for(event, 30)
+
+    task = asyncio.create_task(worker_loop())
+    await asyncio.sleep(0)
+    event.set()
+    for _ in range(turns):
+        await asyncio.sleep(0)
+    task.cancel()
+    done, _ = await asyncio.wait({task}, timeout=1)
+    assert task in done, "the cancellation was lost: the loop is still running"
+    assert task.cancelled()

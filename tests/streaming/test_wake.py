@@ -170,7 +170,7 @@ async def test_sqlite_this_process_commits_wake_the_builder_at_once(
     # SQLite polls for other processes' commits at stream_poll_seconds; this process's
     # wake the builder without waiting for it.
     settings = sqlite_settings.model_copy(update={"stream_poll_seconds": 5.0})
-    async with instance(settings, builder=True) as worker:
+    async with asyncio.timeout(60), instance(settings, builder=True) as worker:
         db = state_of(worker).database
         assert not db.sees_other_processes
         vin = new_vin()
