@@ -16,9 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import orjson
-from sqlalchemy import delete
 
-from autoport.db.tables.outbox import outbox
 from autoport.kit.db import Connection, Database, Row
 from autoport.kit.environments import Environment
 
@@ -181,12 +179,11 @@ async def complete(conn: Connection, *, event_ids: Sequence[int], worker_id: str
     voids its batch, as streaming does, or only that event, as webhooks do)."""
     if not event_ids:
         return set()
-    statement = (
-        delete(outbox)
-        .where(outbox.c.id.in_(list(event_ids)), outbox.c.claimed_by == worker_id)
-        .returning(outbox.c.id)
+    rows = await conn.fetch_all(
+        "DELETE FROM outbox WHERE id IN :ids AND claimed_by = :worker RETURNING id",
+        {"ids": list(event_ids), "worker": worker_id},
     )
-    return {row[0] for row in await conn.fetch_all(statement)}
+    return {row[0] for row in rows}
 
 
 async def retry_later(conn: Connection, *, event_id: int, available_at: int) -> None:

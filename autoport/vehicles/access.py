@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import orjson
-from sqlalchemy import bindparam, text
 
 from autoport.catalog.brands import SANDBOX_BRAND, UNKNOWN_BRAND
 from autoport.kit.auth import Caller, CallerKind, GrantStatus, require_scope
@@ -89,14 +88,12 @@ async def accounts_cars(
     wanted = sorted(set(vins))
     if environment is not Environment.sandbox or not wanted:
         return set()
-    statement = text(
+    rows = await conn.fetch_all(
         "SELECT vin FROM sandbox_vehicles WHERE environment = :environment "
-        "AND vin IN :vins AND account_id IS NOT NULL"
-    ).bindparams(
-        bindparam("environment", value=str(environment)),
-        bindparam("vins", value=wanted, expanding=True),
+        "AND vin IN :vins AND account_id IS NOT NULL",
+        {"environment": str(environment), "vins": wanted},
     )
-    return {str(row["vin"]) for row in await conn.fetch_all(statement)}
+    return {str(row["vin"]) for row in rows}
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,8 +102,9 @@ class Reader:
     properties: frozenset[str]  # "capability.property"
 
 
-# Many VINs per query (an expanding IN): the stream builder asks for a whole batch of
-# events at once, where per-VIN round trips were most of its time on PostgreSQL.
+# Many VINs per query (a list parameter, autoport.kit.db): the stream builder asks for a
+# whole batch of events at once, where per-VIN round trips were most of its time on
+# PostgreSQL.
 # A disabled application reads nothing, through consent as through fleet clearance.
 _CONSENT_READERS = """
 SELECT z.vin AS vin, z.application_id AS application_id, z.properties AS properties,
@@ -139,15 +137,9 @@ async def readers_of_many(
     merged: dict[str, dict[str, set[str]]] = {vin: {} for vin in vins}
     if not merged:
         return {}
-    params = {"environment": str(environment), "now": now_us}
+    params = {"environment": str(environment), "now": now_us, "vins": list(merged)}
     for sql in (_CONSENT_READERS, _FLEET_READERS):
-        # Values are bound into the statement: an expanding IN is rendered when it is
-        # compiled, which needs them (and a text() refuses a parameter it lacks).
-        statement = text(sql).bindparams(
-            bindparam("vins", value=list(merged), expanding=True),
-            *(bindparam(name, value=value) for name, value in params.items() if f":{name}" in sql),
-        )
-        for row in await conn.fetch_all(statement):
+        for row in await conn.fetch_all(sql, params):
             data_brand = brands.get(row["vin"])
             if (
                 data_brand is None

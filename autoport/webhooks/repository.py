@@ -12,9 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import orjson
-from sqlalchemy import select
 
-from autoport.db.tables.webhooks import webhooks
 from autoport.kit.db import Connection, Database, Row
 from autoport.kit.environments import Environment
 
@@ -111,8 +109,11 @@ async def list_webhooks_of_applications(
 ) -> list[WebhookRow]:
     if not application_ids:
         return []
-    statement = select(webhooks).where(webhooks.c.application_id.in_(sorted(set(application_ids))))
-    return [WebhookRow.from_row(row) for row in await conn.fetch_all(statement)]
+    rows = await conn.fetch_all(
+        f"SELECT {_WEBHOOK_COLUMNS} FROM webhooks WHERE application_id IN :ids",  # noqa: S608 - fixed column list
+        {"ids": sorted(set(application_ids))},
+    )
+    return [WebhookRow.from_row(row) for row in rows]
 
 
 async def upsert_webhook(
