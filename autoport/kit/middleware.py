@@ -44,7 +44,7 @@ from autoport.kit.errors import (
 from autoport.kit.hygiene import HEADER_CONTROL, control_character_in
 from autoport.kit.jsonlimit import depth_over_limit, looks_like_json, too_deep_detail
 from autoport.kit.logging import REQUEST_ID, access_line, flush_access_log, sampled
-from autoport.kit.metrics import ApplicationCounter, request_counter, request_timer
+from autoport.kit.metrics import TALLY, ApplicationCounter
 
 log = structlog.get_logger("autoport.http")
 
@@ -193,8 +193,7 @@ class RequestPipeline:
             elapsed = perf_counter() - started
             route = scope.get("route")
             template = getattr(route, "path", None) or "unmatched"
-            request_counter(method, template, _status_text(status)).inc()
-            request_timer(method, template).observe(elapsed)
+            count_request(method, template, status, elapsed)
             application_id = state.get("application_id")
             if application_id is not None and self.count_application is not None:
                 self.count_application(environment, application_id, status)
@@ -306,12 +305,7 @@ _random_bits = random.getrandbits
 
 _value = itemgetter(1)
 
-
-_STATUS_TEXT = {code: str(code) for code in range(100, 600)}
-
-
-def _status_text(status: int) -> str:
-    return _STATUS_TEXT.get(status) or str(status)
+count_request = TALLY.request
 
 
 _frozen = False
@@ -323,8 +317,9 @@ def _at_startup_and_shutdown(send: Send) -> Send:
     collection then scans only what requests allocated since; without it, each one walks
     the whole heap for ~100-250 ms, every request waiting meanwhile (the p99 at load).
     Done once per process: test runs start many apps in one.
-    Once it has stopped, the access lines still held are written (kit.logging): uvicorn's
-    worker processes may then end by their signal, with no exit handler run."""
+    Once it has stopped, the access lines still held are written (kit.logging) and the
+    request counts added to the metrics (kit.metrics.RequestTally): uvicorn's worker
+    processes may then end by their signal, with no exit handler run."""
 
     async def wrapped(message: Message) -> None:
         global _frozen
@@ -334,6 +329,7 @@ def _at_startup_and_shutdown(send: Send) -> Send:
             gc.freeze()
         elif message["type"] == "lifespan.shutdown.complete":
             flush_access_log()
+            TALLY.flush()
         await send(message)
 
     return wrapped

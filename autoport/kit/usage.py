@@ -13,7 +13,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-from autoport.kit.metrics import ApplicationCounter, count_application_request
+from autoport.kit.metrics import TALLY, ApplicationCounter
 
 if TYPE_CHECKING:
     from autoport.kit.auth import Caller
@@ -99,8 +99,10 @@ def application_requests(counts: UsageCounts, clock: Clock) -> ApplicationCounte
     """What the request pipeline calls once a request an application's token got
     through is answered: its usage count here, and the per-application metric."""
 
+    count_metric = TALLY.application
+
     def count(environment: Environment, application_id: str, status: int) -> None:
         counts.request(str(environment), application_id, clock.now_us())
-        count_application_request(environment, application_id, status)
+        count_metric(environment, application_id, status)
 
     return count

@@ -211,3 +211,39 @@ def test_serve_with_worker_processes_reports_all_of_them(
     finally:
         process.send_signal(signal.SIGTERM)
         process.communicate(timeout=30)
+
+
+async def test_held_request_counts_reach_the_metrics_as_observe_would_count_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The pipeline's counts are held (kit.metrics.RequestTally) and added in batches; an
+    # exposition adds them first, bucket for bucket as Histogram.observe would, bounds
+    # included (a latency equal to a bound counts in that bound's bucket).
+    from prometheus_client import Histogram
+
+    monkeypatch.delenv(metrics.MULTIPROC_ENV, raising=False)
+    latencies = [0.0, 0.001, 0.0010001, 0.003, 0.01, 0.7, 10.0, 11.0, 0.0025]
+    twin = Histogram("twin", "", buckets=metrics.LATENCY_BUCKETS, registry=None)
+    for seconds in latencies:
+        metrics.TALLY.request("GET", "/tally/test", 201, seconds)
+        twin.observe(seconds)
+    assert metrics.TALLY.scheduled  # held, not added yet
+    found = samples(metrics.exposition()[0].decode())
+    assert found[
+        ("autoport_http_requests_total",
+         (("method", "GET"), ("route", "/tally/test"), ("status", "201")))
+    ] == len(latencies)  # fmt: skip
+    expected = {
+        sample.labels["le"]: sample.value
+        for sample in twin.collect()[0].samples
+        if sample.name == "twin_bucket"
+    }
+    for le, value in expected.items():
+        key = (
+            "autoport_http_request_duration_seconds_bucket",
+            (("le", le), ("method", "GET"), ("route", "/tally/test")),
+        )
+        assert found[key] == value, le
+    total = ("autoport_http_request_duration_seconds_sum",
+             (("method", "GET"), ("route", "/tally/test")))  # fmt: skip
+    assert found[total] == pytest.approx(sum(latencies))
