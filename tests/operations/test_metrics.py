@@ -235,7 +235,7 @@ async def test_held_request_counts_reach_the_metrics_as_observe_would_count_them
     ] == len(latencies)  # fmt: skip
     expected = {
         sample.labels["le"]: sample.value
-        for sample in twin.collect()[0].samples
+        for sample in next(iter(twin.collect())).samples
         if sample.name == "twin_bucket"
     }
     for le, value in expected.items():
