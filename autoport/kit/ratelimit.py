@@ -105,6 +105,7 @@ class RateLimiter:
         self.policy = ", ".join(f"{item.amount};w={item.get_expiry()}" for item in self.items)
         self.seconds = [item.get_expiry() for item in self.items]
         self.amounts = [item.amount for item in self.items]
+        self.single = len(self.items) == 1
         self._keys: dict[str, list[str]] = {}
 
     def storage_keys(self, key: str) -> list[str]:
@@ -120,6 +121,12 @@ class RateLimiter:
         """Count one request of `key` against every limit; the tightest one answers."""
         now = time.time()
         if self.redis is None:
+            if self.single:
+                # One limit (the default of every limiter): `_verdict` of one window.
+                count, ends = self.memory.hit(self.storage_keys(key)[0], self.seconds[0], now)
+                amount, seconds = self.amounts[0], self.seconds[0]
+                reset = max(0, min(seconds, math.ceil(ends - now - 0.001)))
+                return Verdict(count <= amount, amount, max(0, amount - count), reset, self.policy)
             # Every window counts the request, also past a limit that refuses it.
             windows = list(map(self.memory.hit, self.storage_keys(key), self.seconds, repeat(now)))
         else:

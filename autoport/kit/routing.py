@@ -106,6 +106,25 @@ def json_response(
     )
 
 
+class JsonBytes(Response):
+    """A 200 whose JSON body is serialized already, with extra headers as raw pairs:
+    the bytes `Response(body, media_type="application/json")` with those headers added
+    sends (content-length, content-type, then the extra ones), without Starlette's
+    header assembly (~1 µs of every pull)."""
+
+    media_type = "application/json"
+
+    def __init__(self, body: bytes, raw_headers: list[tuple[bytes, bytes]]) -> None:
+        self.status_code = 200
+        self.background = None
+        self.body = body
+        self.raw_headers = [
+            (b"content-length", b"%d" % len(body)),
+            (b"content-type", b"application/json"),
+            *raw_headers,
+        ]
+
+
 Endpoint = Callable[[StarletteRequest], Awaitable[Response]]
 
 

@@ -11,7 +11,7 @@ from starlette.responses import Response
 from autoport.kit.auth import Caller, CallerDep, current_caller
 from autoport.kit.errors import ApiError, request_id_of
 from autoport.kit.ratelimit import RateLimiters, Verdict
-from autoport.kit.routing import HotRoute, api_router, json_response
+from autoport.kit.routing import HotRoute, JsonBytes, api_router, json_response
 from autoport.kit.state import AppState, state_of
 from autoport.kit.usage import UsageCounts
 from autoport.vehicle_data import service
@@ -67,9 +67,7 @@ async def pull(request: Request, vin: str, caller: Caller) -> Response:
         raise
     # For the owner portal's "last read": an in-memory count, flushed off the request path.
     state.part(UsageCounts).read(caller, state.clock.now_us())
-    response = Response(body, media_type="application/json")
-    response.raw_headers += verdict.raw_headers()
-    return response
+    return JsonBytes(body, verdict.raw_headers())
 
 
 async def pull_endpoint(request: Request) -> Response:
