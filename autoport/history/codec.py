@@ -20,7 +20,10 @@ timestamp in the order they were stored) as columns:
 
 The whole is compressed once, with zlib at level 9: on these columns zstandard saved
 nothing at the same speed (1-3 % at level 19, 20-50x slower; docs/vehicle-data.md), so
-no dependency was added for it. `encode` decodes its own result and compares every
+no dependency was added for it. Since format 3 it is a raw deflate stream behind the
+byte 3 (a zlib stream never starts so) with a preset dictionary of the text headers
+repeat (autoport.history.codec_dictionary): a chunk's header, about 160 bytes
+compressed alone, was most of a small chunk. `encode` decodes its own result and compares every
 point: a value whose text would not come back byte for byte is stored whole instead
 (never seen; the check keeps the promise that answers do not change).
 """
@@ -37,13 +40,16 @@ from typing import Any
 import numpy as np
 import orjson
 
+from autoport.history.codec_dictionary import DICTIONARY
 from autoport.kit.clock import MICROS, from_iso, to_iso
 
 # 2: integer columns may be packed bits, timestamps may be split at the second (`_encode_ints`,
-# "tu"); 1 had neither. Every format up to FORMAT is read.
-FORMAT = 2
-READS = (1, 2)
+# "tu"); 1 had neither. 3: the same body, compressed with the preset dictionary (formats 1
+# and 2 are zlib streams without one). Every format up to FORMAT is read.
+FORMAT = 3
+READS = (1, 2, 3)
 LEVEL = 9
+_DICTIONARY_MARK = b"\x03"  # a zlib stream's first byte always ends in the bits 1000
 _HEAD = struct.Struct("<BI")  # format, length of the header JSON
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 # Decimal places tried for floats (0.82 -> 82 at 2); 10**15 keeps every scaled value
@@ -428,11 +434,20 @@ def _encode(
     head["c"] = columns
     header = orjson.dumps(head)
     body = _HEAD.pack(FORMAT, len(header)) + header + b"".join(parts)
-    return zlib.compress(body, LEVEL)
+    compressor = zlib.compressobj(LEVEL, zlib.DEFLATED, -15, zdict=DICTIONARY)
+    return _DICTIONARY_MARK + compressor.compress(body) + compressor.flush()
+
+
+def uncompressed(blob: bytes) -> bytes:
+    """A chunk uncompressed: its format byte first (any format read)."""
+    if blob[:1] == _DICTIONARY_MARK:
+        inflater = zlib.decompressobj(-15, zdict=DICTIONARY)
+        return inflater.decompress(memoryview(blob)[1:]) + inflater.flush()
+    return zlib.decompress(blob)  # formats 1 and 2
 
 
 def decode(blob: bytes) -> Decoded:
-    body = memoryview(zlib.decompress(blob))
+    body = memoryview(uncompressed(blob))
     version, length = _HEAD.unpack_from(body)
     if version not in READS:
         raise ValueError(f"chunk format {version} is not one this autoport reads")
