@@ -62,9 +62,9 @@ INT, FLOAT, STRING, OWN_STAMP, STAMP, RAW = "I", "F", "S", "T", "D", "R"
 
 @dataclass(frozen=True, slots=True)
 class Decoded:
-    timestamps: list[int]
-    received: list[int]
-    values: list[str]
+    timestamps: Sequence[int]
+    received: Sequence[int]
+    values: Sequence[str]
 
 
 class _Unfit(Exception):

@@ -151,6 +151,12 @@ class _Chunks:
         return found
 
     def put(self, chunk_id: int, decoded: codec.Decoded) -> None:
+        # As tuples: the collector stops tracking a tuple of ints and strings, so a full
+        # collection no longer walks the 1.2 million items of a full cache (lists: +20-130
+        # ms a collection, the page's p99).
+        decoded = codec.Decoded(
+            tuple(decoded.timestamps), tuple(decoded.received), tuple(decoded.values)
+        )
         self.entries[chunk_id] = decoded
         self.size += len(decoded.timestamps)
         while self.size > self.limit and len(self.entries) > 1:
