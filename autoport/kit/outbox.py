@@ -172,6 +172,29 @@ async def claim(
     return sorted((OutboxEvent.from_row(row) for row in rows), key=lambda e: e.id)
 
 
+async def take(
+    conn: Connection, *, consumer: str, now_us: int, limit: int = 100
+) -> list[OutboxEvent]:
+    """Remove up to `limit` due events of `consumer`, oldest first, and return them, in
+    the caller's transaction: for a consumer whose whole handling of an event is writes
+    in that same transaction (the stream builder), and which so needs no lease: a
+    rollback, or a crash before the commit, leaves the events in the outbox as they were.
+    One statement where `claim` and `complete` are two and two commits. PostgreSQL: the
+    rows are locked until the commit and other takers skip them (SKIP LOCKED)."""
+    lock = " FOR UPDATE SKIP LOCKED" if conn.dialect == "postgresql" else ""
+    rows = await conn.fetch_all(
+        f"""
+        DELETE FROM outbox WHERE id IN (
+            SELECT id FROM outbox WHERE {_DUE} ORDER BY id LIMIT :limit{lock}
+        )
+        RETURNING id, environment, consumer, event_type, vin, application_id, payload,
+                  created_at, attempts
+        """,  # noqa: S608 - only the fixed lock clause is interpolated
+        {"consumer": consumer, "now": now_us, "limit": limit},
+    )
+    return sorted((OutboxEvent.from_row(row) for row in rows), key=lambda e: e.id)
+
+
 async def complete(conn: Connection, *, event_ids: Sequence[int], worker_id: str) -> set[int]:
     """Remove handled events in one statement; returns the ids removed. Only rows this
     worker still holds are removed: an event whose lease passed to another worker is

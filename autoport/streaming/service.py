@@ -109,10 +109,6 @@ def command_message(event: outbox.OutboxEvent) -> BuiltMessage | None:
     return BuiltMessage(event.environment, event.application_id, vin, mid, body, event.created_at)
 
 
-class LostLease(Exception):
-    """Another worker took over some of the claimed events (our lease expired)."""
-
-
 def _event_vin(event: outbox.OutboxEvent) -> str | None:
     vin = event.vin or event.payload.get("vin")
     return vin if isinstance(vin, str) else None
@@ -128,11 +124,10 @@ def _event_brand(event: outbox.OutboxEvent) -> str:
 
 
 async def lookup_readers(
-    db: Database, events: list[outbox.OutboxEvent], *, now_us: int
+    conn: Connection, events: list[outbox.OutboxEvent], *, now_us: int
 ) -> dict[tuple[Environment, str, str], list[Reader]]:
     """Who may read each VIN of the data events, for the brand its data is stored as:
-    two queries per environment (more only when a batch holds one VIN under two brands),
-    run before the write transaction (which stays short on SQLite's single writer)."""
+    two queries per environment (more only when a batch holds one VIN under two brands)."""
     wanted: dict[Environment, set[tuple[str, str]]] = {}
     for event in events:
         if event.event_type == DATA_EVENT and (vin := _event_vin(event)) is not None:
@@ -150,7 +145,7 @@ async def lookup_readers(
                 else:
                     brands[vin] = brand
             per_vin = await access.readers_of_many(
-                db.reader,
+                conn,
                 environment=environment,
                 vins=sorted(brands),
                 now_us=now_us,
@@ -167,11 +162,11 @@ async def write_messages(
     events: list[outbox.OutboxEvent],
     readers: ReadersByVin,
     *,
-    worker_id: str,
     now_us: int,
 ) -> dict[StreamKey, int]:
-    """Build and log the messages of claimed events and complete the events, in the
-    caller's transaction. Returns the last sequence number written per application."""
+    """Build and log the messages of events taken from the outbox (`outbox.take`), in the
+    caller's transaction, the one that took them. Returns the last sequence number
+    written per application."""
     per_app: dict[StreamKey, list[BuiltMessage]] = {}
     for event in events:
         if event.event_type == COMMAND_EVENT:
@@ -221,12 +216,6 @@ async def write_messages(
         latest[app_key] = first + len(messages) - 1
     if rows:
         await repository.create_messages(conn, rows)
-    ids = [event.id for event in events]
-    done = await outbox.complete(conn, event_ids=ids, worker_id=worker_id)
-    if len(done) != len(ids):
-        # Rolling back leaves the events to the worker that holds them now, so no
-        # message is written twice.
-        raise LostLease(f"{len(ids) - len(done)} of {len(ids)} events were taken over")
     MESSAGES_BUILT.inc(len(rows))
     return latest
 

@@ -23,7 +23,6 @@ from autoport.streaming.metrics import MESSAGES_PUBLISHED, PUBLISH_LAG
 from autoport.streaming.mosquitto import BrokerAddress, broker_address, topic_of
 from autoport.streaming.service import (
     CONSUMER,
-    LostLease,
     hub_of,
     lookup_readers,
     write_messages,
@@ -83,30 +82,19 @@ class StreamBuilder:
     async def run_once(self) -> int:
         """One batch; returns the number of events handled."""
         db = self.state.database
-        # A cheap read first: an idle poll must not take SQLite's write lock.
-        if not await outbox.any_due(
-            self.state.database, consumer=CONSUMER, now_us=self.state.clock.now_us()
-        ):
-            return 0
-        events = await outbox.claim(
-            db,
-            consumer=CONSUMER,
-            worker_id=self.worker_id,
-            now_us=self.state.clock.now_us(),
-            limit=self.batch,
-        )
-        if not events:
-            return 0
         now = self.state.clock.now_us()
-        readers = await lookup_readers(db, events, now_us=now)
-        try:
-            async with db.transaction() as conn:
-                latest = await write_messages(
-                    conn, events, readers, worker_id=self.worker_id, now_us=now
-                )
-        except LostLease as error:
-            log.warning("stream events taken over by another worker", detail=str(error))
+        # A cheap read first: an idle poll must not take SQLite's write lock.
+        if not await outbox.any_due(db, consumer=CONSUMER, now_us=now):
             return 0
+        # One transaction takes the events out of the outbox and logs their messages:
+        # no lease to write and clear (a crash before the commit leaves the events where
+        # they were), one commit a batch.
+        async with db.transaction() as conn:
+            events = await outbox.take(conn, consumer=CONSUMER, now_us=now, limit=self.batch)
+            if not events:
+                return 0
+            readers = await lookup_readers(conn, events, now_us=now)
+            latest = await write_messages(conn, events, readers, now_us=now)
         self.hub.notify(latest)
         return len(events)
 

@@ -6,6 +6,7 @@ import asyncio
 import re
 
 import orjson
+import pytest
 from fastapi import FastAPI
 
 from autoport.kit.clock import FrozenClock
@@ -464,3 +465,39 @@ async def test_batched_reader_lookup_agrees_with_kit_access(
     )
     assert many[vins[1]] == [Reader(consent, frozenset({"doors.positions"}))]
     assert many[vins[2]] == [] and many[vins[3]] == []
+
+
+async def test_a_failed_batch_leaves_its_events_due_at_once(
+    app: FastAPI, clock: FrozenClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The events are taken out of the outbox in the transaction that logs their
+    messages (outbox.take): a batch that fails leaves them as they were, due for the
+    next batch at once, without a lease to run out first, and nothing of it is logged."""
+    from autoport.streaming import repository
+
+    db = db_of(app)
+    vin = new_vin()
+    app_id = await create_application(db)
+    await grant_consent(db, application_id=app_id, vin=vin, properties=["charging.battery_level"])
+    await ingest(
+        db, at_us=clock.now_us(), vin=vin, data={"charging": {"battery_level": point(0.3)}}
+    )
+    work = builder(app)
+    original = repository.create_messages
+
+    async def broken(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("disk full")
+
+    monkeypatch.setattr(repository, "create_messages", broken)
+    with pytest.raises(RuntimeError, match="disk full"):
+        await work.run_once()
+    assert await outbox_count(db) == 1
+    assert await stored_messages(db, app_id) == []
+    leased = await db.fetch_value(
+        "SELECT COUNT(*) FROM outbox WHERE consumer = 'streaming' AND claimed_by IS NOT NULL"
+    )
+    assert leased == 0
+    monkeypatch.setattr(repository, "create_messages", original)
+    assert await work.run_once() == 1
+    assert [seq for seq, _ in await stored_messages(db, app_id)] == [1]
+    assert await outbox_count(db) == 0
