@@ -6,7 +6,8 @@ and refresh-token rotation, per second, one server process, SQLite and PostgreSQ
 The real `autoport serve` with `make run`'s settings (bench._serve: logging on, the
 background work and the demo sandbox on; changed, and printed: the token key given, the
 token endpoint's rate limits raised so that they run but never refuse) pinned to core 0,
-load from `wrk` (Debian package) pinned to core 1 in a second process, over loopback.
+load from `wrk` (Debian package) pinned to core 1 in a second process, over loopback;
+beside each rate, the server's CPU per request (its processes, background work included).
 Beside the subjects, in the same run and server, the baseline `GET /healthz` (the
 framework's floor: routing, middleware, a JSON body, no database) so figures can be
 compared across runs on a shared machine. Targets (SQLite, one process): >= 6,000
@@ -97,19 +98,30 @@ def start_server(
     return _serve.serve(data_dir, [c for c in changed if c is not TOKEN_KEY_SET], env=env)
 
 
-def run_wrk(url: str, seconds: float, script: str | None, connections: int) -> tuple[float, int]:
-    """(requests per second, non-2xx responses)."""
+Measured = tuple[float, int, float]  # req/s, non-2xx responses, server CPU µs per request
+
+
+def run_wrk(
+    url: str, seconds: float, script: str | None, connections: int, server: Served
+) -> Measured:
+    """(requests per second, non-2xx responses, the server's CPU per request: on a
+    shared machine the rate follows what else runs, the CPU a request costs much less;
+    its background work included)."""
     command = ["wrk", "-t1", f"-c{connections}", f"-d{max(1, round(seconds))}s"]
     if script:
         command += ["-s", script]
+    cpu_before = server.group_cpu_seconds()
     output = subprocess.run(
         pinned([*command, url], 1), capture_output=True, text=True, check=True
     ).stdout
+    used = server.group_cpu_seconds() - cpu_before
     rate = re.search(r"Requests/sec:\s+([\d.]+)", output)
     bad = re.search(r"Non-2xx or 3xx responses:\s+(\d+)", output)
-    if rate is None:
+    answered = re.search(r"(\d+) requests in", output)
+    if rate is None or answered is None:
         raise RuntimeError(output)
-    return float(rate.group(1)), int(bad.group(1)) if bad else 0
+    cpu_us = used / max(1, int(answered.group(1))) * 1e6
+    return float(rate.group(1)), int(bad.group(1)) if bad else 0, cpu_us
 
 
 async def prepare(database_url: str, schema: str | None, refresh_count: int) -> dict[str, object]:
@@ -202,17 +214,17 @@ def bench_backend(
     seconds: float,
     quick: bool,
     changed: tuple[Changed, ...],
-) -> dict[str, tuple[float, int]]:
+) -> dict[str, Measured]:
     # Enough single-use material for the fastest plausible rate.
     material = int(8000 * seconds) + 2000
     setup = asyncio.run(prepare(database_url, schema, material))
     server = start_server(data_dir, database_url, schema, changed)
-    results: dict[str, tuple[float, int]] = {}
+    results: dict[str, Measured] = {}
     connections = 16 if quick else 32
     try:
         token_url = f"{server.base}/v1/access_tokens"
         results["baseline GET /healthz"] = run_wrk(
-            f"{server.base}/healthz", seconds, None, connections
+            f"{server.base}/healthz", seconds, None, connections, server
         )
         secret_body = urlencode(
             {
@@ -238,10 +250,10 @@ def bench_backend(
         }
         # Warm-up (not measured): first requests pay imports, caches and pool growth.
         warm = write_script(scripts, "warm-up", [secret_body])
-        run_wrk(token_url, 1, warm, connections)
+        run_wrk(token_url, 1, warm, connections, server)
         for label, lines in bodies.items():
             results[label] = run_wrk(
-                token_url, seconds, write_script(scripts, label, lines), connections
+                token_url, seconds, write_script(scripts, label, lines), connections, server
             )
         # Signed just before the run: each assertion's iat must be within 30 s.
         signed = assertions(setup["private_jwk"], f"{server.base}/v1", material)  # type: ignore[arg-type]
@@ -257,15 +269,15 @@ def bench_backend(
         ]
         label = "client_credentials (private_key_jwt)"
         results[label] = run_wrk(
-            token_url, seconds, write_script(scripts, label, lines), connections
+            token_url, seconds, write_script(scripts, label, lines), connections, server
         )
         shutil.rmtree(scripts, ignore_errors=True)
     finally:
         server.stop()
     print(f"\n{name}")
-    for label, (rate, bad) in results.items():
+    for label, (rate, bad, cpu_us) in results.items():
         note = f"  ({bad} non-2xx!)" if bad else ""
-        print(f"  {label:<40} {rate:>9,.0f} req/s{note}")
+        print(f"  {label:<40} {rate:>9,.0f} req/s   CPU {cpu_us:5.0f} µs/request{note}")
     return results
 
 
@@ -300,7 +312,7 @@ def main() -> None:
         data_dir = Path(tmp)
         sqlite_url = f"sqlite:///{data_dir / 'autoport.db'}"
         upgrade_sync(sqlite_url)
-        postgres: dict[str, tuple[float, int]] = {}
+        postgres: dict[str, Measured] = {}
         sqlite = bench_backend("SQLite", sqlite_url, None, data_dir, seconds, args.quick, changed)
         if args.postgres:
             schema = f"bench_oauth_{uuid.uuid4().hex[:8]}"
@@ -317,8 +329,11 @@ def main() -> None:
         "refresh_token": "refresh_token",
         "client_credentials (private_key_jwt)": "private_key_jwt",
     }
-    figures = {f"sqlite.{labels[label]}_rps": rate for label, (rate, _) in sqlite.items()}
-    figures |= {f"postgresql.{labels[label]}_rps": rate for label, (rate, _) in postgres.items()}
+    figures: dict[str, float] = {}
+    for backend, measured in (("sqlite", sqlite), ("postgresql", postgres)):
+        for label, (rate, _, cpu_us) in measured.items():
+            figures[f"{backend}.{labels[label]}_rps"] = rate
+            figures[f"{backend}.{labels[label]}_cpu_us"] = cpu_us
     keep(figures)
     cc = sqlite["client_credentials (secret)"][0]
     refresh = sqlite["refresh_token"][0]
