@@ -28,7 +28,7 @@ from autoport.kit.errors import install_error_handlers
 from autoport.kit.logging import configure_logging
 from autoport.kit.middleware import RequestPipeline
 from autoport.kit.state import serving
-from autoport.kit.usage import UsageCounts, application_requests
+from autoport.kit.usage import application_requests, usage_of
 from autoport.oauth.bearer import make_authenticator
 from autoport.oauth.paths import is_oauth_path
 from autoport.state import build_state
@@ -272,7 +272,7 @@ def create_app(
         hsts=hsts_headers(settings),
         # Each request a token got through, per application: for the console's usage
         # page (kit.usage) and the metrics' per-application request counts (kit.metrics).
-        count_application=application_requests(state.part(UsageCounts), state.clock),
+        count_application=application_requests(usage_of(state), state.clock),
     )
     return app
 

@@ -1,15 +1,13 @@
 """The composition root: every long-lived object of an app, built once before it serves.
 
 `build_state` makes the brand registry (with the sandbox connector asking the emulator),
-the stream hub and the rate limiters from the settings. The typed ones are fields of
-`Parts`, a frozen dataclass on `AppState.parts`: a feature reads them through a Protocol
+the stream hub, the named rate limiters and the rest from the settings, as the fields of
+`Parts`, a frozen dataclass on `AppState.parts`. A feature reads them through a Protocol
 of its own naming what it reads (`autoport.kit.state.parts_of`), and `wired` below makes
 mypy prove `Parts` satisfies every such Protocol, so a part a feature needs and the app
-does not build is a type error, not a failure at run time. The rest are still provided
-under their type (`state.part(RateLimiters)`), moving to `Parts` one by one. Nothing is
-made on first use. Only the app layer (autoport.app, autoport.cli, autoport.worker)
-imports this module: it knows every feature, and no feature knows it
-(tests/kit/test_layers.py).
+does not build is a type error, not a failure at run time. Only the app layer
+(autoport.app, autoport.cli, autoport.worker) imports this module: it knows every
+feature, and no feature knows it (tests/kit/test_layers.py).
 """
 
 from __future__ import annotations
@@ -19,32 +17,19 @@ from dataclasses import dataclass
 from autoport.brands.registry import BrandRegistry, BrandsParts
 from autoport.commands.service import CommandHub, CommandsParts
 from autoport.config import Settings
+from autoport.consent.routes import ConsentParts
 from autoport.ingestion.service import ingest_vehicle_data
 from autoport.kit.clock import Clock
 from autoport.kit.db import Database
-from autoport.kit.ratelimit import RateLimiters
+from autoport.kit.ratelimit import RateLimiter
 from autoport.kit.state import AppState
-from autoport.kit.usage import UsageCounts
-from autoport.kit.versioned import VersionedReads
+from autoport.kit.usage import UsageCounts, UsageParts
+from autoport.kit.versioned import VersionedParts, VersionedReads
+from autoport.oauth.routes import TokenParts
+from autoport.owner.routes import OwnerParts
 from autoport.sandbox.source import BehaviourLookup
 from autoport.streaming.service import StreamHub, StreamingParts
-
-# The request counters: limiter name (also its storage namespace) -> the setting it
-# counts against. Vehicle data reads per application; token requests per address and per
-# client (RFC 6749 §10.10 asks to limit guessing at the token endpoint); consent entries
-# per address and per client_id.
-RATE_LIMITS: dict[str, str] = {
-    "vd": "vehicle_data_rate_limit",
-    "token-ip": "oauth_token_ip_rate_limit",
-    "token-client": "oauth_token_client_rate_limit",
-    "entry-ip": "consent_entry_ip_rate_limit",
-    "entry-client": "consent_entry_client_rate_limit",
-    # Owner-portal sign-ins per address and per VIN (the same for a VIN nobody knows).
-    "owner-ip": "owner_sign_in_ip_rate_limit",
-    "owner-vin": "owner_sign_in_vin_rate_limit",
-    # Commands per vehicle, apart from reads (a parked car's 12 V battery).
-    "cmd": "vehicle_command_rate_limit",
-}
+from autoport.vehicle_data.routes import VehicleDataParts
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,13 +43,47 @@ class Parts:
     hub: StreamHub
     # Wakes this process's command worker and `Prefer: wait` requests.
     command_hub: CommandHub
+    # The one daily counter: requests per application, reads per grant (in memory,
+    # flushed by autoport.usage.tasks).
+    usage: UsageCounts
+    # The pull's reads of vehicle rows and clearances, kept while their tables are
+    # unchanged (this app's database only).
+    versioned_reads: VersionedReads
+    # The request counters, each against its setting; the name in `limiter(...)` below
+    # is also its storage namespace (Redis keys shared by the replicas).
+    # Vehicle data reads per application.
+    vehicle_data_limit: RateLimiter
+    # Token requests per address and per client (RFC 6749 §10.10 asks to limit
+    # guessing at the token endpoint).
+    token_ip_limit: RateLimiter
+    token_client_limit: RateLimiter
+    # Consent entries per address and per client_id.
+    consent_ip_limit: RateLimiter
+    consent_client_limit: RateLimiter
+    # Owner-portal sign-ins per address and per VIN (the same for a VIN nobody knows).
+    owner_ip_limit: RateLimiter
+    owner_vin_limit: RateLimiter
+    # Commands per vehicle, apart from reads (a parked car's 12 V battery).
+    command_limit: RateLimiter
 
 
-def wired(parts: Parts) -> tuple[BrandsParts, CommandsParts, StreamingParts]:
+def wired(
+    parts: Parts,
+) -> tuple[
+    BrandsParts,
+    CommandsParts,
+    ConsentParts,
+    OwnerParts,
+    StreamingParts,
+    TokenParts,
+    UsageParts,
+    VehicleDataParts,
+    VersionedParts,
+]:
     """Never called: mypy proves here that `Parts` has every part each feature reads
     through its Protocol (tests/kit/test_wiring.py: every Protocol read through `parts_of`
     is listed)."""
-    return (parts, parts, parts)
+    return (parts, parts, parts, parts, parts, parts, parts, parts, parts)
 
 
 def typed_parts(state: AppState) -> Parts:
@@ -85,13 +104,23 @@ def build_state(settings: Settings, database: Database, clock: Clock) -> AppStat
     hub = StreamHub()
     hub.listen(database)  # other replicas' messages wake this one's streams (PostgreSQL)
     state.on_events(on_shutdown=hub.close, on_access_changed=hub.access_changed)
-    specs = {name: getattr(settings, setting) for name, setting in RATE_LIMITS.items()}
-    state.provide(RateLimiters(specs, redis_url=settings.redis_url))
-    # The one daily counter: requests per application, reads per grant (in memory,
-    # flushed by autoport.usage.tasks).
-    state.provide(UsageCounts())
-    # The pull's reads of vehicle rows and clearances, kept while their tables are
-    # unchanged (this app's database only).
-    state.provide(VersionedReads())
-    state.parts = Parts(registry=registry, hub=hub, command_hub=CommandHub())
+
+    def limiter(namespace: str, spec: str) -> RateLimiter:
+        return RateLimiter(spec, redis_url=settings.redis_url, namespace=namespace)
+
+    state.parts = Parts(
+        registry=registry,
+        hub=hub,
+        command_hub=CommandHub(),
+        usage=UsageCounts(),
+        versioned_reads=VersionedReads(),
+        vehicle_data_limit=limiter("vd", settings.vehicle_data_rate_limit),
+        token_ip_limit=limiter("token-ip", settings.oauth_token_ip_rate_limit),
+        token_client_limit=limiter("token-client", settings.oauth_token_client_rate_limit),
+        consent_ip_limit=limiter("entry-ip", settings.consent_entry_ip_rate_limit),
+        consent_client_limit=limiter("entry-client", settings.consent_entry_client_rate_limit),
+        owner_ip_limit=limiter("owner-ip", settings.owner_sign_in_ip_rate_limit),
+        owner_vin_limit=limiter("owner-vin", settings.owner_sign_in_vin_rate_limit),
+        command_limit=limiter("cmd", settings.vehicle_command_rate_limit),
+    )
     return state

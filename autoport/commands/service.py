@@ -39,7 +39,7 @@ from autoport.kit.clock import MICROS
 from autoport.kit.db import Connection
 from autoport.kit.errors import ApiError
 from autoport.kit.periodic import wait_for
-from autoport.kit.ratelimit import RateLimiter, rate_limiter
+from autoport.kit.ratelimit import RateLimiter
 from autoport.kit.state import AppState, parts_of
 from autoport.vehicle_data.service import by_capability, check_vin, stored_vehicle, visible
 from autoport.vehicles.access import (
@@ -141,6 +141,9 @@ class CommandsParts(Protocol):
 
     @property
     def command_hub(self) -> CommandHub: ...
+    # Commands per vehicle, apart from reads (a parked car's 12 V battery).
+    @property
+    def command_limit(self) -> RateLimiter: ...
 
 
 def hub_of(state: AppState) -> CommandHub:
@@ -150,7 +153,8 @@ def hub_of(state: AppState) -> CommandHub:
 
 
 def limiter_of(state: AppState) -> RateLimiter:
-    return rate_limiter(state, "cmd", state.settings.vehicle_command_rate_limit)
+    parts: CommandsParts = parts_of(state)
+    return parts.command_limit
 
 
 # --------------------------------------------------------------------------- checks

@@ -10,7 +10,7 @@ redirect (303 after every POST). A problem the owner sees is raised as
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 import structlog
@@ -26,9 +26,9 @@ from autoport.kit import environments, uris
 from autoport.kit.auth import AdminDep
 from autoport.kit.environments import Environment, environment_of, public_base_url
 from autoport.kit.errors import ApiError
-from autoport.kit.ratelimit import Verdict, client_address, rate_limiter
+from autoport.kit.ratelimit import RateLimiter, Verdict, client_address
 from autoport.kit.routing import api_router, json_response
-from autoport.kit.state import AppState
+from autoport.kit.state import AppState, parts_of
 from autoport.proof.flows import Step
 from autoport.proof.service import Method, grant_starts_pending
 from autoport.web import forms, http, locale
@@ -161,20 +161,26 @@ async def _post(
 # -------------------------------------------------------------------- entry point
 
 
+class ConsentParts(Protocol):
+    """The parts the consent entry takes (autoport.state.Parts; mypy checks it has
+    them): its limiters per address and per client_id."""
+
+    @property
+    def consent_ip_limit(self) -> RateLimiter: ...
+    @property
+    def consent_client_limit(self) -> RateLimiter: ...
+
+
 async def _entry_rate_limit(request: Request, state: AppState) -> Verdict | None:
     """Each entry opens a session row: counted per address first, then per client_id
     (as sent: an unknown one costs the same lookup). The refusing verdict, or None."""
-    settings = state.settings
+    parts: ConsentParts = parts_of(state)
     checks = (
-        ("entry-ip", settings.consent_entry_ip_rate_limit, client_address(request)),
-        (
-            "entry-client",
-            settings.consent_entry_client_rate_limit,
-            request.query_params.get("client_id", "")[:200],
-        ),
+        (parts.consent_ip_limit, client_address(request)),
+        (parts.consent_client_limit, request.query_params.get("client_id", "")[:200]),
     )
-    for name, spec, key in checks:
-        verdict = await rate_limiter(state, name, spec).hit(key)
+    for limiter, key in checks:
+        verdict = await limiter.hit(key)
         if not verdict.allowed:
             return verdict
     return None

@@ -17,7 +17,6 @@ import functools
 import ipaddress
 import math
 import time
-from collections.abc import Mapping
 from itertools import repeat
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -28,7 +27,6 @@ from limits.aio.storage import RedisStorage
 if TYPE_CHECKING:
     from starlette.requests import Request
 
-    from autoport.kit.state import AppState
 
 log = structlog.get_logger("autoport.kit.ratelimit")
 
@@ -170,30 +168,6 @@ class RateLimiter:
         # expiry when it opens the window) and one expiry read.
         count = await redis.incr(key, seconds)
         return count, await redis.get_expiry(key)
-
-
-class RateLimiters:
-    """The app's named limiters (each name is also its storage namespace), made once from
-    the settings by the app layer (autoport.state) and shared by the app's requests (and
-    through Redis by its replicas)."""
-
-    def __init__(self, specs: Mapping[str, str], *, redis_url: str | None) -> None:
-        self.by_name = {
-            name: RateLimiter(spec, redis_url=redis_url, namespace=name)
-            for name, spec in specs.items()
-        }
-
-    def __getitem__(self, name: str) -> RateLimiter:
-        return self.by_name[name]
-
-
-def rate_limiter(state: AppState, name: str, spec: str) -> RateLimiter:
-    """The app's limiter `name`, which counts against `spec` (the caller's setting: a
-    limiter built from another is a wiring mistake, not a reason to make one here)."""
-    limiter = state.part(RateLimiters)[name]
-    if limiter.spec != spec:
-        raise RuntimeError(f"rate limiter {name!r} counts {limiter.spec!r}, not {spec!r}")
-    return limiter
 
 
 def client_address(request: Request) -> str:

@@ -11,9 +11,10 @@ billing."""
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from autoport.kit.metrics import TALLY, ApplicationCounter
+from autoport.kit.state import AppState, parts_of
 
 if TYPE_CHECKING:
     from autoport.kit.auth import Caller
@@ -106,3 +107,16 @@ def application_requests(counts: UsageCounts, clock: Clock) -> ApplicationCounte
         count_metric(environment, application_id, status)
 
     return count
+
+
+class UsageParts(Protocol):
+    """The part the counter's users read (autoport.state.Parts; mypy checks it)."""
+
+    @property
+    def usage(self) -> UsageCounts: ...
+
+
+def usage_of(state: AppState) -> UsageCounts:
+    """The app's one daily counter, built once by the app layer."""
+    parts: UsageParts = parts_of(state)
+    return parts.usage

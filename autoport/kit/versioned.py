@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, Protocol
 
 from autoport.kit.db import Database
+from autoport.kit.state import AppState, parts_of
 
 _MISSING = object()
 
@@ -76,3 +77,16 @@ class VersionedReads:
                 entries.clear()
             entries[key] = found
         return found
+
+
+class VersionedParts(Protocol):
+    """The part the pull's cached reads take (autoport.state.Parts; mypy checks it)."""
+
+    @property
+    def versioned_reads(self) -> VersionedReads: ...
+
+
+def versioned_of(state: AppState) -> VersionedReads:
+    """The app's versioned reads, built once by the app layer."""
+    parts: VersionedParts = parts_of(state)
+    return parts.versioned_reads

@@ -4,7 +4,7 @@ service, answer with the RFC 6749 §5.2 error shape on failure."""
 from __future__ import annotations
 
 import functools
-from typing import Any
+from typing import Any, Protocol
 
 from fastapi import APIRouter, Request
 from starlette.responses import Response
@@ -14,10 +14,10 @@ from autoport.kit import environments
 from autoport.kit.environments import TOKEN_PATH, Environment, environment_of, public_base_url
 from autoport.kit.errors import ApiError, OAuthError
 from autoport.kit.openapi import APPLICATION_SECURITY, CLIENT_SECURITY
-from autoport.kit.ratelimit import RateLimiters, client_address
+from autoport.kit.ratelimit import RateLimiter, client_address
 from autoport.kit.routing import HotRoute, json_response
-from autoport.kit.state import AppState, state_of
-from autoport.kit.versioned import VersionedReads
+from autoport.kit.state import AppState, parts_of, state_of
+from autoport.kit.versioned import versioned_of
 from autoport.oauth import pkce, revocation
 from autoport.oauth.bearer import bearer_token, live_token
 from autoport.oauth.client_auth import AuthenticatedClient, authenticate_client
@@ -123,7 +123,7 @@ async def _client_record(
     this process wrote it, as the bearer check sees a revoked token; kit.versioned).
     The query and its parsing were a sixth of a client_credentials token."""
     database = state.database
-    record: ClientRecord | None = await state.part(VersionedReads).get(
+    record: ClientRecord | None = await versioned_of(state).get(
         database,
         CLIENT_TABLES,
         (str(environment), client_id),
@@ -132,9 +132,18 @@ async def _client_record(
     return record
 
 
-async def _rate_limit(state: AppState, name: str, key: str, whose: str) -> None:
-    # The limiters count against their settings (autoport.state.RATE_LIMITS).
-    verdict = await state.part(RateLimiters)[name].hit(key)
+class TokenParts(Protocol):
+    """The parts the token endpoint takes (autoport.state.Parts; mypy checks it has
+    them): its limiters per address and per client."""
+
+    @property
+    def token_ip_limit(self) -> RateLimiter: ...
+    @property
+    def token_client_limit(self) -> RateLimiter: ...
+
+
+async def _rate_limit(limiter: RateLimiter, key: str, whose: str) -> None:
+    verdict = await limiter.hit(key)
     if not verdict.allowed:
         headers = verdict.headers()
         # RFC 6749 has no rate-limit error; `temporarily_unavailable` is its code for a
@@ -149,11 +158,12 @@ async def _rate_limit(state: AppState, name: str, key: str, whose: str) -> None:
 
 async def _token(request: Request, account_id: str | None = None) -> Response:
     state = state_of(request)
+    parts: TokenParts = parts_of(state)
     environment = environment_of(request)
     # Every request counts against its address before any work (parsing, client
     # authentication, database): a flood from one place is turned away cheaply.
     await _rate_limit(
-        state, "token-ip", client_address(request), "from this address",
+        parts.token_ip_limit, client_address(request), "from this address",
     )  # fmt: skip
     params = await read_params(request)
     grant_type = params.get("grant_type")
@@ -170,7 +180,7 @@ async def _token(request: Request, account_id: str | None = None) -> Response:
     client = await _client(request, state, environment, params, now_us)
     # Per client only once it is authenticated: nobody else can spend a client's budget.
     await _rate_limit(
-        state, "token-client", client.application.id, "of this client",
+        parts.token_client_limit, client.application.id, "of this client",
     )  # fmt: skip
     if account_id is not None and client.application.account_id != account_id:
         raise OAuthError("invalid_client", "the client does not belong to this account", status=401)
@@ -246,11 +256,12 @@ async def token_endpoint_account(request: Request, account_id: str) -> Response:
 
 async def _revoke(request: Request) -> Response:
     state = state_of(request)
+    parts: TokenParts = parts_of(state)
     environment = environment_of(request)
     # The address's token budget, before any work: revocation authenticates the client
     # as the token endpoint does, so guessing a secret here spends the same budget.
     await _rate_limit(
-        state, "token-ip", client_address(request), "from this address",
+        parts.token_ip_limit, client_address(request), "from this address",
     )  # fmt: skip
     params = await read_params(request)
     token = params.get("token")

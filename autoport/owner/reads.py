@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from autoport.kit.db import Database
 from autoport.kit.state import AppState
-from autoport.kit.usage import UsageCounts
+from autoport.kit.usage import UsageCounts, usage_of
 
 DAY_US = 86_400 * 1_000_000
 
@@ -29,7 +29,7 @@ ON CONFLICT (authorization_id, day) DO UPDATE SET
 
 async def flush(state: AppState) -> int:
     """Write this process's counted reads now (a page about to show them)."""
-    return await flush_reads(state.database, state.part(UsageCounts))
+    return await flush_reads(state.database, usage_of(state))
 
 
 async def flush_reads(db: Database, counts: UsageCounts) -> int:

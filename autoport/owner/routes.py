@@ -10,6 +10,7 @@ portal's error page (`pages.error_page`, through the pages' router).
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Protocol
 from urllib.parse import urlencode
 
 import structlog
@@ -21,9 +22,9 @@ from autoport.kit.auth import AdminDep
 from autoport.kit.crypto import new_token
 from autoport.kit.environments import Environment, environment_of
 from autoport.kit.errors import ApiError
-from autoport.kit.ratelimit import client_address, rate_limiter
+from autoport.kit.ratelimit import RateLimiter, client_address
 from autoport.kit.routing import api_router, json_response
-from autoport.kit.state import AppState
+from autoport.kit.state import AppState, parts_of
 from autoport.owner import flows, pages, reads, service
 from autoport.owner.schemas import RevokeResult
 from autoport.owner.service import OwnerSession
@@ -161,15 +162,25 @@ async def sign_in_page(request: Request) -> Response:
     )
 
 
+class OwnerParts(Protocol):
+    """The parts the owner portal's sign-in takes (autoport.state.Parts; mypy checks it
+    has them): its limiters per address and per VIN."""
+
+    @property
+    def owner_ip_limit(self) -> RateLimiter: ...
+    @property
+    def owner_vin_limit(self) -> RateLimiter: ...
+
+
 async def _throttle(request: Request, state: AppState, vin: str) -> None:
     """Sign-ins per client address, then per VIN (the same for a VIN nobody knows)."""
-    settings = state.settings
+    parts: OwnerParts = parts_of(state)
     checks = (
-        ("owner-ip", settings.owner_sign_in_ip_rate_limit, client_address(request)),
-        ("owner-vin", settings.owner_sign_in_vin_rate_limit, vin[:40]),
+        (parts.owner_ip_limit, client_address(request)),
+        (parts.owner_vin_limit, vin[:40]),
     )
-    for name, spec, subject in checks:
-        verdict = await rate_limiter(state, name, spec).hit(subject)
+    for limiter, subject in checks:
+        verdict = await limiter.hit(subject)
         if not verdict.allowed:
             raise PageError("busy", 429, verdict.headers())
 

@@ -13,7 +13,7 @@ import structlog
 
 from autoport.kit.db import Database
 from autoport.kit.state import AppState
-from autoport.kit.usage import UsageCounts, day_text
+from autoport.kit.usage import UsageCounts, day_text, usage_of
 from autoport.usage import repository
 
 log = structlog.get_logger("autoport.usage")
@@ -29,7 +29,7 @@ ReadWriter = Callable[[Database, UsageCounts], Awaitable[int]]
 async def flush_usage(state: AppState) -> int:
     """Write the counts gathered since the last flush (one upsert per application and
     day); on failure they are kept for the next flush. Returns the rows written."""
-    taken = state.part(UsageCounts).take()
+    taken = usage_of(state).take()
     if not taken:
         return 0
     rows = [
@@ -46,14 +46,14 @@ async def flush_usage(state: AppState) -> int:
         async with state.database.transaction() as conn:
             await repository.add_counts(conn, rows)
     except BaseException:
-        state.part(UsageCounts).give_back(taken)
+        usage_of(state).give_back(taken)
         raise
     return len(rows)
 
 
 @contextlib.asynccontextmanager
 async def usage_flusher(state: AppState, write_reads: ReadWriter) -> AsyncIterator[None]:
-    counts = state.part(UsageCounts)
+    counts = usage_of(state)
     interval = min(FLUSH_SECONDS, state.settings.owner_read_flush_seconds)
 
     async def flush_all(when: str) -> None:

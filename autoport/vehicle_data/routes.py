@@ -3,17 +3,17 @@ against the application's rate limit, call the service, answer bytes."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Protocol
 
 from fastapi import Query, Request
 from starlette.responses import Response
 
 from autoport.kit.auth import Caller, CallerDep, current_caller
 from autoport.kit.errors import ApiError, request_id_of
-from autoport.kit.ratelimit import RateLimiters, Verdict
+from autoport.kit.ratelimit import RateLimiter, Verdict
 from autoport.kit.routing import HotRoute, JsonBytes, api_router, json_response
-from autoport.kit.state import AppState, state_of
-from autoport.kit.usage import UsageCounts
+from autoport.kit.state import AppState, parts_of, state_of
+from autoport.kit.usage import usage_of
 from autoport.vehicle_data import service
 from autoport.vehicle_data.schemas import history_response_schema, pull_response_schema
 
@@ -36,11 +36,19 @@ _ERRORS: dict[int | str, dict[str, str]] = {
 }
 
 
+class VehicleDataParts(Protocol):
+    """The parts the reads take (autoport.state.Parts; mypy checks it has them)."""
+
+    @property
+    def vehicle_data_limit(self) -> RateLimiter: ...
+
+
 async def _rate_limit(state: AppState, caller: Caller) -> Verdict:
-    # Per application, against vehicle_data_rate_limit (autoport.state.RATE_LIMITS).
-    verdict = await state.part(RateLimiters)["vd"].hit(caller.application_id)
+    # Per application, against vehicle_data_rate_limit.
+    parts: VehicleDataParts = parts_of(state)
+    verdict = await parts.vehicle_data_limit.hit(caller.application_id)
     if not verdict.allowed:
-        state.part(UsageCounts).rate_limited(
+        usage_of(state).rate_limited(
             caller.environment.value, caller.application_id, state.clock.now_us()
         )
         headers = verdict.headers()
@@ -66,7 +74,7 @@ async def pull(request: Request, vin: str, caller: Caller) -> Response:
         error.headers = {**verdict.headers(), **(error.headers or {})}
         raise
     # For the owner portal's "last read": an in-memory count, flushed off the request path.
-    state.part(UsageCounts).read(caller, state.clock.now_us())
+    usage_of(state).read(caller, state.clock.now_us())
     return JsonBytes(body, verdict.raw_headers())
 
 
@@ -143,5 +151,5 @@ async def get_vehicle_data_history(
     except ApiError as error:
         error.headers = {**headers, **(error.headers or {})}
         raise
-    state.part(UsageCounts).read(caller, state.clock.now_us())
+    usage_of(state).read(caller, state.clock.now_us())
     return json_response(content, headers=headers)

@@ -34,7 +34,7 @@ from autoport.kit.environments import Environment
 from autoport.kit.errors import ApiError
 from autoport.kit.paging import decode_cursor, encode_cursor, page_size
 from autoport.kit.state import AppState
-from autoport.kit.versioned import VersionedReads
+from autoport.kit.versioned import versioned_of
 from autoport.vehicle_data import repository
 from autoport.vehicle_data.freshness import windows_of
 from autoport.vehicles.access import (
@@ -204,7 +204,7 @@ async def stored_vehicle(database: Database, *, environment: Environment, vin: s
 
 async def _vehicle_row(state: AppState, env: str, vin: str) -> Row | None:
     database = state.database
-    row: Row | None = await state.part(VersionedReads).get(
+    row: Row | None = await versioned_of(state).get(
         database,
         _VEHICLES,
         (env, vin),

@@ -24,7 +24,7 @@ from autoport.kit.db import Connection, Row
 from autoport.kit.environments import Environment
 from autoport.kit.errors import ApiError
 from autoport.kit.state import AppState
-from autoport.kit.versioned import VersionedReads
+from autoport.kit.versioned import versioned_of
 
 
 def sandbox_only_problem(brand: str, environment: Environment) -> str | None:
@@ -384,7 +384,7 @@ _CLEARANCES = frozenset({"fleet_vehicles"})
 async def _another_accounts_car(state: AppState, caller: Caller, vin: str) -> bool:
     """autoport.vehicles.access.another_accounts_car, read again only after a commit to
     the sandbox cars (a running car's steps: about one a second, not one per pull)."""
-    found: bool = await state.part(VersionedReads).get(
+    found: bool = await versioned_of(state).get(
         state.database,
         _SANDBOX_CARS,
         (str(caller.environment), caller.application_id, vin),
@@ -401,7 +401,7 @@ async def _another_accounts_car(state: AppState, caller: Caller, vin: str) -> bo
 async def _clearance_brand(state: AppState, caller: Caller, vin: str) -> str | None:
     """The brand of the caller's approved fleet clearance of `vin` (one query a pull of
     a client_credentials token would otherwise make: 6 % of a sandbox pull)."""
-    brand: str | None = await state.part(VersionedReads).get(
+    brand: str | None = await versioned_of(state).get(
         state.database,
         _CLEARANCES,
         (str(caller.environment), caller.application_id, vin),

@@ -7,6 +7,7 @@ pipeline with FastAPI alone behind it (tests/vehicle_data/test_hot_route_twin.Tw
 from __future__ import annotations
 
 import base64
+import dataclasses
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -15,7 +16,8 @@ import pytest
 from fastapi import FastAPI
 
 from autoport.kit.environments import Environment
-from autoport.kit.ratelimit import RateLimiter, RateLimiters
+from autoport.kit.ratelimit import RateLimiter
+from autoport.state import typed_parts
 from tests.factories import AppCredentials, create_app_credentials
 from tests.vehicle_data.test_hot_route_twin import Twin
 
@@ -164,8 +166,10 @@ async def test_the_address_limit_refuses_alike(
     app: FastAPI, client: httpx.AsyncClient, twin: tuple[Twin, httpx.AsyncClient]
 ) -> None:
     creds = await _credentials(app, Environment.production)
-    limiters: RateLimiters = app.state.autoport.part(RateLimiters)
-    limiters.by_name["token-ip"] = RateLimiter("1/minute", namespace="twin-ip")
+    state = app.state.autoport
+    state.parts = dataclasses.replace(
+        typed_parts(state), token_ip_limit=RateLimiter("1/minute", namespace="twin-ip")
+    )
     form = {"grant_type": "client_credentials", **creds.auth()}
     assert (await client.post("/v1/access_tokens", data=form)).status_code == 200
     hot, _ = await assert_same(client, twin, status=429, data=form)

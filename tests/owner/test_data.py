@@ -22,7 +22,7 @@ from autoport.ingestion.service import ingest_vehicle_data
 from autoport.kit.clock import FrozenClock, to_iso
 from autoport.kit.db import Database
 from autoport.kit.environments import Environment
-from autoport.kit.usage import UsageCounts
+from autoport.kit.usage import UsageCounts, usage_of
 from autoport.owner import reads
 from autoport.owner.reads import DAY_US
 from tests.consent.conftest import VIN, consent_settings, insert_application, store_vehicle_data
@@ -82,7 +82,7 @@ async def test_the_pull_counts_in_memory_only(
     assert await db.fetch_value("SELECT COUNT(*) FROM grant_reads") == 0
     state = consent_app.state.autoport
     key = ("sandbox", granted.authorization_id, clock.now_us() // DAY_US)
-    assert state.part(UsageCounts).reads[key] == [5, clock.now_us()]
+    assert usage_of(state).reads[key] == [5, clock.now_us()]
     await reads.flush(state)
     assert await db.fetch_value("SELECT reads FROM grant_reads") == 5
 

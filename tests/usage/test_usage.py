@@ -15,7 +15,7 @@ from autoport.kit.clock import FrozenClock
 from autoport.kit.db import Database
 from autoport.kit.environments import Environment
 from autoport.kit.state import AppState
-from autoport.kit.usage import UsageCounts, day_text
+from autoport.kit.usage import day_text, usage_of
 from autoport.usage import service
 from autoport.usage.tasks import flush_usage
 from autoport.webhooks import repository as webhooks_repository
@@ -51,7 +51,7 @@ async def test_requests_and_rate_limit_hits_are_counted_per_application_and_day(
     # Refused tokens count for nobody.
     await client.get("/sandbox/v1/fleets/vehicles", headers=bearer("not-a-token"))
     assert await flush_usage(state) == 2
-    assert state.part(UsageCounts).counts == {}
+    assert usage_of(state).counts == {}
     # The next day, and a second flush that adds (as another process's would).
     clock.advance(86_400)
     one_token = bearer(await client_credentials_token(client, one))  # the first expired
@@ -83,11 +83,11 @@ async def test_requests_and_rate_limit_hits_are_counted_per_application_and_day(
 
 async def test_a_failed_flush_keeps_the_counts(app: FastAPI, clock: FrozenClock) -> None:
     state = _state(app)
-    state.part(UsageCounts).request("sandbox", "APP", clock.now_us())
+    usage_of(state).request("sandbox", "APP", clock.now_us())
     await state.database.close()
     with pytest.raises(Exception):  # noqa: B017 - any database error
         await flush_usage(state)
-    assert state.part(UsageCounts).counts != {}
+    assert usage_of(state).counts != {}
     await state.database.connect()
     assert await flush_usage(state) == 1
 

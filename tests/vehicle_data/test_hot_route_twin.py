@@ -6,6 +6,7 @@ through the same request pipeline, with FastAPI alone behind it."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import AsyncIterator
 
 import httpx
@@ -20,7 +21,8 @@ from autoport.brands.sources import (
     SourceUnavailable,
     VehicleOffline,
 )
-from autoport.kit.ratelimit import RateLimiter, RateLimiters
+from autoport.kit.ratelimit import RateLimiter
+from autoport.state import typed_parts
 from tests.vehicle_data.conftest import TestCallers
 from tests.vehicle_data.test_pull import ALL, OTHER_VIN, URL, VIN, TestSource, bearer, store
 
@@ -186,7 +188,10 @@ async def test_the_rate_limit_answer_is_the_same(
     twin: tuple[Twin, httpx.AsyncClient],
 ) -> None:
     # A smaller budget for this app's reads (the limiters are built once, autoport.state).
-    app.state.autoport.part(RateLimiters).by_name["vd"] = RateLimiter("2/minute", namespace="vd")
+    state = app.state.autoport
+    state.parts = dataclasses.replace(
+        typed_parts(state), vehicle_data_limit=RateLimiter("2/minute", namespace="vd")
+    )
     await store(app)
     app_id = await callers.application(properties=ALL)
     headers = bearer(await callers.vehicle_token(app_id, vin=VIN, properties=ALL))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from typing import Any
 
 import httpx
@@ -19,7 +20,8 @@ from autoport.brands.sources import (
 )
 from autoport.ingestion.service import ingest_vehicle_data
 from autoport.kit.environments import Environment
-from autoport.kit.ratelimit import RateLimiter, RateLimiters
+from autoport.kit.ratelimit import RateLimiter
+from autoport.state import typed_parts
 from tests.vehicle_data.conftest import TestCallers
 
 VIN = "WBA00000000000001"
@@ -204,7 +206,10 @@ async def test_the_rate_limit_answers_429_with_headers(
     client: httpx.AsyncClient, app: FastAPI, callers: TestCallers
 ) -> None:
     # As if built from vehicle_data_rate_limit=3/minute (autoport.state).
-    app.state.autoport.part(RateLimiters).by_name["vd"] = RateLimiter("3/minute", namespace="vd")
+    state = app.state.autoport
+    state.parts = dataclasses.replace(
+        typed_parts(state), vehicle_data_limit=RateLimiter("3/minute", namespace="vd")
+    )
     await store(app)
     app_id = await callers.application(properties=ALL)
     token = await callers.vehicle_token(app_id, vin=VIN, properties=ALL)
