@@ -380,13 +380,29 @@ async def prune_chunks(
     """Delete up to `batch` whole chunks whose newest point arrived before `cutoff_us`;
     returns (chunks, points) deleted."""
     where, params = _brand_filter("history_chunks", brand, except_brands)
+    # SQLite: by rowid, which the index on received_max holds (no lookup of the primary
+    # key per chunk).
+    key = "rowid" if conn.dialect == "sqlite" else "series_id, last_ts, received_max"
     sql = f"""
-DELETE FROM history_chunks WHERE (series_id, last_ts, received_max) IN (
-    SELECT series_id, last_ts, received_max FROM history_chunks
-    WHERE received_max < :cutoff{where} LIMIT :batch
+DELETE FROM history_chunks WHERE ({key}) IN (
+    SELECT {key} FROM history_chunks WHERE received_max < :cutoff{where} LIMIT :batch
 ) RETURNING count
 """  # noqa: S608 - only numbered placeholders are interpolated
-    rows = await conn.fetch_all(sql, {"cutoff": cutoff_us, "batch": batch, **params})
+    values = {"cutoff": cutoff_us, "batch": batch, **params}
+    if conn.dialect != "sqlite":
+        rows = await conn.fetch_all(sql, values)
+        return len(rows), sum(int(row["count"]) for row in rows)
+    # SQLite built with SECURE_DELETE (Debian's, so this machine's Python) zeroes every
+    # page a deleted chunk frees, its overflow pages included: half the CPU of a
+    # retention batch and most of its writes. FAST zeroes what is written anyway, so an
+    # expired chunk's bytes may stay in free pages until they are reused. Only here: the
+    # deletion of a vehicle's history keeps the build's setting.
+    before = await conn.fetch_value("PRAGMA secure_delete")
+    await conn.execute("PRAGMA secure_delete = FAST")
+    try:
+        rows = await conn.fetch_all(sql, values)
+    finally:
+        await conn.execute(f"PRAGMA secure_delete = {int(before)}")
     return len(rows), sum(int(row["count"]) for row in rows)
 
 

@@ -237,6 +237,27 @@ async def test_pruning_removes_only_rows_past_the_retention(app: FastAPI) -> Non
     assert await prune_history(state) == 0
 
 
+async def test_pruning_chunks_leaves_the_writer_as_it_was(app: FastAPI) -> None:
+    """On SQLite, chunks past retention are deleted with secure_delete FAST (a build with
+    SECURE_DELETE zeroes every freed page otherwise); the writer's setting is the build's
+    again afterwards, for the deletions that are no retention (a vehicle's history)."""
+    state = app.state.autoport
+    db = state.database
+    await fill(app, [1, 2, 3])
+    state.clock.advance(10 * 86_400)
+    assert await seal_round(state) == 3
+    sqlite = db.dialect == "sqlite"
+    if sqlite:
+        async with db.transaction() as conn:
+            setting = await conn.fetch_value("PRAGMA secure_delete")
+    state.settings = state.settings.model_copy(update={"vehicle_data_history_retention_days": 5})
+    assert await prune_history(state) == 3
+    assert await db.fetch_value("SELECT count(*) FROM history_chunks") == 0
+    if sqlite:
+        async with db.transaction() as conn:
+            assert await conn.fetch_value("PRAGMA secure_delete") == setting
+
+
 async def test_pruning_per_brand_in_bounded_batches(
     app: FastAPI, monkeypatch: pytest.MonkeyPatch
 ) -> None:
