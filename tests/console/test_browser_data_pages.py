@@ -251,12 +251,12 @@ def test_developer_fleet_sandbox_streaming_usage(page: Any, world: World) -> Non
     page.wait_for_selector("#charts[data-live-state=open]")
     page.evaluate("() => { window.notReloaded = true; }")
     page.wait_for_function(
-        "() => Number(document.getElementById('charts').getAttribute('data-points') || 0) >= 3"
+        "() => Number(document.getElementById('charts')?.getAttribute('data-points') || 0) >= 3"
     )
     before = int(page.locator("#charts").get_attribute("data-points") or 0)
     odometer_before = page.locator("#latest-odometer").inner_text()
     page.wait_for_function(
-        "() => Number(document.getElementById('charts').getAttribute('data-points')) > "
+        "() => Number(document.getElementById('charts')?.getAttribute('data-points')) > "
         + str(before + 2)
     )
     page.wait_for_function(
@@ -313,7 +313,7 @@ def test_developer_fleet_sandbox_streaming_usage(page: Any, world: World) -> Non
     seen = int(page.locator("#stream-live").get_attribute("data-live-seen") or 0)
     first_seq = page.locator("#stream-live .hint").first.inner_text()
     page.wait_for_function(
-        "() => Number(document.getElementById('stream-live').getAttribute('data-live-seen'))"
+        "() => Number(document.getElementById('stream-live')?.getAttribute('data-live-seen'))"
         f" > {seen}",
         timeout=30_000,
     )
@@ -382,14 +382,14 @@ def test_dates_in_the_readers_language_and_time_zone(browser: Any, world: World)
         page.select_option("#new-scenario", "driving")
         page.click("form:has(#new-name) button[type=submit]")
         page.wait_for_function(
-            "() => Number(document.getElementById('charts').getAttribute('data-points') || 0) >= 3"
+            "() => Number(document.getElementById('charts')?.getAttribute('data-points') || 0) >= 3"
         )
         over = page.locator("#chart-speed .u-over")
         box = over.bounding_box()
         assert box is not None
         over.hover(position={"x": box["width"] - 4, "y": box["height"] / 2})  # the newest
         page.wait_for_function(
-            "() => document.querySelector('#chart-speed .u-over').getAttribute('title')"
+            "() => document.querySelector('#chart-speed .u-over')?.getAttribute('title')"
         )
         title = over.get_attribute("title") or ""
         moment = r"(\d{2})\.(\d{2})\.(\d{4}), (\d{2}):(\d{2}):(\d{2})"

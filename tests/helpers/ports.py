@@ -21,6 +21,10 @@ def bound_socket() -> socket.socket:
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
+    # Listening at once: Linux hands the same ephemeral port to two SO_REUSEADDR sockets
+    # that are bound but not listening, and the second listen() (uvicorn's) then failed
+    # with EADDRINUSE (seen in a full run). A listening socket's port is its own.
+    sock.listen(128)
     return sock
 
 
