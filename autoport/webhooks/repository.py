@@ -388,6 +388,19 @@ async def prune_log(
     )
 
 
+async def prune_log_before(
+    conn: Connection, *, environment: Environment, application_id: str, before: int
+) -> int:
+    """Forget the application's finished deliveries older than `before` (a delivery id
+    with at least the number kept of finished ones from it on: `prune_log` in fewer
+    reads)."""
+    return await conn.execute(
+        "DELETE FROM webhook_deliveries WHERE environment = :env AND application_id = :app "
+        "AND status IN ('succeeded', 'failed') AND id < :before",
+        {"env": str(environment), "app": application_id, "before": before},
+    )
+
+
 _LOG_COLUMNS = (
     "delivery_id, event_type, vin, body, status, attempts, created_at, enqueued_at, "
     "next_attempt_at, expires_at, claimed_until, last_attempt_at, delivered_at, "

@@ -112,19 +112,12 @@ class DeliveryWorker:
     async def ingest(self) -> int:
         """Convert due outbox events into deliveries; returns events consumed."""
         now = self.clock.now_us()
-        events = await outbox.claim(
-            self.db,
-            consumer=CONSUMER,
-            worker_id=self.worker_id,
-            now_us=now,
-            limit=self.batch,
-            lease_seconds=self.config.lease_us / 1_000_000,
+        # A cheap read first: an idle pass must not take SQLite's write lock.
+        if not await outbox.any_due(self.db, consumer=CONSUMER, now_us=now):
+            return 0
+        return await enqueue_events(
+            self.db, consumer=CONSUMER, now_us=now, limit=self.batch, config=self.config
         )
-        if events:
-            await enqueue_events(
-                self.db, events, worker_id=self.worker_id, now_us=now, config=self.config
-            )
-        return len(events)
 
     async def claim(self, limit: int) -> list[ClaimedDelivery]:
         return await repo.claim_deliveries(

@@ -418,3 +418,74 @@ async def test_the_log_shows_the_headers_each_attempt_sent(
         "standard": {"webhook-timestamp", "webhook-signature"},
     }
     assert changed == signed[scheme]
+
+
+async def test_a_failed_conversion_leaves_its_events_due_at_once(
+    worker: DeliveryWorker,
+    config: WebhookConfig,
+    clock: FrozenClock,
+    receiver: Receiver,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """An outbox event is taken in the transaction that writes its delivery
+    (outbox.take): when writing fails, the event is still in the outbox, unleased and
+    due for the next pass at once (a claim's lease would hold it back for
+    webhook_lease_seconds), and no delivery exists; the next pass delivers it once."""
+    from autoport.webhooks import repository
+
+    db = worker.db
+    await configure(db, config, clock, receiver.url, events=["fleet_clearance_changed"])
+    await emit(db, clock, "fleet_clearance_changed", VIN, {"action": "approved"})
+    original = repository.create_deliveries
+
+    async def broken(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("disk full")
+
+    monkeypatch.setattr(repository, "create_deliveries", broken)
+    with pytest.raises(RuntimeError, match="disk full"):
+        await worker.ingest()
+    assert await webhook_outbox_count(db) == 1
+    leased = await db.fetch_value(
+        "SELECT COUNT(*) FROM outbox WHERE consumer = 'webhooks' AND claimed_by IS NOT NULL"
+    )
+    assert leased == 0
+    monkeypatch.setattr(repository, "create_deliveries", original)
+    assert await worker.ingest() == 1
+    await worker.run_until_idle()
+    sent = [r.headers["X-Svc-Event"] for r in receiver.requests]
+    assert sent.count("fleet_clearance_changed") == 1
+
+
+async def test_the_log_keeps_its_finished_deliveries_beside_a_pending_backlog(
+    worker: DeliveryWorker,
+    config: WebhookConfig,
+    clock: FrozenClock,
+    receiver: Receiver,
+    settings: Settings,
+) -> None:
+    """Pending deliveries never count among the kept ones: a batch that finishes 15
+    while 20 newer ones wait keeps the newest 10 finished (the prune read the newest 10
+    of any status, pending included, and so deleted every finished one)."""
+    db = worker.db
+    await configure(db, config, clock, receiver.url, events=["fleet_clearance_changed"])
+    for n in range(15):
+        await emit(db, clock, "fleet_clearance_changed", f"WBA1234567890{n:04d}", {})
+    assert await worker.ingest() == 15
+    for n in range(20):
+        await emit(db, clock, "fleet_clearance_changed", f"WBA9876543210{n:04d}", {})
+    assert await worker.ingest() == 20
+    await db.execute(
+        "UPDATE webhook_deliveries SET next_attempt_at = :later WHERE vin LIKE 'WBA98%'",
+        {"later": clock.now_us() + 3600 * MICROS},
+    )
+    outcomes = await worker.run_once()
+    assert len(outcomes) == 15
+    rows = await db.fetch_all(
+        "SELECT status, COUNT(*) AS n, MIN(vin) AS oldest FROM webhook_deliveries "
+        "WHERE event_type = 'fleet_clearance_changed' GROUP BY status ORDER BY status"
+    )
+    assert [(r["status"], r["n"]) for r in rows] == [
+        ("pending", 20),
+        ("succeeded", settings.webhook_deliveries_kept),
+    ]
+    assert rows[1]["oldest"] == "WBA12345678900005"
