@@ -672,7 +672,10 @@ async def plan_merge(
     """How to bring `new` (sorted by timestamp, then stored order) into the series'
     chunks, keeping their ranges apart: a point goes to the chunk with the latest start
     at or before it; past a full chunk's end it starts new chunks; before every chunk,
-    too. A small chunk takes the points after it (so a slow series' chunks grow)."""
+    too. A small chunk takes the points after it (so a slow series' chunks grow), on
+    PostgreSQL only those that arrived on the UTC day of its partition: grown with a
+    later day's points, it would move to that day's partition and leave its old copy's
+    space in a partition that takes no more rows, free space until the day is dropped."""
     low, high = new[0].timestamp, new[-1].timestamp
     metas = list(
         await repository.list_chunks_overlapping(conn, series_id=series, low=low, high=high)
@@ -681,6 +684,7 @@ async def plan_merge(
     if before is not None:
         metas.insert(0, before)
     starts = [int(m["first_ts"]) for m in metas]
+    partitioned = conn.dialect == "postgresql"
     assigned: dict[int, list[Point]] = {}
     loose: list[Point] = []
     for point in new:
@@ -689,7 +693,10 @@ async def plan_merge(
             loose.append(point)
             continue
         meta = metas[index]
-        small = int(meta["count"]) < target // 2
+        small = int(meta["count"]) < target // 2 and (
+            not partitioned
+            or partitions.day_of(point.received_at) == partitions.day_of(int(meta["received_max"]))
+        )
         if point.timestamp > int(meta["last_ts"]) and not small:
             loose.append(point)
         else:

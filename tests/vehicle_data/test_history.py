@@ -10,7 +10,7 @@ import httpx
 import pytest
 from fastapi import FastAPI
 
-from autoport.history import migration
+from autoport.history import migration, partitions
 from autoport.history.retention import prune as prune_history
 from autoport.history.tasks import seal_round
 from autoport.ingestion.service import ingest_vehicle_data
@@ -235,6 +235,27 @@ async def test_pruning_removes_only_rows_past_the_retention(app: FastAPI) -> Non
     state.settings = state.settings.model_copy(update={"vehicle_data_history_retention_days": 0})
     state.clock.advance(1000 * 86_400)
     assert await prune_history(state) == 0
+
+
+async def test_a_small_chunk_grows_only_within_its_partitions_day(app: FastAPI) -> None:
+    """A slow series' small chunk takes the next seal's points; on PostgreSQL only those
+    that arrived on the UTC day of its partition (grown with a later day's, it would move
+    to that day's partition and leave free space in one that takes no more rows)."""
+    state = app.state.autoport
+    db = state.database
+    await fill(app, [1, 2])
+    state.clock.advance(2 * 3600)
+    assert await seal_round(state) == 2
+    now = state.clock.now_us()
+    state.clock.advance(((now // partitions.DAY_US + 1) * partitions.DAY_US - now) / 1e6 + 60)
+    await fill(app, [3])
+    state.clock.advance(2 * 3600)
+    assert await seal_round(state) == 1
+    counts = [
+        int(row["count"])
+        for row in await db.fetch_all("SELECT count FROM history_chunks ORDER BY last_ts")
+    ]
+    assert counts == ([2, 1] if db.dialect == "postgresql" else [3])
 
 
 async def test_pruning_chunks_leaves_the_writer_as_it_was(app: FastAPI) -> None:
