@@ -165,7 +165,8 @@ class RequestTally:
     One process: the counts reach the metrics at most FLUSH_SECONDS after a request,
     before every exposition (`exposition`: exact), when the app stops (kit.middleware)
     and at exit; a process killed loses them, as it loses its in-memory metrics. In
-    multiprocess mode every request is added at once (its file outlives the process).
+    multiprocess mode the requests of one turn of the event loop are added at its end
+    (the process's file outlives it).
     Only the event loop's thread counts."""
 
     FLUSH_SECONDS = 1.0
@@ -198,16 +199,18 @@ class RequestTally:
             self._schedule()
 
     def _schedule(self) -> None:
-        if multiprocess_dir() is not None:
-            # Several processes: each increment goes to this process's file at once, as
-            # before, so that a process killed (SIGKILL) still counts in the sum.
-            self.flush()
-            return
         try:
-            asyncio.get_running_loop().call_later(self.FLUSH_SECONDS, self.flush)
+            loop = asyncio.get_running_loop()
         except RuntimeError:  # no event loop (a script, a test calling by hand)
             self.flush()
             return
+        if multiprocess_dir() is not None:
+            # Several processes: the counts go to this process's file at the end of this
+            # turn of the event loop (the requests it answered together), so that a
+            # process killed (SIGKILL) still counts in the sum what it had answered.
+            loop.call_soon(self.flush)
+        else:
+            loop.call_later(self.FLUSH_SECONDS, self.flush)
         self.scheduled = True
 
     def flush(self) -> None:

@@ -247,3 +247,27 @@ async def test_held_request_counts_reach_the_metrics_as_observe_would_count_them
     total = ("autoport_http_request_duration_seconds_sum",
              (("method", "GET"), ("route", "/tally/test")))  # fmt: skip
     assert found[total] == pytest.approx(sum(latencies))
+
+
+async def test_in_multiprocess_mode_held_counts_are_added_at_the_end_of_the_loops_turn(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Several processes sum their files: a worker killed right after answering must
+    # still count what it answered, so its counts are held for one turn only.
+    import asyncio
+
+    from prometheus_client import REGISTRY
+
+    monkeypatch.setenv(metrics.MULTIPROC_ENV, str(tmp_path))
+    labels = {"method": "GET", "route": "/tally/turn", "status": "200"}
+    before = REGISTRY.get_sample_value("autoport_http_requests_total", labels) or 0.0
+    metrics.TALLY.request("GET", "/tally/turn", 200, 0.001)
+    metrics.TALLY.request("GET", "/tally/turn", 200, 0.002)
+
+    def held() -> bool:
+        return metrics.TALLY.scheduled
+
+    assert held()
+    await asyncio.sleep(0)  # the end of this turn
+    assert not held()
+    assert REGISTRY.get_sample_value("autoport_http_requests_total", labels) == before + 2
