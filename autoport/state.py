@@ -25,11 +25,17 @@ from autoport.kit.ratelimit import RateLimiter
 from autoport.kit.state import AppState
 from autoport.kit.usage import UsageCounts, UsageParts
 from autoport.kit.versioned import VersionedParts, VersionedReads
+from autoport.oauth.group_commit import GroupCommit, GroupCommitParts
 from autoport.oauth.routes import TokenParts
 from autoport.owner.routes import OwnerParts
+from autoport.sandbox.service import SandboxParts
 from autoport.sandbox.source import BehaviourLookup
 from autoport.streaming.service import StreamHub, StreamingParts
+from autoport.vehicle_data.freshness import FreshnessParts, FreshnessWindows
 from autoport.vehicle_data.routes import VehicleDataParts
+from autoport.vehicle_data.service import FragmentCache, PullParts
+from autoport.webhooks.delivery import WebhookConfig
+from autoport.webhooks.service import WebhooksParts
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +71,16 @@ class Parts:
     owner_vin_limit: RateLimiter
     # Commands per vehicle, apart from reads (a parked car's 12 V battery).
     command_limit: RateLimiter
+    # The pull's serialized groups last served (a bounded LRU of this app's pulls).
+    fragments: FragmentCache
+    # The data sources' answers kept for their freshness window (this app's database).
+    freshness: FreshnessWindows
+    # The token endpoint's shared commits (this app's database).
+    group_commit: GroupCommit
+    # The VINs this app's sandbox is stepping now (the runner leaves them alone).
+    stepping: set[str]
+    # The webhook settings and keys, derived once (HKDF off the request path).
+    webhook_config: WebhookConfig
 
 
 def wired(
@@ -73,17 +89,25 @@ def wired(
     BrandsParts,
     CommandsParts,
     ConsentParts,
+    FreshnessParts,
+    GroupCommitParts,
     OwnerParts,
+    PullParts,
+    SandboxParts,
     StreamingParts,
     TokenParts,
     UsageParts,
     VehicleDataParts,
     VersionedParts,
+    WebhooksParts,
 ]:
     """Never called: mypy proves here that `Parts` has every part each feature reads
     through its Protocol (tests/kit/test_wiring.py: every Protocol read through `parts_of`
     is listed)."""
-    return (parts, parts, parts, parts, parts, parts, parts, parts, parts)
+    return (
+        parts, parts, parts, parts, parts, parts, parts,
+        parts, parts, parts, parts, parts, parts, parts,
+    )  # fmt: skip
 
 
 def typed_parts(state: AppState) -> Parts:
@@ -122,5 +146,10 @@ def build_state(settings: Settings, database: Database, clock: Clock) -> AppStat
         owner_ip_limit=limiter("owner-ip", settings.owner_sign_in_ip_rate_limit),
         owner_vin_limit=limiter("owner-vin", settings.owner_sign_in_vin_rate_limit),
         command_limit=limiter("cmd", settings.vehicle_command_rate_limit),
+        fragments=FragmentCache(),
+        freshness=FreshnessWindows(database, clock),
+        group_commit=GroupCommit(database),
+        stepping=set(),
+        webhook_config=WebhookConfig.from_settings(settings),
     )
     return state

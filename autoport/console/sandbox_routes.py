@@ -338,6 +338,7 @@ async def sandbox_step(page: SandboxChangeDep, vin: str) -> Response:
         body: StepRequest = _checked(StepRequest, {"seconds": _number(form, "seconds")})
         await sandbox.step_vehicle(
             state.database, ingest=ingest_vehicle_data, vin=vehicle.vin,
+            stepping=sandbox.sandbox_parts(state).stepping,
             seconds=body.seconds, now_us=state.clock.now_us(),
         )  # fmt: skip
         return {"seconds": body.seconds}
@@ -424,7 +425,8 @@ async def sandbox_behaviour(page: SandboxChangeDep, vin: str) -> Response:
             },
         )
         await sandbox.set_behaviour(
-            state.database, ingest=ingest_vehicle_data, vin=vehicle.vin,
+            state.database, outcomes=sandbox.sandbox_parts(state).freshness,
+            ingest=ingest_vehicle_data, vin=vehicle.vin,
             now_us=state.clock.now_us(), offline=body.offline,
             latency_seconds=body.latency_seconds, eligible=body.eligible,
             connectivity_status=body.connectivity_status, privacy_mode=body.privacy_mode,

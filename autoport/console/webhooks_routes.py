@@ -61,7 +61,7 @@ async def _webhook_page(
     form: dict[str, Any] | None = None,
 ) -> Response:
     reader = page.state.database.reader
-    config = webhooks.config_of(page.request.app)
+    config = webhooks.config_of(page.state)
     hook = await service.get_webhook(reader, page.environment, application.id)
     deliveries = await webhooks.list_deliveries(
         reader, environment=page.environment, application_id=application.id, config=config
@@ -102,7 +102,7 @@ async def deliveries_fragment(page: AccountPageDep) -> Response:
         page.state.database.reader,
         environment=page.environment,
         application_id=application.id,
-        config=webhooks.config_of(page.request.app),
+        config=webhooks.config_of(page.state),
     )
     return page.render("_deliveries.html", application=application, deliveries=deliveries)
 
@@ -121,7 +121,7 @@ async def _save(
         secret=body.secret,
         events=body.events,
         signature_scheme=body.signature_scheme,
-        config=webhooks.config_of(page.request.app),
+        config=webhooks.config_of(page.state),
         clock_now=state.clock.now_us,
         rng=random.Random(),
     )
@@ -187,7 +187,7 @@ async def redeliver(page: ChangeDep, delivery_id: str) -> Response:
                 application_id=application.id,
                 delivery_id=delivery_id[:64],
                 now_us=page.state.clock.now_us(),
-                config=webhooks.config_of(page.request.app),
+                config=webhooks.config_of(page.state),
             )
             await page.audit(
                 conn,

@@ -8,7 +8,7 @@ import functools
 import weakref
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any
 
 from fastapi import Depends, Request
 
@@ -17,43 +17,22 @@ from autoport.kit.clock import Clock
 from autoport.kit.db import Database
 from autoport.kit.keyring import Keyring, LiveKey
 
-T = TypeVar("T")
-
 
 @dataclass(eq=False)  # one per app, compared and hashed by identity
 class AppState:
-    """The app's lifetime: settings, database, clock, and the long-lived objects of the
-    features (the brand registry, the stream hub, the rate limiters), each built once by
-    the app layer before the app serves (`autoport.state.build_state`) and reached by its
-    type (`part`). The kit names no feature: a feature asks for its own type.
-
-    `parts` is the app layer's frozen dataclass of typed parts (`autoport.state.Parts`);
-    a feature reads it through a Protocol of its own (`parts_of`), and mypy proves in
-    `autoport.state` that `Parts` satisfies every such Protocol."""
+    """The app's lifetime: settings, database, clock, and `parts`, the long-lived
+    objects of the features (the brand registry, the stream hub, the rate limiters, ...),
+    each built once by the app layer before the app serves (`autoport.state.build_state`):
+    its frozen dataclass of typed parts (`autoport.state.Parts`). The kit names no
+    feature: a feature reads the parts through a Protocol of its own (`parts_of`), and
+    mypy proves in `autoport.state` that `Parts` satisfies every such Protocol."""
 
     settings: Settings
     database: Database
     clock: Clock = field(default_factory=Clock)
     parts: object = None
-    _parts: dict[type[Any], object] = field(default_factory=dict)
     _on_shutdown: list[Callable[[], None]] = field(default_factory=list)
     _on_access_changed: list[Callable[[], None]] = field(default_factory=list)
-
-    def provide(
-        self,
-        part: object,
-        *,
-        on_shutdown: Callable[[], None] | None = None,
-        on_access_changed: Callable[[], None] | None = None,
-    ) -> None:
-        """Register a long-lived object under its type (once: a second one of the same
-        type is a wiring mistake), with what it does when the server stops and when
-        access changes."""
-        kind = type(part)
-        if kind in self._parts:
-            raise RuntimeError(f"a {kind.__name__} was already provided")
-        self._parts[kind] = part
-        self.on_events(on_shutdown=on_shutdown, on_access_changed=on_access_changed)
 
     def on_events(
         self,
@@ -66,16 +45,6 @@ class AppState:
             self._on_shutdown.append(on_shutdown)
         if on_access_changed is not None:
             self._on_access_changed.append(on_access_changed)
-
-    def part(self, kind: type[T]) -> T:
-        """The object of type `kind` the app layer built; never made here on demand."""
-        try:
-            # Stored under its own type by `provide` (no cast: a call on every request).
-            return self._parts[kind]  # type: ignore[return-value]
-        except KeyError:
-            raise RuntimeError(
-                f"no {kind.__name__} was built for this app (autoport.state.build_state)"
-            ) from None
 
     def begin_shutdown(self) -> None:
         """The server stops: long-lived responses (SSE streams) end now, before it waits

@@ -14,11 +14,11 @@ connection) and must not commit.
 from __future__ import annotations
 
 import asyncio
-import weakref
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from autoport.kit.db import Connection, Database
+from autoport.kit.state import AppState, parts_of
 
 T = TypeVar("T")
 Work = Callable[[Connection], Awaitable[Any]]
@@ -84,11 +84,14 @@ async def _in_savepoint(conn: Connection, index: int, work: Work) -> tuple[bool,
     return True, value
 
 
-_groups: weakref.WeakKeyDictionary[Database, GroupCommit] = weakref.WeakKeyDictionary()
+class GroupCommitParts(Protocol):
+    """The part the token grants take (autoport.state.Parts; mypy checks it has it):
+    one group commit per app, whose one database its batches share."""
+
+    @property
+    def group_commit(self) -> GroupCommit: ...
 
 
-async def run_grouped(db: Database, work: Callable[[Connection], Awaitable[T]]) -> T:
-    group = _groups.get(db)
-    if group is None:
-        group = _groups[db] = GroupCommit(db)
-    return await group.run(work)
+def group_commit_of(state: AppState) -> GroupCommit:
+    parts: GroupCommitParts = parts_of(state)
+    return parts.group_commit

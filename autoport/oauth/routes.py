@@ -22,6 +22,7 @@ from autoport.oauth import pkce, revocation
 from autoport.oauth.bearer import bearer_token, live_token
 from autoport.oauth.client_auth import AuthenticatedClient, authenticate_client
 from autoport.oauth.grants import authorization_code, client_credentials, refresh_token
+from autoport.oauth.group_commit import group_commit_of
 from autoport.oauth.schemas import ServerMetadata, TokenAnswer, VehicleInfo, read_params
 from autoport.oauth.tokens import TokenSettings
 
@@ -188,7 +189,11 @@ async def _token(request: Request, account_id: str | None = None) -> Response:
     body: dict[str, Any]
     if grant_type == "client_credentials":
         body = await client_credentials.grant(
-            state.database, environment=environment, client=client, config=config, now_us=now_us
+            group_commit_of(state),
+            environment=environment,
+            client=client,
+            config=config,
+            now_us=now_us,
         )
     elif grant_type == "authorization_code":
         body = await authorization_code.grant(
@@ -202,6 +207,7 @@ async def _token(request: Request, account_id: str | None = None) -> Response:
     else:
         body = await refresh_token.grant(
             state.database,
+            group=group_commit_of(state),
             environment=environment,
             client=client,
             params=params,

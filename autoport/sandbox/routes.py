@@ -111,6 +111,7 @@ async def step_vehicle(vin: str, body: StepRequest, state: StateDep, _: AdminDep
     vehicle = await service.step_vehicle(
         state.database,
         ingest=ingest_vehicle_data,
+        stepping=service.sandbox_parts(state).stepping,
         vin=vin,
         seconds=body.seconds,
         now_us=state.clock.now_us(),
@@ -211,6 +212,7 @@ async def change_behaviour(
     connectivity status and privacy mode (pull → 403; the car sends nothing meanwhile)."""
     vehicle = await service.set_behaviour(
         state.database,
+        outcomes=service.sandbox_parts(state).freshness,
         ingest=ingest_vehicle_data,
         vin=vin,
         now_us=state.clock.now_us(),

@@ -22,9 +22,9 @@ from __future__ import annotations
 
 import asyncio
 import random
-import weakref
+from collections.abc import Collection
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Protocol
 
 import structlog
 
@@ -37,6 +37,7 @@ from autoport.kit.clock import MICROS, to_iso
 from autoport.kit.db import Connection, Database
 from autoport.kit.environments import Environment
 from autoport.kit.errors import ApiError
+from autoport.kit.state import AppState, parts_of
 from autoport.sandbox import repository
 from autoport.sandbox.physics import (
     COMMAND_HANDLERS,
@@ -69,9 +70,6 @@ log = structlog.get_logger("autoport.sandbox")
 # Simulation steps run between two yields to the event loop: a step of 7 days (604,800
 # steps, about 12 s of CPU) held every other request of the process for its whole length.
 _STEPS_PER_YIELD = 1_000
-# The VINs this process is stepping now, per database: the runner leaves them alone,
-# or its own advance would make the step's write a conflict (409) at its end.
-_STEPPING: weakref.WeakKeyDictionary[Database, set[str]] = weakref.WeakKeyDictionary()
 
 BRAND = "sandbox"
 SOURCE = "sandbox"
@@ -426,12 +424,38 @@ async def advance_vehicle(
     return updated
 
 
+class SandboxParts(Protocol):
+    """The parts the emulator's changes take (autoport.state.Parts; mypy checks it has
+    them)."""
+
+    # The VINs this app is stepping now (`step_vehicle`): the runner (`tick`) leaves
+    # them alone, or its own advance would make the step's write a conflict (409) at
+    # its end.
+    @property
+    def stepping(self) -> set[str]: ...
+    # The pull's freshness windows: a behaviour change forgets what they keep.
+    @property
+    def freshness(self) -> freshness.FreshnessWindows: ...
+
+
+def sandbox_parts(state: AppState) -> SandboxParts:
+    parts: SandboxParts = parts_of(state)
+    return parts
+
+
 async def step_vehicle(
-    db: Database, *, ingest: Ingest, vin: str, seconds: float, now_us: int
+    db: Database,
+    *,
+    ingest: Ingest,
+    stepping: set[str],
+    vin: str,
+    seconds: float,
+    now_us: int,
 ) -> VehicleRow:
     """Advance one vehicle by `seconds` of simulated time now (for scripts and CI that
     do not want to wait); the wall-clock anchor moves back so the runner does not redo
-    them."""
+    them. `stepping`: the VINs this app is stepping (SandboxParts), `vin` among them
+    meanwhile."""
     vehicle = await get_vehicle(db.reader, vin)
     steps = round(seconds / vehicle.step_seconds)
     if steps < 1 or steps > 7 * 86_400:
@@ -441,7 +465,6 @@ async def step_vehicle(
     shift = int(steps * vehicle.step_seconds / vehicle.time_scale * MICROS)
     # The anchor moves with the new row; `save` still finds the stored version.
     anchored = replace(vehicle, started_at=vehicle.started_at - shift)
-    stepping = _STEPPING.setdefault(db, set())
     if vehicle.vin in stepping:
         raise ApiError(409, "the vehicle is being stepped already; try again", source="vin")
     stepping.add(vehicle.vin)
@@ -456,19 +479,21 @@ async def step_vehicle(
     return result
 
 
-def is_stepping(db: Database, vin: str) -> bool:
-    """Whether this process is stepping `vin` now (`step_vehicle`)."""
-    return vin in _STEPPING.get(db, ())
-
-
 async def tick(
-    db: Database, *, ingest: Ingest, now_us: int, limit: int = 500, max_catch_up: int = 3600
+    db: Database,
+    *,
+    ingest: Ingest,
+    stepping: Collection[str],
+    now_us: int,
+    limit: int = 500,
+    max_catch_up: int = 3600,
 ) -> int:
     """One round of the runner: every running vehicle whose next step is due advances to
-    now. Returns how many vehicles advanced."""
+    now, but those `step_vehicle` is stepping (`stepping`). Returns how many vehicles
+    advanced."""
     advanced = 0
     for vehicle in await repository.list_running(db.reader, limit):
-        if is_stepping(db, vehicle.vin):
+        if vehicle.vin in stepping:
             continue  # step_vehicle advances it now, and moves its anchor
         due = vehicle.due_step(now_us)
         if due <= vehicle.step:
@@ -642,11 +667,14 @@ async def set_behaviour(
     eligible: bool | None = None,
     connectivity_status: str | None = None,
     privacy_mode: bool | None = None,
+    outcomes: freshness.FreshnessWindows | None = None,
 ) -> VehicleRow:
     """Offline/asleep (pull → 408), slow (pull → 504 past the pull's timeout), eligibility
     and connectivity as the eligibility endpoint reports them, privacy mode (pull → 403;
     the car sends nothing meanwhile). When privacy mode is switched off, the car reports
-    its whole current state at once through `ingest`."""
+    its whole current state at once through `ingest`. `outcomes`: the app's freshness
+    windows, whose kept answers about `vin` are forgotten too (None in a CLI: it keeps
+    none)."""
     if latency_seconds is not None and not 0 <= latency_seconds <= 600:
         raise ApiError(422, "latency_seconds: must be between 0 and 600", source="latency_seconds")
     if connectivity_status is not None and connectivity_status not in CONNECTIVITY_STATUSES:
@@ -670,7 +698,7 @@ async def set_behaviour(
         )
         await repository.update(conn, updated, seen_updated_at=vehicle.updated_at)
         # The car now answers differently: the next pull asks it, whatever the window.
-        await freshness.forget(conn, db, environment=str(ENVIRONMENT), vin=vin)
+        await freshness.forget(conn, outcomes, environment=str(ENVIRONMENT), vin=vin)
     if vehicle.privacy_mode and not updated.privacy_mode:
         # Sharing is on again: what changed meanwhile (simulated, pinned or failing)
         # arrives now; points already delivered are identical and change nothing.

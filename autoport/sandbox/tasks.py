@@ -31,6 +31,7 @@ async def run_once(state: AppState, ingest: Ingest) -> int:
     return await service.tick(
         state.database,
         ingest=ingest,
+        stepping=service.sandbox_parts(state).stepping,
         now_us=state.clock.now_us(),
         max_catch_up=state.settings.sandbox_max_catch_up_steps,
     )

@@ -21,15 +21,16 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import time
-import weakref
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Protocol
 
 from autoport.kit.clock import Clock
 from autoport.kit.db import Connection, Database
 from autoport.kit.errors import ApiError
 from autoport.kit.periodic import wait_for
+from autoport.kit.state import AppState, parts_of
 from autoport.vehicle_data import repository
 
 # A process that claimed a fetch and died holds the lease until the fetch's timeout has
@@ -216,23 +217,26 @@ class FreshnessWindows:
         self.outcomes[key] = outcome
 
 
-# Per database object, like the pull's row cache: apps (and test apps) with different
-# databases never share outcomes.
-_WINDOWS: weakref.WeakKeyDictionary[Database, FreshnessWindows] = weakref.WeakKeyDictionary()
+class FreshnessParts(Protocol):
+    """The part the pull and the sandbox's behaviour changes take (autoport.state.Parts;
+    mypy checks it has it): one set of windows per app, over its one database."""
+
+    @property
+    def freshness(self) -> FreshnessWindows: ...
 
 
-def windows_of(database: Database, clock: Clock) -> FreshnessWindows:
-    windows = _WINDOWS.get(database)
-    if windows is None:
-        windows = _WINDOWS[database] = FreshnessWindows(database, clock)
-    return windows
+def windows_of(state: AppState) -> FreshnessWindows:
+    parts: FreshnessParts = parts_of(state)
+    return parts.freshness
 
 
-async def forget(conn: Connection, database: Database, *, environment: str, vin: str) -> None:
+async def forget(
+    conn: Connection, windows: FreshnessWindows | None, *, environment: str, vin: str
+) -> None:
     """The next pull of `vin` asks its data source again (the emulated car's behaviour
-    changed): the rows, inside the caller's transaction, and this process's outcomes.
+    changed): the rows, inside the caller's transaction, and the outcomes `windows` (this
+    app's, one per app: autoport.state) keeps; None where the caller keeps none (a CLI).
     Other processes keep theirs until their window ends."""
     await repository.delete_fetches(conn, environment=environment, vin=vin)
-    windows = _WINDOWS.get(database)
     if windows is not None:
         windows.forget(environment, vin)

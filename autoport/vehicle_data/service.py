@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 from collections import OrderedDict
 from functools import lru_cache
-from typing import Any
+from typing import Any, Protocol
 
 import orjson
 import structlog
@@ -33,7 +33,7 @@ from autoport.kit.db import Database, Row
 from autoport.kit.environments import Environment
 from autoport.kit.errors import ApiError
 from autoport.kit.paging import decode_cursor, encode_cursor, page_size
-from autoport.kit.state import AppState
+from autoport.kit.state import AppState, parts_of
 from autoport.kit.versioned import versioned_of
 from autoport.vehicle_data import repository
 from autoport.vehicle_data.freshness import windows_of
@@ -103,7 +103,7 @@ async def _refresh(
     async def fetch() -> None:
         await _fetch_and_ingest(state, caller.environment, vin, brand, properties, source)
 
-    outcome = await windows_of(state.database, state.clock).outcome(
+    outcome = await windows_of(state).outcome(
         environment=str(caller.environment),
         vin=vin,
         properties=properties,
@@ -191,7 +191,12 @@ class FragmentCache:
         return groups
 
 
-FRAGMENTS = FragmentCache()
+class PullParts(Protocol):
+    """The parts the pull takes (autoport.state.Parts; mypy checks it has them)."""
+
+    # The serialized groups last served (FragmentCache), one per app.
+    @property
+    def fragments(self) -> FragmentCache: ...
 
 
 _VEHICLES = frozenset({"vehicles"})
@@ -224,7 +229,8 @@ async def pull(state: AppState, caller: Caller, vin: str, request_id: str) -> by
         check_brand(caller, brand, row)
     if row is None:
         raise _pending()
-    members = FRAGMENTS.members(env, vin, row["document"], properties)
+    parts: PullParts = parts_of(state)
+    members = parts.fragments.members(env, vin, row["document"], properties)
     if members == b"}":
         raise _pending()
     head = orjson.dumps({"request_id": request_id, "vin": vin, "brand": row["brand"]})

@@ -15,7 +15,7 @@ from starlette.responses import Response
 from autoport.kit.auth import AdminDep
 from autoport.kit.environments import EnvironmentDep
 from autoport.kit.routing import api_router, json_response
-from autoport.kit.state import StateDep
+from autoport.kit.state import StateDep, state_of
 from autoport.webhooks import service
 from autoport.webhooks.delivery import WebhookConfig
 from autoport.webhooks.schemas import (
@@ -33,7 +33,7 @@ DeliveryId = Annotated[str, Path(min_length=1, max_length=64)]
 
 
 def _config(request: Request) -> WebhookConfig:
-    return service.config_of(request.app)
+    return service.config_of(state_of(request))
 
 
 ConfigDep = Annotated[WebhookConfig, Depends(_config)]

@@ -8,7 +8,7 @@ import random
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import aiohttp
 import orjson
@@ -17,6 +17,7 @@ from autoport.kit.clock import to_iso
 from autoport.kit.db import Connection, Database, Row
 from autoport.kit.environments import Environment
 from autoport.kit.errors import ApiError
+from autoport.kit.state import AppState, parts_of
 from autoport.webhooks import repository as repo
 from autoport.webhooks.client import new_session
 from autoport.webhooks.delivery import (
@@ -75,15 +76,20 @@ async def _require_application(
         )
 
 
-def config_of(app: Any) -> WebhookConfig:
-    """The app's webhook settings (`app`: the ASGI app, `request.app`), derived once per
-    app: HKDF and settings parsing stay off the request path. The admin API and the
-    console's Webhooks page both read it."""
-    cached: WebhookConfig | None = getattr(app.state, "webhook_config", None)
-    if cached is None:
-        cached = WebhookConfig.from_settings(app.state.autoport.settings)
-        app.state.webhook_config = cached
-    return cached
+class WebhooksParts(Protocol):
+    """The part the webhook pages and API take (autoport.state.Parts; mypy checks it
+    has it)."""
+
+    @property
+    def webhook_config(self) -> WebhookConfig: ...
+
+
+def config_of(state: AppState) -> WebhookConfig:
+    """The app's webhook settings, derived once by the app layer (autoport.state): HKDF
+    and settings parsing stay off the request path. The admin API and the console's
+    Webhooks page both read it."""
+    parts: WebhooksParts = parts_of(state)
+    return parts.webhook_config
 
 
 def _open_secret(config: WebhookConfig, hook: WebhookRow) -> str:

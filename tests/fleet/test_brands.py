@@ -302,9 +302,13 @@ def test_registry_refuses_bad_connector_settings(
 
 
 def test_start_up_fills_data_sources_with_fetching_connectors(sqlite_settings: Settings) -> None:
+    from autoport.config import ensure_secrets
     from autoport.kit.db import SqliteDatabase
 
-    state = build_state(sqlite_settings, SqliteDatabase(":memory:"), Clock())
+    # The webhook keys are derived as the state is built: the secrets come first, as in
+    # create_app and the worker.
+    settings, _ = ensure_secrets(sqlite_settings)
+    state = build_state(settings, SqliteDatabase(":memory:"), Clock())
     registry = registry_of(state)
     assert registry.data_sources == {"sandbox": registry.sandbox}
     assert isinstance(registry.data_sources["sandbox"], BrandConnector)

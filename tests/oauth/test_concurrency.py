@@ -12,6 +12,7 @@ from autoport.kit.db import Database
 from autoport.kit.errors import OAuthError
 from autoport.oauth.client_auth import AuthenticatedClient
 from autoport.oauth.grants import authorization_code, refresh_token
+from autoport.oauth.group_commit import GroupCommit
 from autoport.oauth.tokens import TokenSettings
 from tests.factories import (
     AppCredentials,
@@ -103,6 +104,7 @@ async def test_one_refresh_token_used_twice_at_once_mints_one_pair(
                 outcome(
                     refresh_token.grant(
                         db,
+                        group=GroupCommit(db),
                         environment=creds.environment,
                         client=client,
                         params=params,
@@ -147,6 +149,7 @@ async def test_without_grace_a_concurrent_refresh_has_one_winner(
                 outcome(
                     refresh_token.grant(
                         db,
+                        group=GroupCommit(db),
                         environment=creds.environment,
                         client=client,
                         params=params,

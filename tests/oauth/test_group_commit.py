@@ -9,7 +9,7 @@ import httpx
 import pytest
 
 from autoport.kit.db import Connection, Database
-from autoport.oauth.group_commit import run_grouped
+from autoport.oauth.group_commit import GroupCommit
 from tests.factories import AppCredentials, vehicle_token
 from tests.oauth.conftest import token_request
 
@@ -19,6 +19,8 @@ class Boom(Exception):
 
 
 async def test_a_failing_piece_rolls_back_only_its_own_writes(db: Database) -> None:
+    group = GroupCommit(db)
+
     async def write(name: str, fail: bool) -> str:
         async def work(conn: Connection) -> str:
             await conn.execute(
@@ -30,7 +32,7 @@ async def test_a_failing_piece_rolls_back_only_its_own_writes(db: Database) -> N
                 raise Boom(name)
             return name
 
-        return await run_grouped(db, work)
+        return await group.run(work)
 
     results = await asyncio.gather(
         *(write(f"acct-{i}", fail=i % 3 == 0) for i in range(9)), return_exceptions=True

@@ -9,13 +9,14 @@ from typing import Any
 import pytest
 from pydantic import SecretStr
 
-from autoport.config import Settings
+from autoport.config import Settings, ensure_secrets
 from autoport.kit.clock import FrozenClock
 from autoport.kit.db import Database, create_database
 from autoport.kit.state import AppState
 from autoport.sandbox import service
 from autoport.sandbox.demo import DEMO_REDIRECT_URI, DEMO_VEHICLES, demo_vin, seed_demo
 from autoport.sandbox.tasks import DEMO_MARKER, sandbox_runner, seed_demo_if_fresh
+from autoport.state import build_state
 from tests.sandbox.conftest import RecordingIngest
 
 
@@ -75,10 +76,13 @@ async def app_state(sqlite_settings: Settings, clock: FrozenClock) -> Any:
             "sandbox_demo": True,
         }
     )
+    settings, _ = ensure_secrets(settings)
     db = create_database(settings.resolved_database_url)
     await db.connect()
     try:
-        yield AppState(settings=settings, database=db, clock=clock)
+        # The app's parts (the runner reads the VINs being stepped), built as create_app
+        # builds them.
+        yield build_state(settings, db, clock)
     finally:
         await db.close()
 

@@ -114,7 +114,7 @@ async def test_the_car_sends_nothing_in_privacy_mode_and_resumes_after(
     step = (await service.get_vehicle(db.reader, VIN)).step
     # The runner keeps simulating (the car still drives) but nothing is delivered.
     clock.advance(5)
-    assert await service.tick(db, ingest=ingest, now_us=clock.now_us()) == 1
+    assert await service.tick(db, ingest=ingest, stepping=set(), now_us=clock.now_us()) == 1
     assert (await service.get_vehicle(db.reader, VIN)).step == step + 5
     # Neither do the emulator's controls make the car talk.
     scenario = await admin.put(f"{BASE}/{VIN}/scenario", json={"scenario": "parked"})
@@ -165,7 +165,7 @@ async def test_the_car_sends_nothing_in_privacy_mode_and_resumes_after(
     await admin.put(f"{BASE}/{VIN}/scenario", json={"scenario": "driving"})
     calls = len(ingest.calls)
     clock.advance(5)
-    assert await service.tick(db, ingest=ingest, now_us=clock.now_us()) == 1
+    assert await service.tick(db, ingest=ingest, stepping=set(), now_us=clock.now_us()) == 1
     assert len(ingest.calls) > calls
     location = ingest.latest(VIN, "vehicle_location.coordinates")
     assert from_iso(location["timestamp"]) > switched_off

@@ -8,12 +8,12 @@ from typing import Any
 
 from autoport.kit.clock import MICROS
 from autoport.kit.crypto import new_token, token_hash
-from autoport.kit.db import Connection, Database
+from autoport.kit.db import Connection
 from autoport.kit.environments import Environment
 from autoport.kit.errors import OAuthError
 from autoport.oauth import repository
 from autoport.oauth.client_auth import AuthenticatedClient
-from autoport.oauth.group_commit import run_grouped
+from autoport.oauth.group_commit import GroupCommit
 from autoport.oauth.repository import ACCESS
 from autoport.oauth.tokens import (
     ACCESS_PREFIX,
@@ -26,7 +26,7 @@ from autoport.oauth.tokens import (
 
 
 async def grant(
-    db: Database,
+    group: GroupCommit,
     *,
     environment: Environment,
     client: AuthenticatedClient,
@@ -56,5 +56,5 @@ async def grant(
         await record_assertion(conn, client)
         await repository.create_token(conn, row)
 
-    await run_grouped(db, work)
+    await group.run(work)
     return token_response(access=token, expires_in=CLIENT_TOKEN_SECONDS, scope=scope)

@@ -22,7 +22,7 @@ from autoport.kit.errors import OAuthError
 from autoport.kit.keyring import accepted
 from autoport.oauth import repository
 from autoport.oauth.client_auth import AuthenticatedClient
-from autoport.oauth.group_commit import run_grouped
+from autoport.oauth.group_commit import GroupCommit
 from autoport.oauth.repository import REFRESH
 from autoport.oauth.tokens import (
     ACCESS_PREFIX,
@@ -58,6 +58,7 @@ def _unseal(config: TokenSettings, refresh: str, successor: str) -> tuple[str, s
 async def grant(
     db: Database,
     *,
+    group: GroupCommit,
     environment: Environment,
     client: AuthenticatedClient,
     params: dict[str, str],
@@ -107,7 +108,7 @@ async def grant(
         return issued, None
 
     # A reuse's family revocation is committed; its error is raised after the commit.
-    result, failure = await run_grouped(db, work)
+    result, failure = await group.run(work)
     if failure is not None:
         raise failure
     return result
