@@ -114,6 +114,19 @@ class FreshnessWindows:
         # shield: one caller giving up (its request cancelled) does not cancel the others'.
         return await asyncio.shield(flight)
 
+    def known(
+        self, *, environment: str, vin: str, properties: frozenset[str], max_age_seconds: float
+    ) -> FetchOutcome | None:
+        """The outcome `outcome` would answer at once (one of this window, known in this
+        process), or None when it would fetch or wait: then no data changed meanwhile."""
+        max_age_us = int(max_age_seconds * 1_000_000)
+        if max_age_us <= 0:
+            return None
+        known = self.outcomes.get((environment, vin, properties_digest(properties)))
+        if known is not None and self.clock.now_us() - known.fetched_at_us < max_age_us:
+            return known
+        return None
+
     def forget(self, environment: str, vin: str) -> None:
         """This process's outcomes of `vin` are void (the emulated car changed)."""
         for key in [k for k in self.outcomes if k[0] == environment and k[1] == vin]:

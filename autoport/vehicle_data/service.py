@@ -87,9 +87,12 @@ async def _refresh(
     state: AppState, caller: Caller, vin: str, brand: str, properties: frozenset[str]
 ) -> bool:
     """Make sure the brand's data source was asked about `vin` within the freshness
-    window (autoport.vehicle_data.freshness) and ingest its answer; False when the brand
-    has no data source. The window's failure (offline, privacy mode, ...) is raised.
-    The sandbox environment's data comes only from the emulated carmaker."""
+    window (autoport.vehicle_data.freshness) and ingest its answer. True when its data
+    may have changed meanwhile (this pull fetched or waited for a fetch: the caller reads
+    the vehicle again); False when the brand has no data source or the window's outcome
+    was known here already (nothing awaited, so nothing changed). The window's failure
+    (offline, privacy mode, ...) is raised. The sandbox environment's data comes only
+    from the emulated carmaker."""
     sandbox = caller.environment is Environment.sandbox
     source = registry_of(state).data_sources.get(SANDBOX_BRAND if sandbox else brand)
     if source is None:
@@ -98,12 +101,20 @@ async def _refresh(
     max_age = settings.vehicle_data_max_age_seconds_by_brand.get(
         brand, settings.vehicle_data_max_age_seconds
     )
+    windows = windows_of(state)
+    environment = str(caller.environment)
+    known = windows.known(
+        environment=environment, vin=vin, properties=properties, max_age_seconds=max_age
+    )
+    if known is not None:
+        known.raise_failure()
+        return False
     timeout = settings.vehicle_data_fetch_timeout_seconds
 
     async def fetch() -> None:
         await _fetch_and_ingest(state, caller.environment, vin, brand, properties, source)
 
-    outcome = await windows_of(state).outcome(
+    outcome = await windows.outcome(
         environment=str(caller.environment),
         vin=vin,
         properties=properties,

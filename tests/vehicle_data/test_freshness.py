@@ -229,3 +229,41 @@ async def test_a_failed_fetch_by_another_process_is_its_outcome_here_too(
     clock.advance(5)
     outcome = await pull_outcome(second, never_asked)
     assert (outcome.status, outcome.detail) == (408, "asleep")
+
+
+async def test_a_pull_inside_a_known_window_reads_the_vehicle_once(
+    client: httpx.AsyncClient,
+    app: FastAPI,
+    callers: TestCallers,
+    clock: FrozenClock,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Nothing is awaited when the window's outcome is known in this process, so the
+    # vehicle cannot have changed since the pull read it: no second read (the pull that
+    # fetched, and one outside the window, read it again after the fetch).
+    from autoport.vehicle_data import service
+
+    source = source_of(app)
+    headers = await reader(callers)
+    reads: list[str] = []
+    real = service._vehicle_row
+
+    async def counted(*args: object) -> object:
+        reads.append("read")
+        return await real(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(service, "_vehicle_row", counted)
+    first = await client.get(URL, headers=headers)
+    assert first.status_code == 200 and len(source.asked) == 1
+    assert len(reads) == 2  # before and after the fetch
+    reads.clear()
+    for _ in range(3):
+        clock.advance(1)
+        response = await client.get(URL, headers=headers)
+        assert response.status_code == 200
+        assert response.json()["charging"]["battery_level"] == FRESH
+    assert len(reads) == 3 and len(source.asked) == 1
+    clock.advance(30)  # the window ended: fetched again, read again
+    reads.clear()
+    assert (await client.get(URL, headers=headers)).status_code == 200
+    assert len(source.asked) == 2 and len(reads) == 2
