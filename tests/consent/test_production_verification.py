@@ -26,7 +26,7 @@ from autoport.proof.service import oem_state
 from tests.fleet.test_template_connector import VIN, Carmaker, carmaker  # noqa: F401
 
 from .conftest import ConsentApp, exchange, insert_application, query_of, simulated_carmaker_answer
-from .test_flow import csrf_of
+from .flow import csrf_of
 
 PAGES = "/oauth/consent"
 TEMPLATE = "autoport.brands.template:TemplateConnector"

@@ -28,7 +28,7 @@ from .conftest import (
     read_vehicle_data,
     store_vehicle_data,
 )
-from .test_flow import PAGES, csrf_of, post, start, stored_authorizations
+from .flow import PAGES, csrf_of, post, start, stored_authorizations
 
 
 async def to_verify(client: httpx.AsyncClient, db: Database, brand: str) -> ConsentApp:

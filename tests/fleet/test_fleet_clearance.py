@@ -17,36 +17,14 @@ from autoport.brands.base import (
 )
 from autoport.brands.registry import registry_of
 from autoport.brands.sandbox import SandboxDefaults
-from autoport.fleet.tasks import process_due
 from autoport.kit.clock import FrozenClock, from_iso
 from autoport.kit.environments import Environment
 from autoport.kit.state import AppState
 from autoport.vehicles.access import approved_clearance_brand, readers_of
-from tests.fleet.conftest import Callers, TestApp
+from tests.fleet.clearance import VIN, add, vehicle, work
+from tests.fleet.conftest import Callers
 
-VIN = "SBX00000000000001"
 VIN2 = "SBX00000000000002"
-
-
-async def work(app: FastAPI, clock: FrozenClock) -> int:
-    state: AppState = app.state.autoport
-    return await process_due(state.database, registry_of(state), clock=clock)
-
-
-async def add(client: httpx.AsyncClient, caller: TestApp, *vehicles: Any) -> Any:
-    response = await client.post(
-        f"{caller.prefix}/v1/fleets/vehicles",
-        json={"vehicles": list(vehicles)},
-        headers=caller.headers,
-    )
-    assert response.status_code == 200, response.text
-    return response.json()["vehicles"]
-
-
-async def vehicle(client: httpx.AsyncClient, caller: TestApp, vin: str = VIN) -> Any:
-    response = await client.get(f"{caller.prefix}/v1/fleets/vehicles/{vin}", headers=caller.headers)
-    assert response.status_code == 200, response.text
-    return response.json()
 
 
 async def events(app: FastAPI, vin: str = VIN) -> list[tuple[str, str | None, str]]:

@@ -12,8 +12,8 @@ from fastapi import FastAPI
 from autoport.ingestion.service import ingest_vehicle_data
 from autoport.kit.clock import FrozenClock
 from autoport.kit.environments import Environment
+from tests.fleet.clearance import add, vehicle, work
 from tests.fleet.conftest import Callers
-from tests.fleet.test_fleet_clearance import add, vehicle, work
 
 VIN = "SBX00000000000007"
 URL = f"/sandbox/v1/vehicle-data/autoapi-13/{VIN}"

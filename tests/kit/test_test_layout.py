@@ -22,7 +22,6 @@ KNOWN: frozenset[tuple[str, str]] = frozenset(
     {
         ("tests/api/test_docs_browser.py", "tests.consent.test_browser"),
         ("tests/commands/test_hot_route_twin.py", "tests.vehicle_data.test_hot_route_twin"),
-        ("tests/fleet/test_fleet_reads_vehicle.py", "tests.fleet.test_fleet_clearance"),
         ("tests/oauth/test_token_hot_route_twin.py", "tests.vehicle_data.test_hot_route_twin"),
         ("tests/sandbox/test_pull.py", "tests.vehicle_data.test_freshness"),
         ("tests/vehicle_data/test_freshness.py", "tests.vehicle_data.test_pull"),
@@ -32,15 +31,10 @@ KNOWN: frozenset[tuple[str, str]] = frozenset(
         ("tests/consent/test_production_verification.py", "tests.fleet.test_template_connector"),
         ("tests/owner/test_production_login.py", "tests.consent.test_production_verification"),
         ("tests/owner/test_production_login.py", "tests.fleet.test_template_connector"),
-        ("tests/owner/test_streams.py", "tests.streaming.test_sse"),
         ("tests/security/test_brand_labels.py", "tests.security.test_clearance"),
-        ("tests/security/test_consent.py", "tests.consent.test_flow"),
         ("tests/security/test_limits.py", "tests.kit.test_ratelimit_redis"),
         ("tests/security/test_limits.py", "tests.security.test_consent"),
-        ("tests/security/test_oauth_hardening.py", "tests.consent.test_flow"),
         ("tests/security/test_redirect_uris.py", "tests.consent.test_browser"),
-        ("tests/security/test_redirect_uris.py", "tests.consent.test_flow"),
-        ("tests/security/test_sandbox_ownership.py", "tests.consent.test_flow"),
     }
 )
 

@@ -20,7 +20,7 @@ from tests.streaming.conftest import (
     live_server,
     new_vin,
 )
-from tests.streaming.test_sse import feed, open_sse
+from tests.streaming.sse import feed, open_sse
 
 
 @pytest.fixture

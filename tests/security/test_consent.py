@@ -22,7 +22,7 @@ from autoport.kit.db import Database
 from autoport.kit.environments import Environment
 from autoport.proof.service import current_vehicle_code
 from tests.consent.conftest import ConsentApp, consent_settings, insert_application
-from tests.consent.test_flow import PAGES, post, start, stored_authorizations
+from tests.consent.flow import PAGES, post, start, stored_authorizations
 
 VICTIM_VIN = "SBXVEHCLE00000001"
 OWN_VIN = "SBXATTACK00000001"

@@ -32,7 +32,7 @@ from tests.consent.conftest import (
     insert_application,
     query_of,
 )
-from tests.consent.test_flow import post, start, walk_to_review
+from tests.consent.flow import post, start, walk_to_review
 from tests.factories import create_app_credentials, create_authorization, issue_code, pkce_pair
 
 PRODUCTION = "http://127.0.0.1:8080"

@@ -22,7 +22,7 @@ from autoport.config import Settings
 from autoport.kit.clock import FrozenClock
 from autoport.kit.db import Database
 from tests.consent.conftest import REDIRECT_URI, consent_settings, insert_application
-from tests.consent.test_flow import PAGES, start, walk_to_review
+from tests.consent.flow import PAGES, start, walk_to_review
 
 ADMIN = {"authorization": "Bearer test-admin-token"}
 HOSTILE = "https://app.example.com;frame-ancestors *;/cb"

@@ -32,7 +32,7 @@ from tests.commands.conftest import (  # noqa: F401 - pytest fixtures, used by n
     new_vin,
 )
 from tests.consent.conftest import ConsentApp
-from tests.consent.test_flow import post, start
+from tests.consent.flow import post, start
 from tests.factories import AppCredentials, bearer, client_credentials_token
 from tests.owner.conftest import OWNER, csrf_of
 from tests.owner.conftest import sign_in as owner_sign_in
