@@ -93,6 +93,75 @@ async def add_points(
     )
 
 
+# The points of many vehicles (an ingestion request) in one statement: the series as
+# _ADD_PG, each with its own VIN.
+_ADD_MANY_PG = """
+WITH series AS (
+    INSERT INTO history_series (id, environment, vin, capability, property)
+    SELECT s.id, :environment, s.vin, s.capability, s.property
+    FROM unnest(CAST(:series_ids AS bigint[]), CAST(:vins AS text[]),
+                CAST(:capabilities AS text[]), CAST(:properties AS text[]))
+         AS s(id, vin, capability, property)
+    ON CONFLICT (environment, vin, capability, property) DO NOTHING
+)
+INSERT INTO history_hot (series_id, timestamp, digest, received_at, value)
+SELECT p.series_id, p.timestamp, p.digest, :received_at, p.value
+FROM unnest(CAST(:point_series AS bigint[]), CAST(:timestamps AS bigint[]),
+            CAST(:digests AS bigint[]), CAST(:values AS text[]))
+     AS p(series_id, timestamp, digest, value)
+ON CONFLICT (series_id, timestamp, digest) DO NOTHING
+"""
+
+
+async def add_points_of_many(
+    conn: Connection,
+    *,
+    environment: str,
+    received_at: int,
+    series: Sequence[tuple[int, str, str, str]],
+    points: Sequence[tuple[int, int, int, str]],
+) -> None:
+    """`add_points` for many vehicles: `series` (id, vin, capability, property), each
+    once; `points` (series id, timestamp, digest, value)."""
+    if conn.dialect == "postgresql":
+        await conn.execute(
+            _ADD_MANY_PG,
+            {
+                "environment": environment,
+                "received_at": received_at,
+                "series_ids": [s[0] for s in series],
+                "vins": [s[1] for s in series],
+                "capabilities": [s[2] for s in series],
+                "properties": [s[3] for s in series],
+                "point_series": [p[0] for p in points],
+                "timestamps": [p[1] for p in points],
+                "digests": [p[2] for p in points],
+                "values": [p[3] for p in points],
+            },
+        )
+        return
+    await conn.execute_many(
+        _ADD_SERIES,
+        [
+            {"id": sid, "environment": environment, "vin": vin, "capability": c, "property": p}
+            for sid, vin, c, p in series
+        ],
+    )
+    await conn.execute_many(
+        _ADD_HOT,
+        [
+            {
+                "series_id": sid,
+                "timestamp": timestamp,
+                "digest": digest,
+                "received_at": received_at,
+                "value": value,
+            }
+            for sid, timestamp, digest, value in points
+        ],
+    )
+
+
 async def add_series(
     conn: Connection, *, id: int, environment: str, vin: str, capability: str, prop: str
 ) -> None:

@@ -132,6 +132,32 @@ async def append(
     )
 
 
+async def append_many(
+    conn: Connection,
+    *,
+    environment: str,
+    received_at: int,
+    deliveries: Sequence[tuple[str, Sequence[tuple[str, str, int, str, str]]]],
+) -> None:
+    """`append` for many vehicles at once, (vin, points) each: one statement on
+    PostgreSQL for an ingestion request of many vehicles, where `append` is one each."""
+    series: dict[int, tuple[int, str, str, str]] = {}
+    rows = []
+    for vin, points in deliveries:
+        for capability, prop, timestamp, digest, value in points:
+            sid = series_id(environment, vin, capability, prop)
+            series.setdefault(sid, (sid, vin, capability, prop))
+            rows.append((sid, timestamp, digest_int(digest), value))
+    if rows:
+        await repository.add_points_of_many(
+            conn,
+            environment=environment,
+            received_at=received_at,
+            series=list(series.values()),
+            points=rows,
+        )
+
+
 # --- decoded chunks, kept in process ---------------------------------------------------------
 
 

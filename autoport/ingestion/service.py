@@ -371,8 +371,8 @@ async def ingest_many(
     with the same outcome (a delivery refused as a whole is its IngestError in the
     answer, and stores nothing; a later delivery of a VIN sees an earlier one's data),
     but a few statements for the whole batch instead of several per vehicle: a request
-    of many vehicles (`POST /v1/ingest`) costs one lookup, one history write per
-    vehicle, one update and one outbox write."""
+    of many vehicles (`POST /v1/ingest`) costs one lookup, one history write, one
+    update and one outbox write."""
     results: list[IngestReport | IngestError] = []
     prepared: list[_Prepared] = []
     for delivery in deliveries:
@@ -462,6 +462,7 @@ async def _apply(
     stored = await _locked_rows(conn, env, sorted({item.report.vin for item in items}), now_us)
     refused: dict[int, IngestError] = {}
     events: list[outbox.NewEvent] = []
+    appended: list[tuple[str, list[tuple[str, str, int, str, str]]]] = []
     for item in items:
         report, points = item.report, item.points
         vin = report.vin
@@ -493,15 +494,11 @@ async def _apply(
         report.brand = brand
         brand_changed = known_brand is not None and brand != known_brand
 
-        await history.append(
-            conn,
-            environment=env,
-            vin=vin,
-            received_at=now_us,
-            points=[
-                (point.capability, point.name, point.instant, point.digest, point.encoded.decode())
-                for point in points
-            ],
+        appended.append(
+            (
+                vin,
+                [(p.capability, p.name, p.instant, p.digest, p.encoded.decode()) for p in points],
+            )
         )
         if not changed_keys and not brand_changed:
             continue
@@ -521,6 +518,7 @@ async def _apply(
                 environment, EVENT_TYPE, {"vin": vin, "brand": brand, "data": changes}, vin=vin
             )
         )
+    await history.append_many(conn, environment=env, received_at=now_us, deliveries=appended)
     await repository.update_vehicles(
         conn,
         [

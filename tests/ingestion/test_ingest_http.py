@@ -6,6 +6,7 @@ from typing import Any
 
 import httpx
 import orjson
+import pytest
 from fastapi import FastAPI
 
 from autoport.ingestion.providers import revoke_provider
@@ -240,3 +241,45 @@ async def test_one_request_of_many_vehicles_is_each_delivery_in_turn(
     ]
     # Every accepted point is history, the older one too; nothing of the refused one.
     assert await stored.points(database) == 4
+
+
+async def test_a_request_of_twenty_vehicles_costs_a_few_statements(
+    app: FastAPI,
+    client: httpx.AsyncClient,
+    provider_headers: dict[str, str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The statements of one request do not grow with its vehicles (ingest_many): one
+    lookup, one history write, one update, one outbox write, whatever the count; a
+    statement per vehicle was most of a request's time on PostgreSQL."""
+    from autoport.kit import db as kit_db
+
+    def body(second: int) -> list[dict[str, Any]]:
+        stamp = f"2024-05-01T10:00:{second:02d}.000000Z"
+        return [
+            {
+                "vin": f"WBA000000000000{n:02d}",
+                "brand": "bmw",
+                "charging": {"battery_level": {"data": 0.5, "timestamp": stamp}},
+                "doors": {"locks_state": {"data": "locked", "timestamp": stamp}},
+            }
+            for n in range(20)
+        ]
+
+    first = await client.post("/v1/ingest", json=body(1), headers=provider_headers)
+    assert first.status_code == 200, first.text
+    statements: list[str] = []
+    for cls in (kit_db.SqliteConnection, kit_db.PostgresConnection):
+        for name in ("fetch_all", "fetch_one", "execute", "execute_many"):
+            method = getattr(cls, name)
+
+            def counted(self: Any, sql: Any, *args: Any, _method: Any = method) -> Any:
+                statements.append(str(sql))
+                return _method(self, sql, *args)
+
+            monkeypatch.setattr(cls, name, counted)
+    second = await client.post("/v1/ingest", json=body(2), headers=provider_headers)
+    assert second.status_code == 200, second.text
+    assert second.json()["accepted_count"] == 40
+    writes = [s for s in statements if "provider" not in s]
+    assert len(writes) <= 6, writes
