@@ -238,3 +238,61 @@ async def revoke_key(conn: Connection, application_id: str, key_id: str, now_us:
         "WHERE id = :id AND application_id = :application_id AND revoked_at IS NULL",
         {"id": key_id, "application_id": application_id, "now": now_us},
     )
+
+
+# ------------------------------------------------ the console's paged lists
+
+
+async def list_accounts_page(
+    conn: Connection, environment: Environment, *, limit: int, after: tuple[str, str] | None
+) -> list[Account]:
+    """Accounts by name (then id), `limit` after the cursor (the console's list)."""
+    sql = "SELECT id, environment, name, created_at FROM accounts WHERE environment = :environment"
+    params: dict[str, Any] = {"environment": str(environment), "limit": limit}
+    if after is not None:
+        sql += " AND (name > :name OR (name = :name AND id > :id))"
+        params["name"], params["id"] = after
+    rows = await conn.fetch_all(sql + " ORDER BY name, id LIMIT :limit", params)
+    return [Account.from_row(row) for row in rows]
+
+
+async def list_applications_of_account(
+    conn: Connection,
+    environment: Environment,
+    account_id: str,
+    *,
+    limit: int,
+    after: tuple[int, str] | None,
+    search: str | None = None,
+) -> list[Application]:
+    """The account's applications, newest first, `limit` after the cursor."""
+    sql = (
+        f"SELECT {_APP_COLUMNS} FROM applications "  # noqa: S608
+        "WHERE environment = :environment AND account_id = :account_id"
+    )
+    params: dict[str, Any] = {
+        "environment": str(environment),
+        "account_id": account_id,
+        "limit": limit,
+    }
+    if search:
+        sql += " AND (LOWER(name) LIKE :search ESCAPE '!' OR id = :exact)"
+        escaped = search.lower().replace("!", "!!").replace("%", "!%").replace("_", "!_")
+        params["search"] = f"%{escaped}%"
+        params["exact"] = search.upper()
+    if after is not None:
+        sql += " AND (created_at < :at OR (created_at = :at AND id < :id))"
+        params["at"], params["id"] = after
+    rows = await conn.fetch_all(sql + " ORDER BY created_at DESC, id DESC LIMIT :limit", params)
+    return [Application.from_row(row) for row in rows]
+
+
+async def get_application_of_account(
+    conn: Connection, environment: Environment, account_id: str, app_id: str
+) -> Application | None:
+    row = await conn.fetch_one(
+        f"SELECT {_APP_COLUMNS} FROM applications WHERE id = :id "  # noqa: S608
+        "AND environment = :environment AND account_id = :account_id",
+        {"id": app_id, "environment": str(environment), "account_id": account_id},
+    )
+    return None if row is None else Application.from_row(row)

@@ -39,7 +39,7 @@ from autoport.apps.validation import (
 from autoport.config import Settings
 from autoport.kit.clock import to_iso
 from autoport.kit.crypto import new_token, sha256_hex
-from autoport.kit.db import Connection
+from autoport.kit.db import Connection, Row
 from autoport.kit.environments import Environment, authorization_endpoint, token_endpoint
 from autoport.kit.errors import ApiError
 
@@ -397,3 +397,50 @@ async def client_keys(
     each with its application."""
     rows = await repository.list_client_keys(conn, environment, key_id=key_id, client_id=client_id)
     return [ClientKeyUse(*row) for row in rows]
+
+
+# ------------------------------------------- reads of the console (autoport.console)
+
+
+async def find_account(
+    conn: Connection, environment: Environment, account_id: str
+) -> Account | None:
+    """The account, or None (no 404: the console answers its own pages)."""
+    return await repository.get_account(conn, environment, account_id)
+
+
+async def list_accounts_page(
+    conn: Connection, environment: Environment, *, limit: int, after: tuple[str, str] | None
+) -> list[Account]:
+    return await repository.list_accounts_page(conn, environment, limit=limit, after=after)
+
+
+async def get_application_of_account(
+    conn: Connection, environment: Environment, account_id: str, app_id: str
+) -> Application | None:
+    """The application if it belongs to the account (another account's: None)."""
+    return await repository.get_application_of_account(conn, environment, account_id, app_id)
+
+
+async def list_applications_of_account(
+    conn: Connection,
+    environment: Environment,
+    account_id: str,
+    *,
+    limit: int,
+    after: tuple[int, str] | None,
+    search: str | None = None,
+) -> list[Application]:
+    return await repository.list_applications_of_account(
+        conn, environment, account_id, limit=limit, after=after, search=search
+    )
+
+
+async def application_credentials(
+    conn: Connection, application_id: str
+) -> tuple[list[ClientKey], list[Row]]:
+    """The application's assertion keys and client secrets (ids and dates, no secret)."""
+    return (
+        await repository.list_keys(conn, application_id),
+        await repository.list_secrets(conn, application_id),
+    )

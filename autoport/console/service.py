@@ -29,7 +29,6 @@ import structlog
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatchError
 
-from autoport.apps import repository as apps_repository
 from autoport.apps import service as apps_service
 from autoport.apps.schemas import Account, Application, ClientKey
 from autoport.config import Settings, current_admin_token_sha256
@@ -41,8 +40,8 @@ from autoport.kit.crypto import derive_key, new_token, same, seal, sha256_hex, t
 from autoport.kit.db import Connection, Database, Row
 from autoport.kit.environments import Environment, public_base_url
 from autoport.kit.errors import ApiError
-from autoport.streaming import repository as streaming_repository
-from autoport.webhooks import repository as webhooks_repository
+from autoport.streaming import service as streaming_service
+from autoport.webhooks import service as webhooks_service
 from autoport.webhooks.repository import WebhookRow
 
 log = structlog.get_logger("autoport.console")
@@ -634,7 +633,7 @@ async def newest_stream_messages(
     conn: Connection, *, environment: Environment, application_id: str, limit: int
 ) -> list[dict[str, object]]:
     """The application's newest stream messages, newest first (the Streaming page)."""
-    logged = await streaming_repository.list_latest_messages(
+    logged = await streaming_service.latest_messages(
         conn, environment=environment, application_id=application_id, limit=limit
     )
     return [{"seq": m.seq, "message": m.message, "ingested_at": m.ingested_at} for m in logged]
@@ -643,7 +642,7 @@ async def newest_stream_messages(
 async def stream_head(conn: Connection, *, environment: Environment, application_id: str) -> int:
     """The sequence number of the application's newest retained stream message (0:
     none)."""
-    newest = await streaming_repository.list_latest_messages(
+    newest = await streaming_service.latest_messages(
         conn, environment=environment, application_id=application_id, limit=1
     )
     return newest[0].seq if newest else 0
@@ -651,7 +650,7 @@ async def stream_head(conn: Connection, *, environment: Environment, application
 
 async def mqtt_issued_at(conn: Connection, application_id: str) -> int | None:
     """When the application's MQTT password was issued (None: never)."""
-    return await streaming_repository.get_mqtt_credentials_issued_at(conn, application_id)
+    return await streaming_service.mqtt_issued_at(conn, application_id)
 
 
 # ------------------------------------------------- reads the console's pages make
@@ -699,20 +698,20 @@ async def end_session(conn: Connection, session_id: str, now_us: int) -> None:
 async def get_account(
     conn: Connection, environment: Environment, account_id: str
 ) -> Account | None:
-    return await apps_repository.get_account(conn, environment, account_id)
+    return await apps_service.find_account(conn, environment, account_id)
 
 
 async def list_accounts(
     conn: Connection, environment: Environment, *, limit: int, after: tuple[str, str] | None
 ) -> list[Account]:
-    return await repository.list_accounts(conn, environment, limit=limit, after=after)
+    return await apps_service.list_accounts_page(conn, environment, limit=limit, after=after)
 
 
 async def get_application_of_account(
     conn: Connection, environment: Environment, account_id: str, app_id: str
 ) -> Application | None:
     """The application if it belongs to the account (another account's: None)."""
-    return await repository.get_application_of_account(conn, environment, account_id, app_id)
+    return await apps_service.get_application_of_account(conn, environment, account_id, app_id)
 
 
 async def list_applications_of_account(
@@ -724,7 +723,7 @@ async def list_applications_of_account(
     after: tuple[int, str] | None,
     search: str | None = None,
 ) -> list[Application]:
-    return await repository.list_applications_of_account(
+    return await apps_service.list_applications_of_account(
         conn, environment, account_id, limit=limit, after=after, search=search
     )
 
@@ -733,18 +732,13 @@ async def application_credentials(
     conn: Connection, application_id: str
 ) -> tuple[list[ClientKey], list[Row]]:
     """The application's assertion keys and client secrets (ids and dates, no secret)."""
-    return (
-        await apps_repository.list_keys(conn, application_id),
-        await apps_repository.list_secrets(conn, application_id),
-    )
+    return await apps_service.application_credentials(conn, application_id)
 
 
 async def get_webhook(
     conn: Connection, environment: Environment, application_id: str
 ) -> WebhookRow | None:
-    return await webhooks_repository.get_webhook(
-        conn, environment=environment, application_id=application_id
-    )
+    return await webhooks_service.find_webhook(conn, environment, application_id)
 
 
 async def list_users_of_account(

@@ -422,3 +422,20 @@ def hub_of(state: AppState) -> StreamHub:
     """This process's stream hub, built once by the app layer."""
     parts: StreamingParts = parts_of(state)
     return parts.hub
+
+
+# ------------------------------------------- reads of the console (autoport.console)
+
+
+async def latest_messages(
+    conn: Connection, *, environment: Environment, application_id: str, limit: int
+) -> list[repository.LoggedMessage]:
+    """The application's newest stream messages, newest first."""
+    return await repository.list_latest_messages(
+        conn, environment=environment, application_id=application_id, limit=limit
+    )
+
+
+async def mqtt_issued_at(conn: Connection, application_id: str) -> int | None:
+    """When the application's MQTT password was issued (None: never)."""
+    return await repository.get_mqtt_credentials_issued_at(conn, application_id)

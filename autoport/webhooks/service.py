@@ -345,3 +345,10 @@ async def redeliver(
     )
     assert updated is not None
     return delivery_view(updated)
+
+
+async def find_webhook(
+    conn: Connection, environment: Environment, application_id: str
+) -> WebhookRow | None:
+    """The application's webhook, or None (the console's Webhooks page)."""
+    return await repo.get_webhook(conn, environment=environment, application_id=application_id)

@@ -47,8 +47,6 @@ KNOWN_FOREIGN: dict[tuple[str, str], str] = {
     ("consent/repository.py", "accounts"): "the consent page names the operating company",
     ("consent/repository.py", "applications"): "the consent page's view of the client",
     ("consent/repository.py", "authorizations"): "grants written by the consent flow",
-    ("console/repository.py", "accounts"): "the console's account pages",
-    ("console/repository.py", "applications"): "the console's application lists",
     ("fleet/repository.py", "ingest_providers"): "a provider's clearance settings",
     ("health/queues.py", "outbox"): "queue depths",
     ("keys/service.py", "webhooks"): "webhook secrets re-sealed on key rotation",
@@ -70,11 +68,8 @@ KNOWN_FOREIGN: dict[tuple[str, str], str] = {
 
 # (importing module, feature whose repository it imports), each with why.
 KNOWN_REPOSITORY_IMPORTS: dict[tuple[str, str], str] = {
-    ("console/repository.py", "apps"): "the application row type",
     ("console/sandbox_routes.py", "sandbox"): "sandbox car rows for the console page",
-    ("console/service.py", "apps"): "pass-throughs to the application rows",
-    ("console/service.py", "streaming"): "pass-throughs to MQTT credentials",
-    ("console/service.py", "webhooks"): "pass-throughs to webhook rows",
+    ("console/service.py", "webhooks"): "the webhook row type (WebhookRow)",
     ("sandbox/demo.py", "fleet"): "demo fleet rows written by the sandbox",
 }
 
