@@ -40,14 +40,10 @@ async def test_webhook_body_and_stream_message_of_a_command(harness: Harness) ->
     assert body["event"]["command"]["id"] == done["id"]
     assert body["event"]["command"]["status"] == "executed"
 
-    stream_events = await outbox.claim(
-        harness.db, consumer="streaming", worker_id="s", now_us=harness.clock.now_us()
-    )
-    commands = [e for e in stream_events if e.event_type == "command_changed"]
     async with harness.db.transaction() as conn:
-        latest = await write_messages(
-            conn, commands, {}, worker_id="s", now_us=harness.clock.now_us()
-        )
+        stream_events = await outbox.take(conn, consumer="streaming", now_us=harness.clock.now_us())
+        commands = [e for e in stream_events if e.event_type == "command_changed"]
+        latest = await write_messages(conn, commands, {}, now_us=harness.clock.now_us())
     assert list(latest) == [(creds.environment, creds.app_id)]  # not the other application
     rows = await harness.db.fetch_all(
         "SELECT message FROM stream_messages WHERE application_id = :a ORDER BY seq",
