@@ -21,8 +21,8 @@ from fastapi import FastAPI
 from autoport.config import Settings
 
 from .conftest import Browser, Console, World
-from .test_sandbox_page import VIN, created
-from .test_streaming_usage_pages import message
+from .sandbox import VIN, created
+from .streams import message
 
 RECHECK = 0.2
 # A stream ends this soon after its session does: the re-check interval plus slack

@@ -13,20 +13,7 @@ from autoport.sandbox.physics import Scenario
 from autoport.sandbox.service import NewVehicle
 
 from .conftest import Browser, Console, World
-
-VIN = "SBX00000000000777"
-
-
-def page(world_account: str, vin: str = "") -> str:
-    return f"/console/a/{world_account}/sandbox" + (f"/{vin}" if vin else "")
-
-
-async def created(browser: Browser, account: str, **form: str) -> str:
-    await browser.get(page(account))
-    fields = {"vin": VIN, "name": "Test car", "powertrain": "combustion", "scenario": "driving"}
-    answer = await browser.post(page(account), {**fields, **form})
-    assert answer.status_code == 303, answer.text
-    return answer.headers["location"]
+from .sandbox import VIN, created, page
 
 
 async def series(browser: Browser, account: str, after: int | None = None) -> dict:  # type: ignore[type-arg]

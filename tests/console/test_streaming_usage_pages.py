@@ -5,8 +5,6 @@ application is a 404 for every role; viewers only look."""
 
 from __future__ import annotations
 
-import uuid
-
 import httpx
 import pytest
 
@@ -17,6 +15,7 @@ from autoport.usage.tasks import flush_usage
 from tests.factories import bearer
 
 from .conftest import Console, World
+from .streams import message
 
 
 @pytest.fixture
@@ -28,25 +27,6 @@ def settings(settings: Settings) -> Settings:
 
 def streaming(account: str, app_id: str = "") -> str:
     return f"/console/a/{account}/streaming" + (f"/{app_id}" if app_id else "")
-
-
-async def message(console: Console, app_id: str, seq: int, text: str) -> None:
-    async with console.database.transaction() as conn:
-        await streaming_repository.create_messages(
-            conn,
-            [
-                {
-                    "environment": "sandbox",
-                    "application_id": app_id,
-                    "seq": seq,
-                    "message_id": str(uuid.uuid4()),
-                    "vin": "SBX00000000000001",
-                    "message": text,
-                    "ingested_at": console.clock.now_us(),
-                    "created_at": console.clock.now_us(),
-                }
-            ],
-        )
 
 
 async def test_credentials_are_shown_once_and_the_live_view_shows_messages(

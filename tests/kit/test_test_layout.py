@@ -56,6 +56,14 @@ def imported_test_modules(source: str) -> Iterator[str]:
                 for alias in node.names:
                     if alias.name.startswith("test_"):
                         yield f"{node.module}.{alias.name}"
+        elif isinstance(node, ast.ImportFrom) and node.level > 0:
+            # `from .test_flow import post` (named relative: `.test_flow`), or
+            # `from . import test_flow`.
+            dots = "." * node.level
+            if node.module and _TEST_MODULE.search(node.module):
+                yield dots + node.module
+            elif node.module is None:
+                yield from (dots + a.name for a in node.names if a.name.startswith("test_"))
         elif isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.name.startswith("tests.") and _TEST_MODULE.search(alias.name):
@@ -94,8 +102,13 @@ def test_the_checker_sees_a_test_module_import() -> None:
         "import tests.oauth.test_client_auth\n"
         "from tests.helpers.ports import free_port\n"
         "from tests.consent.flow import start\n"
+        "from .test_sandbox_page import created\n"
+        "from . import test_live\n"
+        "from .sandbox import created\n"
     )
     assert sorted(imported_test_modules(probe)) == [
+        ".test_live",
+        ".test_sandbox_page",
         "tests.consent.test_flow",
         "tests.oauth.test_client_auth",
         "tests.vehicle_data.test_pull",

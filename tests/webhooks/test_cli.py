@@ -13,7 +13,7 @@ from autoport.kit.db import Database
 from autoport.webhooks import verify, verify_delivery
 
 from .conftest import APP_ID, Receiver
-from .test_worker_processes import worker_env
+from .workers import worker_env
 
 
 async def cli(settings: Settings, *args: str) -> tuple[int, str, str]:
