@@ -17,7 +17,6 @@ import os
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -29,7 +28,6 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 import httpx
 import orjson
 import pytest
-import uvicorn
 
 from autoport.app import create_app
 from autoport.config import Settings
@@ -40,8 +38,8 @@ from autoport.kit.migrate import upgrade_sync
 from autoport.proof.service import current_vehicle_code
 from tests.factories import bearer, pkce_pair
 from tests.helpers.browsers import chromium_browser
-from tests.helpers.ports import free_port
-from tests.helpers.servers import ApplicationCallback
+from tests.helpers.ports import bound_socket, port_of
+from tests.helpers.servers import ApplicationCallback, uvicorn_in_thread
 
 from .conftest import (
     BATTERY_LEVEL,
@@ -168,7 +166,10 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     data_dir = tmp_path_factory.mktemp("consent-browser")
     database_url = f"sqlite:///{data_dir / 'autoport.db'}"
     upgrade_sync(database_url)
-    port = free_port()
+    # Bound before the server starts: another xdist worker cannot take the port between
+    # choosing it and uvicorn binding it (tests/helpers/servers.py).
+    sock = bound_socket()
+    port = port_of(sock)
     settings = Settings(
         data_dir=data_dir,
         port=port,
@@ -178,29 +179,20 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     )
     clock = FrozenClock()
     app = create_app(settings, clock=clock, run_background=False)
-    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on")
-    uv = uvicorn.Server(config)
-    thread = threading.Thread(target=uv.run, daemon=True)
-    thread.start()
     callback_server = ThreadingHTTPServer(("127.0.0.1", 0), ApplicationCallback)
     callback_thread = threading.Thread(target=callback_server.serve_forever, daemon=True)
     callback_thread.start()
-    deadline = time.monotonic() + 20
-    while not uv.started:
-        assert time.monotonic() < deadline, "uvicorn did not start"
-        time.sleep(0.05)
     callback = f"http://127.0.0.1:{callback_server.server_address[1]}/callback"
     try:
-        server = Server(f"http://127.0.0.1:{port}", callback, database_url, data_dir, clock)
+        with uvicorn_in_thread(app, sock, lifespan="on"):
+            server = Server(f"http://127.0.0.1:{port}", callback, database_url, data_dir, clock)
 
-        async def ingest(db: Database) -> None:
-            await store_vehicle_data(db, now_us=clock.now_us())
+            async def ingest(db: Database) -> None:
+                await store_vehicle_data(db, now_us=clock.now_us())
 
-        server.run(ingest)
-        yield server
+            server.run(ingest)
+            yield server
     finally:
-        uv.should_exit = True
-        thread.join(timeout=10)
         callback_server.shutdown()
 
 
