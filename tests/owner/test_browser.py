@@ -21,7 +21,6 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 import httpx
 import orjson
 import pytest
-import uvicorn
 from pydantic import SecretStr
 
 from autoport.app import create_app
@@ -32,8 +31,8 @@ from autoport.kit.migrate import upgrade_sync
 from tests.consent.conftest import METHODS, VIN, ConsentApp, insert_application, store_vehicle_data
 from tests.factories import bearer, pkce_pair
 from tests.helpers.browsers import axe_violations, chromium_browser
-from tests.helpers.ports import free_port
-from tests.helpers.servers import ApplicationCallback
+from tests.helpers.ports import bound_socket, port_of
+from tests.helpers.servers import ApplicationCallback, uvicorn_in_thread
 
 pytestmark = pytest.mark.browser
 
@@ -131,7 +130,9 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     data_dir = tmp_path_factory.mktemp("owner-browser")
     database_url = f"sqlite:///{data_dir / 'autoport.db'}"
     upgrade_sync(database_url)
-    port = free_port()
+    # Bound before the server starts (tests/helpers/servers.py).
+    sock = bound_socket()
+    port = port_of(sock)
     settings = Settings(
         data_dir=data_dir,
         port=port,
@@ -143,11 +144,6 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     )
     # The real clock and the background workers: the webhook worker delivers.
     app = create_app(settings, clock=Clock(), run_background=True)
-    uv = uvicorn.Server(
-        uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on")
-    )
-    thread = threading.Thread(target=uv.run, daemon=True)
-    thread.start()
     receiver = Receiver()
     servers = [
         ThreadingHTTPServer(("127.0.0.1", 0), ApplicationCallback),
@@ -155,19 +151,14 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     ]
     for http_server in servers:
         threading.Thread(target=http_server.serve_forever, daemon=True).start()
-    deadline = time.monotonic() + 20
-    while not uv.started:
-        assert time.monotonic() < deadline, "uvicorn did not start"
-        time.sleep(0.05)
     callback = f"http://127.0.0.1:{servers[0].server_address[1]}/callback"
     hook = f"http://127.0.0.1:{servers[1].server_address[1]}/hook"
     try:
-        server = Server(f"http://127.0.0.1:{port}", callback, hook, database_url, receiver)
-        server.run(lambda db: store_vehicle_data(db, now_us=Clock().now_us()))
-        yield server
+        with uvicorn_in_thread(app, sock, stop_timeout=15, lifespan="on"):
+            server = Server(f"http://127.0.0.1:{port}", callback, hook, database_url, receiver)
+            server.run(lambda db: store_vehicle_data(db, now_us=Clock().now_us()))
+            yield server
     finally:
-        uv.should_exit = True
-        thread.join(timeout=15)
         for http_server in servers:
             http_server.shutdown()
 
