@@ -14,7 +14,6 @@ import asyncio
 import re
 import shutil
 import threading
-import time
 import uuid
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -25,7 +24,6 @@ from typing import Any
 
 import httpx
 import pytest
-import uvicorn
 from pydantic import SecretStr
 
 from autoport.app import create_app
@@ -45,7 +43,8 @@ from autoport.sandbox.service import NewVehicle
 from tests.consent.conftest import METHODS, VIN, ConsentApp, insert_application, store_vehicle_data
 from tests.factories import bearer, pkce_pair
 from tests.helpers.browsers import axe_violations, chromium_browser
-from tests.helpers.servers import ApplicationCallback
+from tests.helpers.ports import bound_socket, port_of
+from tests.helpers.servers import ApplicationCallback, uvicorn_in_thread
 
 pytestmark = pytest.mark.browser
 
@@ -144,9 +143,10 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
     callback_server = ThreadingHTTPServer(("127.0.0.1", 0), ApplicationCallback)
     threading.Thread(target=callback_server.serve_forever, daemon=True).start()
     callback = f"http://127.0.0.1:{callback_server.server_address[1]}/callback"
-    probe = ThreadingHTTPServer(("127.0.0.1", 0), ApplicationCallback)
-    port = probe.server_address[1]
-    probe.server_close()
+    # Bound before the server starts: a port closed again could be taken by another
+    # xdist worker before uvicorn binds it (tests/helpers/servers.py).
+    sock = bound_socket()
+    port = port_of(sock)
     settings = Settings(
         data_dir=data_dir,
         port=port,
@@ -161,44 +161,34 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
         database_url, lambda db: _seed(db, callback)
     )
     app = create_app(settings, clock=Clock(), run_background=True)
-    server = uvicorn.Server(
-        uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on")
-    )
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started:
-        assert time.monotonic() < deadline, "uvicorn did not start"
-        time.sleep(0.05)
-    base = f"http://127.0.0.1:{port}"
-    # Fleet vehicles with long tags, a webhook: the console's tables have rows to show.
-    with httpx.Client(base_url=base) as client:
-        token = client.post(
-            "/sandbox/v1/access_tokens",
-            data={"grant_type": "client_credentials", "client_id": client_id,
-                  "client_secret": secret},
-        ).json()["access_token"]  # fmt: skip
-        asked = client.post(
-            "/sandbox/v1/fleets/vehicles",
-            json={"vehicles": [{"vin": CONSOLE_VIN, "brand": "sandbox",
-                                "tags": {"depot": "Niederlassung Süd-West"}},
-                               {"vin": "SBX00000000000778", "brand": "sandbox"}]},
-            headers=bearer(token),
-        )  # fmt: skip
-        assert asked.status_code == 200, asked.text
-        for _ in range(3):
-            client.get("/sandbox/v1/fleets/vehicles", headers=bearer(token))
-        hooked = client.put(
-            f"/sandbox/admin/v1/applications/{app_id}/webhook",
-            json={"url": "http://127.0.0.1:9/a/webhook/receiver/that/is/rather/long"},
-            headers=bearer(ADMIN),
-        )
-        assert hooked.status_code == 201, hooked.text
     try:
-        yield World(base, database_url, consent_app, account_id, app_id, email)
+        with uvicorn_in_thread(app, sock, stop_timeout=15, lifespan="on"):
+            base = f"http://127.0.0.1:{port}"
+            # Fleet vehicles with long tags, a webhook: the console's tables have rows to show.
+            with httpx.Client(base_url=base) as client:
+                token = client.post(
+                    "/sandbox/v1/access_tokens",
+                    data={"grant_type": "client_credentials", "client_id": client_id,
+                          "client_secret": secret},
+                ).json()["access_token"]  # fmt: skip
+                asked = client.post(
+                    "/sandbox/v1/fleets/vehicles",
+                    json={"vehicles": [{"vin": CONSOLE_VIN, "brand": "sandbox",
+                                        "tags": {"depot": "Niederlassung Süd-West"}},
+                                       {"vin": "SBX00000000000778", "brand": "sandbox"}]},
+                    headers=bearer(token),
+                )  # fmt: skip
+                assert asked.status_code == 200, asked.text
+                for _ in range(3):
+                    client.get("/sandbox/v1/fleets/vehicles", headers=bearer(token))
+                hooked = client.put(
+                    f"/sandbox/admin/v1/applications/{app_id}/webhook",
+                    json={"url": "http://127.0.0.1:9/a/webhook/receiver/that/is/rather/long"},
+                    headers=bearer(ADMIN),
+                )
+                assert hooked.status_code == 201, hooked.text
+            yield World(base, database_url, consent_app, account_id, app_id, email)
     finally:
-        server.should_exit = True
-        thread.join(timeout=15)
         callback_server.shutdown()
 
 
