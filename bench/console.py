@@ -212,7 +212,12 @@ async def seed_data_pages(db: Any, account: str, first_app: str, now: int) -> No
     )
     for step in range(300):
         await sandbox.step_vehicle(
-            db, ingest=ingest_vehicle_data, vin=SANDBOX_VIN, seconds=1.0, now_us=now + step
+            db,
+            ingest=ingest_vehicle_data,
+            stepping=set(),  # the seeding script is the only one stepping this car
+            vin=SANDBOX_VIN,
+            seconds=1.0,
+            now_us=now + step,
         )
 
 
