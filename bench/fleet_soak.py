@@ -531,13 +531,34 @@ async def drain(world: World, within: float = 600) -> float:
             session.get(world.stack.direct_url + "/metrics") as answer,
         ):
             metrics = parse_metrics(await answer.text())
+        # Commands still pending or sent first: their final status, and its webhook, are
+        # yet to come (a command answered just after the feed stopped was counted as a
+        # lost webhook). A command that turns final commits its event with it, so the
+        # queues read after this hold that event until it is delivered.
+        in_flight = await commands_in_flight(world)
         busy = {
             k: v for k, v in metrics.items()
             if k in ("outbox_streaming", "outbox_webhooks", "webhook_backlog", "mqtt_lag") and v
         }  # fmt: skip
+        if in_flight:
+            busy["commands_in_flight"] = in_flight
         return f"queues {busy}" if busy else None
 
     return await wait_for("the queues to drain", quiet, within)
+
+
+async def commands_in_flight(world: World) -> int:
+    from autoport.kit.db import create_database
+
+    db = create_database(world.stack.url)
+    await db.connect()
+    try:
+        row = await db.reader.fetch_one(
+            "SELECT count(*) AS n FROM vehicle_commands WHERE status IN ('pending', 'sent')"
+        )
+        return int(row["n"]) if row else 0
+    finally:
+        await db.close()
 
 
 async def stream_heads(world: World) -> dict[str, int]:
