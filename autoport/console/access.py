@@ -22,6 +22,7 @@ from fastapi import APIRouter, Depends, Request
 from pydantic import ValidationError
 from starlette.responses import Response
 
+from autoport.apps import service as apps_service
 from autoport.apps.schemas import Account, Application
 from autoport.console import pages, service
 from autoport.console.pages import DEVELOPER, OPERATOR, OWNER
@@ -258,7 +259,7 @@ async def _account_of(
     state, environment = where(request)
     if not principal.is_operator and principal.account_id != account_id:
         raise not_found()
-    account = await service.get_account(state.database.reader, environment, account_id)
+    account = await apps_service.find_account(state.database.reader, environment, account_id)
     if account is None:
         raise not_found()
     return principal, account
@@ -374,7 +375,7 @@ class AccountPage:
     async def find_application(self, app_id: str) -> Application:
         """The account's application `app_id`; another account's is the same 404 page as
         one that does not exist."""
-        found = await service.get_application_of_account(
+        found = await apps_service.get_application_of_account(
             self.state.database.reader, self.environment, self.account.id, app_id.strip().upper()
         )
         if found is None:

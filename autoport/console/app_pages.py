@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from autoport.apps import service as apps_service
 from autoport.apps.schemas import Application
 from autoport.catalog.brands import BRANDS, SANDBOX_BRAND, brand_name
-from autoport.console import service
 from autoport.console.access import AccountPage
 from autoport.kit.environments import Environment
 
@@ -16,7 +16,7 @@ PICKER_SIZE = 100
 
 
 async def applications_for_picker(page: AccountPage, search: str | None) -> list[Application]:
-    return await service.list_applications_of_account(
+    return await apps_service.list_applications_of_account(
         page.state.database.reader,
         page.environment,
         page.account.id,

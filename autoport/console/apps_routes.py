@@ -32,7 +32,7 @@ from autoport.apps.schemas import (
 from autoport.catalog import CATALOG
 from autoport.catalog.commands import COMMANDS
 from autoport.catalog.labels import capability_label, label
-from autoport.console import access, service
+from autoport.console import access
 from autoport.console.access import AccountPage, AccountPageDep, ChangeDep, console_router
 from autoport.console.app_pages import brand_choices, usable_brands
 from autoport.kit import paging
@@ -127,7 +127,7 @@ async def applications(page: AccountPageDep) -> Response:
     scope = ("console-apps", str(page.environment), page.account_id, search)
     cursor = page.request.query_params.get("cursor")
     after = paging.decode_cursor(state.token_key, scope, cursor, (int, str)) if cursor else None
-    found = await service.list_applications_of_account(
+    found = await apps_service.list_applications_of_account(
         state.database.reader, page.environment, page.account_id, limit=size + 1, after=after,
         search=search or None,
     )  # fmt: skip
@@ -231,7 +231,9 @@ async def _details_page(
     errors: dict[str, str] | None = None,
 ) -> Response:
     state = page.state
-    keys, secrets = await service.application_credentials(state.database.reader, application.id)
+    keys, secrets = await apps_service.application_credentials(
+        state.database.reader, application.id
+    )
     flashed = await page.flashed()
     new_secret = flashed.get("new_secret")
     locale = page.principal.locale

@@ -314,7 +314,7 @@ async def _accounts_page(
     after = None
     if cursor:
         after = paging.decode_cursor(state.token_key, scope, cursor, (str, str))
-    accounts = await service.list_accounts(
+    accounts = await apps_service.list_accounts_page(
         state.database.reader, environment, limit=size + 1, after=after
     )
     next_url = None

@@ -30,14 +30,13 @@ from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatchError
 
 from autoport.apps import service as apps_service
-from autoport.apps.schemas import Account, Application, ClientKey
 from autoport.config import Settings, current_admin_token_sha256
 from autoport.console import repository
 from autoport.console.pages import OPERATOR, OWNER, USER_ROLES
 from autoport.console.schemas import INVITE, AuditEntry, Invitation, NewLink, SessionRow, User
 from autoport.kit import throttles
 from autoport.kit.crypto import derive_key, new_token, same, seal, sha256_hex, token_hash, unseal
-from autoport.kit.db import Connection, Database, Row
+from autoport.kit.db import Connection, Database
 from autoport.kit.environments import Environment, public_base_url
 from autoport.kit.errors import ApiError
 from autoport.streaming import service as streaming_service
@@ -693,46 +692,6 @@ async def take_flash(
 
 async def end_session(conn: Connection, session_id: str, now_us: int) -> None:
     await repository.end_session(conn, session_id, now_us)
-
-
-async def get_account(
-    conn: Connection, environment: Environment, account_id: str
-) -> Account | None:
-    return await apps_service.find_account(conn, environment, account_id)
-
-
-async def list_accounts(
-    conn: Connection, environment: Environment, *, limit: int, after: tuple[str, str] | None
-) -> list[Account]:
-    return await apps_service.list_accounts_page(conn, environment, limit=limit, after=after)
-
-
-async def get_application_of_account(
-    conn: Connection, environment: Environment, account_id: str, app_id: str
-) -> Application | None:
-    """The application if it belongs to the account (another account's: None)."""
-    return await apps_service.get_application_of_account(conn, environment, account_id, app_id)
-
-
-async def list_applications_of_account(
-    conn: Connection,
-    environment: Environment,
-    account_id: str,
-    *,
-    limit: int,
-    after: tuple[int, str] | None,
-    search: str | None = None,
-) -> list[Application]:
-    return await apps_service.list_applications_of_account(
-        conn, environment, account_id, limit=limit, after=after, search=search
-    )
-
-
-async def application_credentials(
-    conn: Connection, application_id: str
-) -> tuple[list[ClientKey], list[Row]]:
-    """The application's assertion keys and client secrets (ids and dates, no secret)."""
-    return await apps_service.application_credentials(conn, application_id)
 
 
 async def get_webhook(

@@ -8,7 +8,8 @@ from urllib.parse import urlencode
 
 from starlette.responses import Response
 
-from autoport.console import pages, service
+from autoport.apps import service as apps_service
+from autoport.console import pages
 from autoport.console.access import AccountPageDep, console_router
 from autoport.kit import paging
 from autoport.kit.errors import ApiError
@@ -43,7 +44,7 @@ async def usage_page(page: AccountPageDep) -> Response:
         at, app_id = paging.decode_cursor(state.token_key, scope, cursor, (int, str))
         after = (int(at), str(app_id))
     size = state.settings.console_page_size
-    applications = await service.list_applications_of_account(
+    applications = await apps_service.list_applications_of_account(
         state.database.reader, environment, account_id, limit=size + 1, after=after
     )
     next_url = None

@@ -16,6 +16,7 @@ from typing import Any
 from pydantic import ValidationError
 from starlette.responses import Response
 
+from autoport.apps import service as apps_service
 from autoport.apps.schemas import Application
 from autoport.console import access, service
 from autoport.console.access import AccountPage, AccountPageDep, ChangeDep, console_router
@@ -36,7 +37,7 @@ async def webhooks_overview(page: AccountPageDep) -> Response:
     scope = ("console-webhooks", str(page.environment), page.account_id)
     cursor = page.request.query_params.get("cursor")
     after = paging.decode_cursor(state.token_key, scope, cursor, (int, str)) if cursor else None
-    found = await service.list_applications_of_account(
+    found = await apps_service.list_applications_of_account(
         state.database.reader, page.environment, page.account_id, limit=size + 1, after=after
     )
     next_url = None
