@@ -23,24 +23,6 @@ INSERT INTO history_hot (series_id, timestamp, digest, received_at, value)
 VALUES (:series_id, :timestamp, :digest, :received_at, :value)
 ON CONFLICT (series_id, timestamp, digest) DO NOTHING
 """
-# PostgreSQL: one statement (one round trip) for the series and the points of a
-# delivery. A series id whose names differ (a 63-bit hash collision) fails the primary
-# key instead of mixing two series.
-_ADD_PG = """
-WITH series AS (
-    INSERT INTO history_series (id, environment, vin, capability, property)
-    SELECT DISTINCT s.id, :environment, :vin, s.capability, s.property
-    FROM unnest(CAST(:series_ids AS bigint[]), CAST(:capabilities AS text[]),
-                CAST(:properties AS text[])) AS s(id, capability, property)
-    ON CONFLICT (environment, vin, capability, property) DO NOTHING
-)
-INSERT INTO history_hot (series_id, timestamp, digest, received_at, value)
-SELECT p.series_id, p.timestamp, p.digest, :received_at, p.value
-FROM unnest(CAST(:series_ids AS bigint[]), CAST(:timestamps AS bigint[]),
-            CAST(:digests AS bigint[]), CAST(:values AS text[]))
-     AS p(series_id, timestamp, digest, value)
-ON CONFLICT (series_id, timestamp, digest) DO NOTHING
-"""
 
 
 async def add_points(
@@ -53,48 +35,19 @@ async def add_points(
     points: Sequence[tuple[int, int, int, str]],
 ) -> None:
     """`series`: (id, capability, property); `points`: (series id, timestamp, digest,
-    value)."""
-    if conn.dialect == "postgresql":
-        names = {sid: (capability, prop) for sid, capability, prop in series}
-        await conn.execute(
-            _ADD_PG,
-            {
-                "environment": environment,
-                "vin": vin,
-                "received_at": received_at,
-                "series_ids": [p[0] for p in points],
-                "capabilities": [names[p[0]][0] for p in points],
-                "properties": [names[p[0]][1] for p in points],
-                "timestamps": [p[1] for p in points],
-                "digests": [p[2] for p in points],
-                "values": [p[3] for p in points],
-            },
-        )
-        return
-    await conn.execute_many(
-        _ADD_SERIES,
-        [
-            {"id": sid, "environment": environment, "vin": vin, "capability": c, "property": p}
-            for sid, c, p in series
-        ],
-    )
-    await conn.execute_many(
-        _ADD_HOT,
-        [
-            {
-                "series_id": sid,
-                "timestamp": timestamp,
-                "digest": digest,
-                "received_at": received_at,
-                "value": value,
-            }
-            for sid, timestamp, digest, value in points
-        ],
+    value). One vehicle's case of `add_points_of_many` (its series named once each)."""
+    await add_points_of_many(
+        conn,
+        environment=environment,
+        received_at=received_at,
+        series=[(sid, vin, c, p) for sid, c, p in dict.fromkeys(series)],
+        points=points,
     )
 
 
-# The points of many vehicles (an ingestion request) in one statement: the series as
-# _ADD_PG, each with its own VIN.
+# PostgreSQL: the series and the points of many vehicles (an ingestion request) in one
+# statement (one round trip). A series id whose names differ (a 63-bit hash collision)
+# fails the primary key instead of mixing two series.
 _ADD_MANY_PG = """
 WITH series AS (
     INSERT INTO history_series (id, environment, vin, capability, property)
